@@ -1,0 +1,71 @@
+// Fixed 64-bit hash of byte strings: the same value on every run, machine and thread, so that a
+// key's shard and its place in a snapshot do not depend on process state (absl::Hash is salted).
+// Thread: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace dashkv {
+
+namespace detail {
+
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Folded 64x64->128 multiply: the mixing step.
+inline uint64_t Fold(uint64_t a, uint64_t b) {
+  __uint128_t r = static_cast<__uint128_t>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+
+inline constexpr uint64_t kK0 = 0x9e3779b97f4a7c15ULL;
+inline constexpr uint64_t kK1 = 0xc2b2ae3d27d4eb4fULL;
+inline constexpr uint64_t kK2 = 0x165667b19e3779f9ULL;
+
+}  // namespace detail
+
+// Seeds that keep independent uses of the hash uncorrelated: the shard of a key and its home in
+// the shard's Dashtable must not share bits, or a shard would only ever use half of its buckets.
+inline constexpr uint64_t kTableSeed = 0x2545f4914f6cdd1dULL;
+inline constexpr uint64_t kShardSeed = 0x6a09e667f3bcc909ULL;
+
+// Returns a 64-bit hash of `s`. Mixes 16 bytes per step with a folded 128-bit multiply.
+inline uint64_t HashBytes(std::string_view s, uint64_t seed = kTableSeed) {
+  using namespace detail;
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = seed ^ Fold(n ^ kK0, kK1);
+  while (n > 16) {
+    h = Fold(Load64(p) ^ kK1, Load64(p + 8) ^ h);
+    p += 16;
+    n -= 16;
+  }
+  uint64_t a = 0, b = 0;
+  if (n > 8) {
+    a = Load64(p);
+    b = Load64(p + n - 8);  // overlapping tail read
+  } else if (n >= 4) {
+    uint32_t x, y;
+    std::memcpy(&x, p, 4);
+    std::memcpy(&y, p + n - 4, 4);
+    a = x;
+    b = y;
+  } else if (n > 0) {
+    a = (uint64_t(uint8_t(p[0])) << 16) | (uint64_t(uint8_t(p[n >> 1])) << 8) | uint8_t(p[n - 1]);
+  }
+  h = Fold(a ^ kK2 ^ h, b ^ kK1);
+  return Fold(h ^ kK0, s.size() ^ kK2);
+}
+
+// Returns the 64-bit hash of an integer (for tests and integer-keyed tables).
+inline uint64_t HashU64(uint64_t v, uint64_t seed = kTableSeed) {
+  using namespace detail;
+  return Fold(v ^ seed ^ kK0, kK1 ^ (v >> 32));
+}
+
+}  // namespace dashkv

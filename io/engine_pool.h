@@ -1,0 +1,70 @@
+// EnginePool: starts and stops N engines, and is the one API for running work on another engine
+// (Seastar's submit_to): Post (fire and forget), Await (a coroutine hop there and back),
+// AwaitMany (parallel hops), RunOnAllBlocking (for non-engine threads: main, tests).
+// Thread: Post/Await are thread-safe; Start/Stop/Join from the owning (main) thread.
+#pragma once
+
+#include <utility>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "io/engine.h"
+
+namespace dashkv::io {
+
+// Returns the number of CPUs this process may use: the affinity mask, capped by a cgroup (v2
+// cpu.max, v1 cfs quota) CPU quota, rounded up, at least 1.
+unsigned AvailableCpus();
+
+class EnginePool {
+ public:
+  EnginePool(unsigned n, EngineOptions options = {});
+  ~EnginePool();
+
+  unsigned size() const { return static_cast<unsigned>(engines_.size()); }
+  Engine& operator[](unsigned i) { return *engines_[i]; }
+
+  void Start();
+  void Stop();  // asks every engine to stop
+  void Join();
+
+  // Queues fn on engine i.
+  template <typename F>
+  void Post(unsigned i, F&& fn) {
+    engines_[i]->Post(std::forward<F>(fn));
+  }
+
+  // Runs fn() on engine i and resumes the awaiting coroutine on its own executor with the
+  // result. If the caller already runs on engine i, fn runs inline with no hop.
+  // REQUIRES: called from a coroutine on an engine thread. fn must not suspend.
+  template <typename F, typename R = std::invoke_result_t<F&>>
+  boost::asio::awaitable<R> Await(unsigned i, F fn);
+
+  // Runs fn(j) on each engine j in `targets` in parallel (inline for the caller's own engine,
+  // after the others are posted) and resumes when all have finished.
+  template <typename F>
+  boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> targets, F fn);
+
+  // Runs fn(j) on every engine and resumes when all have finished.
+  template <typename F>
+  boost::asio::awaitable<void> AwaitAll(F fn);
+
+  // Runs fn(j) on every engine and blocks the calling (non-engine) thread until all finish.
+  template <typename F>
+  void RunOnAllBlocking(F fn);
+
+ private:
+  std::vector<std::unique_ptr<Engine>> engines_;
+};
+
+}  // namespace dashkv::io
+
+#include "io/engine_pool_inl.h"

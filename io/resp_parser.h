@@ -1,0 +1,71 @@
+// RespParser: incremental, zero-copy parser of client requests (RESP2/RESP3 multibulk arrays of
+// bulk strings, and inline commands). Knows nothing of commands or server types.
+// Thread: engine-local (one parser per connection).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace dashkv::io {
+
+// Limits, with Redis's defaults. Set from flags/CONFIG by the owner of the parser.
+struct RespLimits {
+  int64_t max_bulk_len = 512LL * 1024 * 1024;    // proto-max-bulk-len
+  int64_t max_multibulk_len = 1024LL * 1024 * 1024;  // Redis accepts up to INT_MAX args; we cap
+  size_t max_inline_len = 64 * 1024;             // PROTO_INLINE_MAX_SIZE
+};
+
+// Design
+//  Parse() looks at the unconsumed bytes of the connection's input buffer, which the connection
+//  keeps contiguous. It parses at most one command per call. A command that is not complete yet
+//  leaves the parser in a resumable state (how many args seen, where the next one starts,
+//  relative to the start of the command), so feeding a large multibulk in many small reads costs
+//  O(total bytes), not O(n^2). The connection may move the unconsumed bytes (compaction) between
+//  calls; offsets, never pointers, are kept across calls.
+//  On kCommand, args() holds views into the buffer passed to this call; they stay valid until the
+//  caller consumes/moves those bytes.
+class RespParser {
+ public:
+  enum class Status {
+    kCommand,   // one command parsed: args() holds it, consumed() bytes belong to it
+    kNeedMore,  // incomplete: feed more bytes (the same unconsumed bytes plus new ones)
+    kEmpty,     // an empty inline line or empty multibulk ("*0\r\n"/"*-1\r\n"): consumed(), no args
+    kError,     // protocol error: error() has Redis's text; the connection replies and closes
+  };
+
+  explicit RespParser(RespLimits limits = {}) : limits_(limits) {}
+
+  // Parses the next command from `buf` (the unconsumed input, starting where the previous
+  // command ended). REQUIRES: `buf` begins with the bytes given to the previous kNeedMore call.
+  Status Parse(std::string_view buf);
+
+  // Valid after kCommand: the command's arguments, views into the last `buf`.
+  const std::vector<std::string_view>& args() const { return args_; }
+  // Valid after kCommand/kEmpty: bytes of `buf` that the command occupied.
+  size_t consumed() const { return consumed_; }
+  // Valid after kError: e.g. "Protocol error: invalid bulk length" (no "-ERR " prefix).
+  std::string_view error() const { return error_; }
+  // Valid after kNeedMore: a lower bound on the total size `buf` must reach before the command
+  // can complete (lets the connection reserve space for a large bulk string at once).
+  size_t bytes_needed() const { return bytes_needed_; }
+
+  void set_limits(const RespLimits& limits) { limits_ = limits; }
+  // Forgets any partial command.
+  void Reset();
+
+ private:
+  RespLimits limits_;
+  std::vector<std::string_view> args_;
+  size_t consumed_ = 0;
+  size_t bytes_needed_ = 0;
+  std::string_view error_;
+  // Resumable state of a partially received multibulk (offsets from the command's start).
+  int64_t multibulk_len_ = -1;   // -1: not inside a multibulk
+  int64_t bulk_len_ = -1;        // length of the bulk being read, -1: expecting '$' header
+  size_t pos_ = 0;               // parse position, relative to the start of the command
+  std::vector<std::pair<uint32_t, uint32_t>> offsets_;  // (offset, len) of args seen so far
+};
+
+}  // namespace dashkv::io
