@@ -1,0 +1,25 @@
+#include "server/cmd_context.h"
+
+#include <time.h>
+
+namespace dashkv {
+
+int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t NowUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+void SendStatus(io::ReplyBuilder& rb, OpStatus status) {
+  std::string_view text = StatusText(status);
+  DCHECK(!text.empty());
+  rb.SendError(text);
+}
+
+}  // namespace dashkv

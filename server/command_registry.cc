@@ -1,0 +1,53 @@
+#include "server/command_registry.h"
+
+#include <absl/log/check.h>
+#include <absl/strings/ascii.h>
+
+namespace dashkv {
+
+std::vector<std::string_view> FlagNames(uint32_t flags) {
+  static constexpr std::pair<CommandFlag, std::string_view> kNames[] = {
+      {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"},
+      {kCmdDenyOom, "denyoom"},     {kCmdAdmin, "admin"},
+      {kCmdPubSub, "pubsub"},       {kCmdNoScript, "noscript"},
+      {kCmdLoading, "loading"},     {kCmdStale, "stale"},
+      {kCmdFast, "fast"},           {kCmdNoAuth, "no_auth"},
+      {kCmdBlocking, "blocking"},   {kCmdNoMulti, "no_multi"},
+      {kCmdAllowBusy, "allow_busy"}, {kCmdMayReplicate, "may_replicate"},
+      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoMandatoryKeys, "no_mandatory_keys"},
+  };
+  std::vector<std::string_view> out;
+  for (const auto& [flag, name] : kNames) {
+    if (flags & flag) out.push_back(name);
+  }
+  return out;
+}
+
+void CommandRegistry::Register(CommandSpec spec) {
+  CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler) << spec.name;
+  std::string key = absl::AsciiStrToLower(spec.name);
+  spec.name = key;
+  auto owned = std::make_unique<CommandSpec>(std::move(spec));
+  bool inserted = by_name_.emplace(key, owned.get()).second;
+  CHECK(inserted) << "duplicate command " << key;
+  specs_.push_back(std::move(owned));
+}
+
+const CommandSpec* CommandRegistry::Find(std::string_view name) const {
+  char buf[32];
+  if (name.size() > sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(name[i]);
+  auto it = by_name_.find(std::string_view(buf, name.size()));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+void RegisterAllCommands(CommandRegistry* registry) {
+  RegisterConnectionCommands(registry);
+  RegisterServerCommands(registry);
+  RegisterStringCommands(registry);
+  RegisterBitmapCommands(registry);
+  RegisterGenericCommands(registry);
+  RegisterDebugCommands(registry);
+}
+
+}  // namespace dashkv

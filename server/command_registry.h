@@ -1,0 +1,109 @@
+// CommandRegistry: the command table — name, arity, flags, key positions, ACL categories and
+// handler of every command. COMMAND (INFO, DOCS, LIST, COUNT) is generated from it.
+// Thread: filled before the engines start, then immutable (read by every engine).
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/cmd_args.h"
+
+namespace dashkv {
+
+class ShardCmdContext;
+class ConnCmdContext;
+
+// Command flags, with Redis's names (COMMAND INFO lists them).
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1 << 0,
+  kCmdReadOnly = 1 << 1,
+  kCmdDenyOom = 1 << 2,
+  kCmdAdmin = 1 << 3,
+  kCmdPubSub = 1 << 4,
+  kCmdNoScript = 1 << 5,
+  kCmdLoading = 1 << 6,
+  kCmdStale = 1 << 7,
+  kCmdFast = 1 << 8,
+  kCmdNoAuth = 1 << 9,
+  kCmdBlocking = 1 << 10,
+  kCmdNoMulti = 1 << 11,
+  kCmdAllowBusy = 1 << 12,
+  kCmdMayReplicate = 1 << 13,
+  kCmdSkipSlowlog = 1 << 14,
+  kCmdNoMandatoryKeys = 1 << 15,
+};
+
+// How a command runs.
+enum class HandlerKind : uint8_t {
+  // Runs whole on the shard that owns its first key, synchronously; writes its reply there.
+  // Consecutive shard commands of a pipeline are grouped per shard (one hop per shard).
+  kShard,
+  // Runs synchronously on the connection's thread (connection state, server-wide reads).
+  kConn,
+  // A coroutine on the connection's thread that may hop to shards (multi-key and global).
+  kCoord,
+};
+
+using ShardHandler = void (*)(CmdArgs args, ShardCmdContext& ctx);
+using ConnHandler = void (*)(CmdArgs args, ConnCmdContext& ctx);
+using CoordHandler = boost::asio::awaitable<void> (*)(CmdArgs args, ConnCmdContext& ctx);
+
+struct CommandSpec {
+  std::string name;  // lower case
+  int arity = 0;     // Redis's convention: >0 exact, <0 at least -arity (name included)
+  uint32_t flags = 0;
+  int first_key = 0;  // 0: no keys
+  int last_key = 0;   // -1: last argument
+  int key_step = 0;
+  std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
+  HandlerKind kind = HandlerKind::kConn;
+  ShardHandler shard_handler = nullptr;
+  ConnHandler conn_handler = nullptr;
+  CoordHandler coord_handler = nullptr;
+  std::string_view summary;  // for COMMAND DOCS
+  std::string_view since;    // Redis version that introduced it
+  std::string_view group;    // "string", "generic", "server", "connection", ...
+
+  // Returns whether `argc` (name included) satisfies the arity.
+  bool ArityOk(size_t argc) const {
+    return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+  }
+  bool HasFlag(CommandFlag f) const { return (flags & f) != 0; }
+};
+
+// Returns Redis's flag names for `flags` ("write", "readonly", "denyoom", ...).
+std::vector<std::string_view> FlagNames(uint32_t flags);
+
+class CommandRegistry {
+ public:
+  // Adds a command. REQUIRES: the name is new.
+  void Register(CommandSpec spec);
+  // Returns the command named `name` (any case), or nullptr.
+  const CommandSpec* Find(std::string_view name) const;
+  size_t size() const { return by_name_.size(); }
+  // Commands in registration order.
+  const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
+
+ private:
+  std::vector<std::unique_ptr<CommandSpec>> specs_;
+  absl::flat_hash_map<std::string, const CommandSpec*> by_name_;
+};
+
+// Family registration functions, one per server/commands/*_commands.cc file.
+void RegisterStringCommands(CommandRegistry* registry);
+void RegisterGenericCommands(CommandRegistry* registry);
+void RegisterServerCommands(CommandRegistry* registry);
+void RegisterConnectionCommands(CommandRegistry* registry);
+void RegisterDebugCommands(CommandRegistry* registry);
+void RegisterBitmapCommands(CommandRegistry* registry);
+
+// Registers every family.
+void RegisterAllCommands(CommandRegistry* registry);
+
+}  // namespace dashkv

@@ -1,0 +1,379 @@
+// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET and CLIENT.
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include "io/connection.h"
+#include "io/engine.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/conn_state.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+// PING [message]
+void CmdPing(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() == 1) return ctx.rb.SendSimpleString("PONG");
+  ctx.rb.SendBulk(args[1]);
+}
+
+// ECHO message
+void CmdEcho(CmdArgs args, ConnCmdContext& ctx) { ctx.rb.SendBulk(args[1]); }
+
+// QUIT
+void CmdQuit(CmdArgs, ConnCmdContext& ctx) {
+  ctx.rb.SendOk();
+  ctx.state.conn->RequestClose();
+}
+
+// Returns whether `password` opens the default user (no requirepass: any password does).
+bool CheckPassword(ConnCmdContext& ctx, std::string_view user, std::string_view password) {
+  if (user != "default") return false;
+  std::string required = ctx.server.config().requirepass();
+  return required.empty() || required == password;
+}
+
+// AUTH [username] password
+void CmdAuth(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
+  std::string_view user = args.size() == 3 ? args[1] : "default";
+  std::string_view password = args.back();
+  if (args.size() == 2 && ctx.server.config().requirepass().empty()) {
+    return ctx.rb.SendError(
+        "ERR AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?");
+  }
+  if (!CheckPassword(ctx, user, password)) {
+    return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
+  }
+  ctx.state.authenticated = true;
+  ctx.rb.SendOk();
+}
+
+bool ValidClientName(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
+  io::RespVersion version = ctx.rb.version();
+  ArgParser parser(args);
+  if (parser.HasNext()) {
+    int64_t v = parser.NextInt();
+    if (parser.HasError()) {
+      return ctx.rb.SendError("ERR Protocol version is not an integer or out of range");
+    }
+    if (v != 2 && v != 3) return ctx.rb.SendError("NOPROTO unsupported protocol version");
+    version = v == 3 ? io::RespVersion::kResp3 : io::RespVersion::kResp2;
+  }
+  std::string_view setname;
+  bool has_setname = false;
+  while (parser.HasNext()) {
+    if (parser.Check("AUTH") && parser.remaining() >= 2) {
+      std::string_view user = parser.Next();
+      std::string_view password = parser.Next();
+      if (!CheckPassword(ctx, user, password)) {
+        return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
+      }
+      ctx.state.authenticated = true;
+    } else if (parser.Check("SETNAME") && parser.remaining() >= 1) {
+      setname = parser.Next();
+      has_setname = true;
+    } else {
+      return ctx.rb.SendError(
+          absl::StrCat("ERR Syntax error in HELLO option '", parser.Peek(), "'"));
+    }
+  }
+  if (has_setname && !ValidClientName(setname)) {
+    return ctx.rb.SendError(
+        "ERR Client names cannot contain spaces, newlines or special characters.");
+  }
+  if (has_setname) ctx.state.name = std::string(setname);
+  ctx.state.conn->set_resp_version(version);
+  ctx.rb.set_version(version);
+  io::ReplyBuilder& rb = ctx.rb;
+  rb.StartMap(7);
+  rb.SendBulk("server");
+  rb.SendBulk("redis");
+  rb.SendBulk("version");
+  rb.SendBulk(kRedisVersion);
+  rb.SendBulk("proto");
+  rb.SendLong(static_cast<int>(version));
+  rb.SendBulk("id");
+  rb.SendLong(static_cast<int64_t>(ctx.state.conn->id()));
+  rb.SendBulk("mode");
+  rb.SendBulk("standalone");
+  rb.SendBulk("role");
+  rb.SendBulk("master");
+  rb.SendBulk("modules");
+  rb.SendEmptyArray();
+}
+
+// SELECT index
+void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
+  auto index = ParseStrictInt(args[1]);
+  if (!index) return ctx.SendStatus(OpStatus::kNotAnInteger);
+  if (*index < 0 || *index >= static_cast<int64_t>(ctx.server.shard_set().num_dbs())) {
+    return ctx.SendStatus(OpStatus::kInvalidDbIndex);
+  }
+  ctx.state.db = static_cast<unsigned>(*index);
+  ctx.rb.SendOk();
+}
+
+// RESET
+void CmdReset(CmdArgs, ConnCmdContext& ctx) {
+  ctx.state.db = 0;
+  ctx.state.name.clear();
+  ctx.state.no_evict = ctx.state.no_touch = false;
+  ctx.state.authenticated = false;
+  ctx.state.conn->set_resp_version(io::RespVersion::kResp2);
+  ctx.rb.set_version(io::RespVersion::kResp2);
+  ctx.rb.SendSimpleString("RESET");
+}
+
+}  // namespace
+
+// Returns the CLIENT LIST line of `state` (without the trailing newline). REQUIRES: called on
+// the connection's engine.
+std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
+  io::Connection& c = *state.conn;
+  int64_t age = (now_ms - c.created_ms()) / 1000;
+  int64_t idle = (now_ms - c.last_command_ms()) / 1000;
+  std::string_view cmd = state.last_cmd ? std::string_view(state.last_cmd->name) : "NULL";
+  return absl::StrCat(
+      "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
+      " name=", state.name, " age=", age, " idle=", idle, " flags=N db=", state.db,
+      " sub=0 psub=0 ssub=0 multi=-1 qbuf=", c.query_buffer_size(),
+      " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
+      " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
+      " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
+      " user=default redir=-1 resp=", static_cast<int>(c.resp_version()),
+      " lib-name=", state.lib_name, " lib-ver=", state.lib_ver);
+}
+
+namespace {
+
+awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
+  ArgParser parser(args, 2);
+  std::vector<uint64_t> ids;
+  bool filter_ids = false;
+  if (parser.Check("TYPE")) {
+    std::string type = absl::AsciiStrToLower(parser.Next());
+    if (type != "normal" && type != "master" && type != "replica" && type != "pubsub") {
+      co_return ctx.rb.SendError(absl::StrCat("ERR Unknown client type '", type, "'"));
+    }
+    if (type != "normal") co_return ctx.rb.SendVerbatim("");
+  } else if (parser.Check("ID")) {
+    filter_ids = true;
+    while (parser.HasNext()) {
+      auto id = ParseStrictInt(parser.Next());
+      if (!id || *id <= 0) co_return ctx.rb.SendError("ERR Invalid client ID");
+      ids.push_back(static_cast<uint64_t>(*id));
+    }
+  }
+  if (parser.HasNext() || parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
+  Server& server = ctx.server;
+  std::vector<std::string> per_engine(server.pool().size());
+  int64_t now = ctx.now_ms;
+  co_await server.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : server.engine_state(i).clients) {
+      if (filter_ids &&
+          std::find(ids.begin(), ids.end(), st->conn->id()) == ids.end()) {
+        continue;
+      }
+      absl::StrAppend(&per_engine[i], ClientInfoLine(*st, now), "\n");
+    }
+  });
+  ctx.rb.SendVerbatim(absl::StrJoin(per_engine, ""));
+}
+
+awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
+  // CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]
+  std::optional<uint64_t> id;
+  std::string addr, laddr;
+  bool skipme = true;
+  bool old_form = args.size() == 3;
+  if (old_form) {
+    addr = std::string(args[2]);
+  } else {
+    ArgParser parser(args, 2);
+    while (parser.HasNext()) {
+      if (parser.Check("ID")) {
+        auto v = ParseStrictInt(parser.Next());
+        if (!v || *v <= 0) co_return ctx.rb.SendError("ERR client-id should be greater than 0");
+        id = static_cast<uint64_t>(*v);
+      } else if (parser.Check("ADDR")) {
+        addr = std::string(parser.Next());
+      } else if (parser.Check("LADDR")) {
+        laddr = std::string(parser.Next());
+      } else if (parser.Check("SKIPME")) {
+        std::string v = absl::AsciiStrToLower(parser.Next());
+        if (v != "yes" && v != "no") co_return ctx.SendStatus(OpStatus::kSyntaxError);
+        skipme = v == "yes";
+      } else if (parser.Check("USER") || parser.Check("TYPE") || parser.Check("MAXAGE")) {
+        parser.Next();
+      } else {
+        co_return ctx.SendStatus(OpStatus::kSyntaxError);
+      }
+    }
+    if (parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
+  }
+  Server& server = ctx.server;
+  ConnState* me = &ctx.state;
+  std::atomic<int64_t> killed{0};
+  co_await server.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : server.engine_state(i).clients) {
+      if (skipme && !old_form && st == me) continue;
+      if (id && st->conn->id() != *id) continue;
+      if (!addr.empty() && st->conn->remote_address() != addr) continue;
+      if (!laddr.empty() && st->conn->local_address() != laddr) continue;
+      if (st == me) {
+        st->conn->RequestClose();
+      } else {
+        st->conn->Shutdown();
+      }
+      killed.fetch_add(1);
+    }
+  });
+  if (old_form) {
+    if (killed == 0) co_return ctx.rb.SendError("ERR No such client");
+    co_return ctx.rb.SendOk();
+  }
+  ctx.rb.SendLong(killed);
+}
+
+// CLIENT subcommand [arguments ...]
+awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
+  std::string sub = absl::AsciiStrToUpper(args[1]);
+  ConnState& st = ctx.state;
+  auto wrong_args = [&] {
+    ctx.rb.SendError(absl::StrCat("ERR wrong number of arguments for 'client|",
+                                  absl::AsciiStrToLower(sub), "' command"));
+  };
+  if (sub == "ID") {
+    if (args.size() != 2) co_return wrong_args();
+    co_return ctx.rb.SendLong(static_cast<int64_t>(st.conn->id()));
+  }
+  if (sub == "GETNAME") {
+    if (args.size() != 2) co_return wrong_args();
+    if (st.name.empty()) co_return ctx.rb.SendNull();
+    co_return ctx.rb.SendBulk(st.name);
+  }
+  if (sub == "SETNAME") {
+    if (args.size() != 3) co_return wrong_args();
+    if (!ValidClientName(args[2])) {
+      co_return ctx.rb.SendError(
+          "ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    st.name = std::string(args[2]);
+    co_return ctx.rb.SendOk();
+  }
+  if (sub == "SETINFO") {
+    if (args.size() != 4) co_return wrong_args();
+    std::string attr = absl::AsciiStrToUpper(args[2]);
+    if (!ValidClientName(args[3]) && !args[3].empty()) {
+      co_return ctx.rb.SendError(absl::StrCat(
+          "ERR ", attr == "LIB-NAME" ? "lib-name" : "lib-ver",
+          " cannot contain spaces, newlines or special characters."));
+    }
+    if (attr == "LIB-NAME") {
+      st.lib_name = std::string(args[3]);
+    } else if (attr == "LIB-VER") {
+      st.lib_ver = std::string(args[3]);
+    } else {
+      co_return ctx.rb.SendError(absl::StrCat("ERR Unrecognized option '", args[2], "'"));
+    }
+    co_return ctx.rb.SendOk();
+  }
+  if (sub == "INFO") {
+    if (args.size() != 2) co_return wrong_args();
+    co_return ctx.rb.SendVerbatim(absl::StrCat(ClientInfoLine(st, ctx.now_ms), "\n"));
+  }
+  if (sub == "LIST") co_return co_await ClientList(args, ctx);
+  if (sub == "KILL") {
+    if (args.size() < 3) co_return wrong_args();
+    co_return co_await ClientKill(args, ctx);
+  }
+  if (sub == "NO-EVICT" || sub == "NO-TOUCH") {
+    if (args.size() != 3) co_return wrong_args();
+    std::string v = absl::AsciiStrToLower(args[2]);
+    if (v != "on" && v != "off") co_return ctx.SendStatus(OpStatus::kSyntaxError);
+    (sub == "NO-EVICT" ? st.no_evict : st.no_touch) = v == "on";
+    co_return ctx.rb.SendOk();
+  }
+  if (sub == "HELP") {
+    static constexpr std::string_view kHelp[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME", "    Return the name of the current connection.",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
+        "    SKIPME (YES|NO).",
+        "LIST [options ...]", "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
+        "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+        "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "HELP", "    Print this help.",
+    };
+    ctx.rb.StartArray(std::size(kHelp));
+    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    co_return;
+  }
+  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandRegistry* registry) {
+  auto conn = [&](std::string name, int arity, uint32_t flags, ConnHandler h,
+                  std::vector<std::string_view> cats, std::string_view summary) {
+    CommandSpec spec;
+    spec.name = std::move(name);
+    spec.arity = arity;
+    spec.flags = flags;
+    spec.kind = HandlerKind::kConn;
+    spec.conn_handler = h;
+    spec.categories = std::move(cats);
+    spec.summary = summary;
+    spec.group = "connection";
+    registry->Register(std::move(spec));
+  };
+  conn("ping", -1, kCmdFast, CmdPing, {"fast", "connection"}, "Returns the server's liveliness response.");
+  conn("echo", 2, kCmdFast, CmdEcho, {"fast", "connection"}, "Returns the given string.");
+  conn("quit", -1, kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdLoading | kCmdStale, CmdQuit,
+       {"fast", "connection"}, "Closes the connection.");
+  conn("auth", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdAuth,
+       {"fast", "connection"}, "Authenticates the connection.");
+  conn("hello", -1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdHello,
+       {"fast", "connection"}, "Handshakes with the Redis server.");
+  conn("select", 2, kCmdLoading | kCmdStale | kCmdFast, CmdSelect, {"fast", "connection"},
+       "Changes the selected database.");
+  conn("reset", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdReset,
+       {"fast", "connection"}, "Resets the connection.");
+
+  CommandSpec client;
+  client.name = "client";
+  client.arity = -2;
+  client.flags = kCmdLoading | kCmdStale;
+  client.kind = HandlerKind::kCoord;
+  client.coord_handler = CmdClient;
+  client.categories = {"slow", "connection"};
+  client.summary = "A container for client connection commands.";
+  client.group = "connection";
+  registry->Register(std::move(client));
+}
+
+}  // namespace dashkv

@@ -1,0 +1,267 @@
+#include "server/config.h"
+
+#include <absl/flags/flag.h>
+#include <absl/strings/ascii.h>
+#include <absl/strings/numbers.h>
+#include <absl/strings/str_cat.h>
+
+#include <fstream>
+
+#include "core/glob.h"
+#include "io/engine_pool.h"
+
+ABSL_FLAG(uint16_t, port, 6379, "TCP port to listen on.");
+ABSL_FLAG(std::string, bind, "0.0.0.0", "Addresses to listen on, space separated (Redis 'bind').");
+ABSL_FLAG(uint32_t, threads, 0,
+          "Engine threads, one shard each. 0: the CPUs this process may use (cgroup quota "
+          "respected).");
+ABSL_FLAG(std::string, maxmemory, "",
+          "Memory limit (e.g. 4gb). Writes past it get -OOM. Empty: none, or 90% of the "
+          "container's memory limit when one is set.");
+ABSL_FLAG(std::string, maxmemory_policy, "noeviction", "Redis maxmemory-policy.");
+ABSL_FLAG(std::string, dir, ".", "Working directory for snapshots.");
+ABSL_FLAG(std::string, dbfilename, "dump.rdb", "Snapshot file name.");
+ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
+ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
+ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
+ABSL_FLAG(int64_t, client_query_buffer_limit, 1024LL * 1024 * 1024,
+          "Largest query buffer of one client.");
+ABSL_FLAG(int32_t, hz, 10, "Background task frequency (active expiry cycles per second).");
+
+namespace dashkv {
+
+std::optional<int64_t> ParseMemory(std::string_view s) {
+  std::string lower = absl::AsciiStrToLower(s);
+  int64_t mul = 1;
+  auto strip = [&](std::string_view suffix, int64_t m) {
+    if (lower.size() > suffix.size() && absl::EndsWith(lower, suffix)) {
+      lower.resize(lower.size() - suffix.size());
+      mul = m;
+      return true;
+    }
+    return false;
+  };
+  strip("gb", 1LL << 30) || strip("mb", 1LL << 20) || strip("kb", 1LL << 10) ||
+      strip("g", 1000LL * 1000 * 1000) || strip("m", 1000LL * 1000) || strip("k", 1000) ||
+      strip("b", 1);
+  int64_t v;
+  if (lower.empty() || !absl::SimpleAtoi(lower, &v) || v < 0) return std::nullopt;
+  if (v > INT64_MAX / mul) return std::nullopt;
+  return v * mul;
+}
+
+int64_t CgroupMemoryLimit() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream f(path);
+    std::string s;
+    if (f >> s) {
+      int64_t v;
+      // Unlimited: "max" (v2) or a huge number (v1).
+      if (absl::SimpleAtoi(s, &v) && v > 0 && v < (1LL << 50)) return v;
+      return 0;
+    }
+  }
+  return 0;
+}
+
+namespace {
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+std::string SetFailed(std::string_view name, std::string_view why) {
+  return absl::StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
+                      why);
+}
+
+}  // namespace
+
+void Config::Init() {
+  port = absl::GetFlag(FLAGS_port);
+  bind = absl::GetFlag(FLAGS_bind);
+  unsigned t = absl::GetFlag(FLAGS_threads);
+  threads = t ? t : io::AvailableCpus();
+  databases = std::max(1u, absl::GetFlag(FLAGS_dbnum));
+  proto_max_bulk_len = absl::GetFlag(FLAGS_proto_max_bulk_len);
+  client_query_buffer_limit = absl::GetFlag(FLAGS_client_query_buffer_limit);
+  hz = std::clamp(absl::GetFlag(FLAGS_hz), 1, 500);
+  std::string mm = absl::GetFlag(FLAGS_maxmemory);
+  if (!mm.empty()) {
+    auto v = ParseMemory(mm);
+    maxmemory = v.value_or(0);
+  } else if (int64_t limit = CgroupMemoryLimit(); limit > 0) {
+    // Leave headroom below the container limit so writes get -OOM before the kernel kills us.
+    maxmemory = limit / 10 * 9;
+    maxmemory_from_cgroup = true;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    dir_ = absl::GetFlag(FLAGS_dir);
+    dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
+    requirepass_ = absl::GetFlag(FLAGS_requirepass);
+    maxmemory_policy_ = absl::GetFlag(FLAGS_maxmemory_policy);
+  }
+  AddEntries();
+}
+
+std::string Config::dir() const {
+  absl::MutexLock lock(&mu_);
+  return dir_;
+}
+std::string Config::dbfilename() const {
+  absl::MutexLock lock(&mu_);
+  return dbfilename_;
+}
+std::string Config::requirepass() const {
+  absl::MutexLock lock(&mu_);
+  return requirepass_;
+}
+std::string Config::maxmemory_policy() const {
+  absl::MutexLock lock(&mu_);
+  return maxmemory_policy_;
+}
+
+void Config::AddEntries() {
+  auto str_entry = [this](std::string name, std::string* field, bool mutable_value) {
+    Entry e{std::move(name), [this, field] {
+              absl::MutexLock lock(&mu_);
+              return *field;
+            },
+            nullptr};
+    if (mutable_value) {
+      e.set = [this, field](std::string_view v) {
+        absl::MutexLock lock(&mu_);
+        *field = std::string(v);
+        return std::string();
+      };
+    }
+    entries_.push_back(std::move(e));
+  };
+  auto int_entry = [this](std::string name, int64_t* field, int64_t lo, int64_t hi) {
+    entries_.push_back({name,
+                        [this, field] {
+                          absl::MutexLock lock(&mu_);
+                          return absl::StrCat(*field);
+                        },
+                        [this, field, name, lo, hi](std::string_view v) {
+                          int64_t x;
+                          if (!absl::SimpleAtoi(v, &x)) {
+                            return SetFailed(name, "argument couldn't be parsed into an integer");
+                          }
+                          if (x < lo || x > hi) {
+                            return SetFailed(name, absl::StrCat("argument must be between ", lo,
+                                                                " and ", hi, " inclusive"));
+                          }
+                          absl::MutexLock lock(&mu_);
+                          *field = x;
+                          return std::string();
+                        }});
+  };
+  auto atomic_mem_entry = [this](std::string name, std::atomic<int64_t>* field) {
+    entries_.push_back(
+        {name, [field] { return absl::StrCat(field->load(std::memory_order_relaxed)); },
+         [field, name](std::string_view v) {
+           auto x = ParseMemory(v);
+           if (!x) return SetFailed(name, "argument must be a memory value");
+           field->store(*x, std::memory_order_relaxed);
+           return std::string();
+         }});
+  };
+  auto fixed = [this](std::string name, std::string value) {
+    entries_.push_back({std::move(name), [value] { return value; }, nullptr});
+  };
+
+  entries_.push_back({"port", [this] { return absl::StrCat(port); }, nullptr});
+  entries_.push_back({"bind", [this] { return bind; }, nullptr});
+  entries_.push_back({"databases", [this] { return absl::StrCat(databases); }, nullptr});
+  atomic_mem_entry("maxmemory", &maxmemory);
+  entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
+                      [this](std::string_view v) {
+                        static constexpr std::string_view kPolicies[] = {
+                            "noeviction",     "allkeys-lru",     "volatile-lru",
+                            "allkeys-lfu",    "volatile-lfu",    "allkeys-random",
+                            "volatile-random", "volatile-ttl"};
+                        std::string lower = absl::AsciiStrToLower(v);
+                        for (auto p : kPolicies) {
+                          if (p == lower) {
+                            absl::MutexLock lock(&mu_);
+                            maxmemory_policy_ = lower;
+                            return std::string();
+                          }
+                        }
+                        return SetFailed("maxmemory-policy", "argument(s) must be one of the "
+                                                             "following: volatile-lru, "
+                                                             "volatile-lfu, volatile-random, "
+                                                             "volatile-ttl, allkeys-lru, "
+                                                             "allkeys-lfu, allkeys-random, "
+                                                             "noeviction");
+                      }});
+  atomic_mem_entry("proto-max-bulk-len", &proto_max_bulk_len);
+  atomic_mem_entry("client-query-buffer-limit", &client_query_buffer_limit);
+  entries_.push_back({"hz", [this] { return absl::StrCat(hz.load()); },
+                      [this](std::string_view v) {
+                        int64_t x;
+                        if (!absl::SimpleAtoi(v, &x)) {
+                          return SetFailed("hz", "argument couldn't be parsed into an integer");
+                        }
+                        hz = static_cast<int>(std::clamp<int64_t>(x, 1, 500));
+                        return std::string();
+                      }});
+  str_entry("dir", &dir_, true);
+  str_entry("dbfilename", &dbfilename_, true);
+  str_entry("requirepass", &requirepass_, true);
+  str_entry("save", &save_, true);
+  str_entry("loglevel", &loglevel_, true);
+  int_entry("timeout", &timeout_, 0, INT32_MAX);
+  int_entry("maxclients", &maxclients_, 1, INT32_MAX);
+  int_entry("tcp-keepalive", &tcp_keepalive_, 0, INT32_MAX);
+  fixed("appendonly", "no");
+  fixed("protected-mode", YesNo(false));
+  fixed("daemonize", "no");
+  fixed("cluster-enabled", "no");
+  fixed("io-threads", "1");
+}
+
+const Config::Entry* Config::Find(std::string_view name) const {
+  for (const auto& e : entries_) {
+    if (absl::EqualsIgnoreCase(e.name, name)) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::Get(
+    const std::vector<std::string_view>& patterns) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : entries_) {
+    for (auto p : patterns) {
+      if (GlobMatch(p, e.name, /*nocase=*/true)) {
+        out.emplace_back(e.name, e.get());
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string Config::Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Entry* e = Find(pairs[i].first);
+    if (!e) {
+      return absl::StrCat("ERR Unknown option or number of arguments for CONFIG SET - '",
+                          pairs[i].first, "'");
+    }
+    if (!e->set) return SetFailed(e->name, "can't set immutable config");
+    for (size_t j = 0; j < i; ++j) {
+      if (absl::EqualsIgnoreCase(pairs[j].first, pairs[i].first)) {
+        return SetFailed(e->name, "duplicate parameter");
+      }
+    }
+  }
+  for (const auto& [name, value] : pairs) {
+    std::string err = Find(name)->set(value);
+    if (!err.empty()) return err;
+  }
+  return "";
+}
+
+}  // namespace dashkv

@@ -1,0 +1,84 @@
+// Config: the server's settings — command-line flags (abseil) at start, and the Redis names that
+// CONFIG GET/SET read and change at run time.
+// Thread-safe: hot-path values are atomics read with relaxed loads; the registry of entries is
+// immutable after Init(); string values sit behind one small mutex (mu_), only touched by
+// CONFIG and INFO.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace dashkv {
+
+class Config {
+ public:
+  // One CONFIG name. `set` returns an error text ("" on success); null for immutable entries.
+  struct Entry {
+    std::string name;
+    std::function<std::string()> get;
+    std::function<std::string(std::string_view)> set;
+  };
+
+  // Reads the flags (after absl::ParseCommandLine) and builds the registry.
+  void Init();
+
+  // Returns every (name, value) whose name matches one of `patterns` (glob, any case), each
+  // name once, in registry order.
+  std::vector<std::pair<std::string, std::string>> Get(
+      const std::vector<std::string_view>& patterns) const;
+  // Applies name/value pairs atomically in Redis's sense: all are validated first; returns
+  // Redis's error text or "" on success.
+  std::string Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
+
+  // Settings read on hot paths.
+  std::atomic<int64_t> maxmemory{0};
+  std::atomic<int64_t> proto_max_bulk_len{512LL * 1024 * 1024};
+  std::atomic<int64_t> client_query_buffer_limit{1024LL * 1024 * 1024};
+  std::atomic<int> hz{10};
+
+  // Immutable after Init().
+  uint16_t port = 6379;
+  std::string bind;
+  unsigned threads = 1;
+  unsigned databases = 16;
+  bool maxmemory_from_cgroup = false;
+
+  std::string dir() const;
+  std::string dbfilename() const;
+  std::string requirepass() const;
+  std::string maxmemory_policy() const;
+
+ private:
+  const Entry* Find(std::string_view name) const;
+  void AddEntries();
+
+  std::vector<Entry> entries_;
+  mutable absl::Mutex mu_;
+  std::string dir_ ABSL_GUARDED_BY(mu_);
+  std::string dbfilename_ ABSL_GUARDED_BY(mu_);
+  std::string requirepass_ ABSL_GUARDED_BY(mu_);
+  std::string maxmemory_policy_ ABSL_GUARDED_BY(mu_) = "noeviction";
+  std::string save_ ABSL_GUARDED_BY(mu_);
+  std::string loglevel_ ABSL_GUARDED_BY(mu_) = "notice";
+  int64_t timeout_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t maxclients_ ABSL_GUARDED_BY(mu_) = 10000;
+  int64_t tcp_keepalive_ ABSL_GUARDED_BY(mu_) = 300;
+};
+
+// Parses a Redis memory value ("100", "1k" (1000), "1kb" (1024), "2mb", "1gb", any case).
+std::optional<int64_t> ParseMemory(std::string_view s);
+
+// Returns the memory limit of the process's cgroup (v2 memory.max or v1 limit_in_bytes), or 0
+// when there is none.
+int64_t CgroupMemoryLimit();
+
+}  // namespace dashkv

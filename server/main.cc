@@ -1,0 +1,78 @@
+// dashkv's entry point: flags -> Config -> EnginePool -> Server (ShardSet) -> Listener. Wiring
+// only; waits for SIGINT/SIGTERM and shuts down cleanly.
+#include <absl/flags/parse.h>
+#include <absl/flags/usage.h>
+#include <absl/log/initialize.h>
+#include <absl/log/log.h>
+#include <signal.h>
+
+#include <cstdlib>
+
+#include "core/memory.h"
+#include "io/engine_pool.h"
+#include "io/listener.h"
+#include "server/config.h"
+#include "server/server.h"
+#include "server/version.h"
+
+int main(int argc, char** argv) {
+  dashkv::InitMemoryAccounting();
+  absl::SetProgramUsageMessage(
+      "dashkv: a multi-threaded, Redis-compatible in-memory datastore.\n"
+      "Usage: dashkv [--port 6379] [--threads N] [--maxmemory 4gb] [--dir .] ...");
+  absl::ParseCommandLine(argc, argv);
+  absl::InitializeLog();
+
+  // Signals are taken by this thread only (sigwait below); engines inherit the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  dashkv::Config config;
+  config.Init();
+
+  dashkv::io::EngineOptions engine_options;
+  // Destruction order matters: the pool (whose io_contexts own the connections) goes before the
+  // server the connections point to.
+  std::unique_ptr<dashkv::Server> server;
+  auto pool = std::make_unique<dashkv::io::EnginePool>(config.threads, engine_options);
+  pool->Start();
+  server = std::make_unique<dashkv::Server>(config, *pool);
+  server->StartBackgroundTasks();
+
+  dashkv::io::ListenerOptions listener_options;
+  listener_options.bind = config.bind;
+  listener_options.port = config.port;
+  listener_options.conn.limits.max_bulk_len = config.proto_max_bulk_len.load();
+  listener_options.conn.max_query_buffer = config.client_query_buffer_limit.load();
+  auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
+  if (absl::Status st = listener->Start(); !st.ok()) {
+    LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
+    server->StopBackgroundTasks();
+    pool->Stop();
+    pool->Join();
+    listener.reset();
+    pool.reset();
+    return 1;
+  }
+  server->port() = listener->port();
+  LOG(INFO) << "dashkv " << dashkv::kDashkvVersion << " ready: " << config.threads
+            << " threads, port " << listener->port()
+            << (config.maxmemory.load() ? " maxmemory " + std::to_string(config.maxmemory.load())
+                                        : "");
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG(INFO) << "signal " << sig << " received, shutting down";
+  listener->Stop();
+  server->StopBackgroundTasks();
+  pool->Stop();
+  pool->Join();
+  listener.reset();
+  pool.reset();
+  server.reset();
+  return 0;
+}

@@ -1,0 +1,67 @@
+// OpStatus / OpResult<T>: outcomes of shard operations, and the one table that maps them to the
+// RESP error text Redis sends. Hot-path outcomes (missing key, wrong type, out of range) are
+// values here, not absl::Status (STYLE.md "Errors").
+// Thread: pure values.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include <absl/log/check.h>
+
+namespace dashkv {
+
+enum class OpStatus : uint8_t {
+  kOk,
+  kKeyNotFound,
+  kSkipped,          // a condition (NX/XX/GT/...) was not met: not an error
+  kWrongType,
+  kNotAnInteger,     // "value is not an integer or out of range"
+  kNotAFloat,        // "value is not a valid float"
+  kOutOfRange,       // "index out of range"
+  kIncrOverflow,     // "increment or decrement would overflow"
+  kNanOrInf,         // "increment would produce NaN or Infinity"
+  kSyntaxError,
+  kOutOfMemory,
+  kStringTooLong,    // "string exceeds maximum allowed size (proto-max-bulk-len)"
+  kBitOffset,        // "bit offset is not an integer or out of range"
+  kBitValue,         // "bit is not an integer or out of range"
+  kInvalidDbIndex,   // "DB index is out of range"
+  kNoSuchKey,        // "no such key" (RENAME, OBJECT ...)
+};
+
+// Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for
+// statuses that are not errors (kOk, kKeyNotFound, kSkipped).
+std::string_view StatusText(OpStatus status);
+
+// Returns Redis's "invalid expire time in '<cmd>' command" text.
+std::string InvalidExpireText(std::string_view command);
+
+// A value or a non-kOk status. Small, no allocation (cf. Dragonfly's OpResult).
+template <typename T>
+class [[nodiscard]] OpResult {
+ public:
+  OpResult(T value) : value_(std::move(value)), status_(OpStatus::kOk) {}  // NOLINT
+  OpResult(OpStatus status) : status_(status) {}                          // NOLINT
+
+  bool ok() const { return status_ == OpStatus::kOk; }
+  explicit operator bool() const { return ok(); }
+  OpStatus status() const { return status_; }
+  T& value() {
+    DCHECK(ok());
+    return value_;
+  }
+  const T& value() const {
+    DCHECK(ok());
+    return value_;
+  }
+  T& operator*() { return value(); }
+  T* operator->() { return &value(); }
+
+ private:
+  T value_{};
+  OpStatus status_;
+};
+
+}  // namespace dashkv

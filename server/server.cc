@@ -1,0 +1,187 @@
+#include "server/server.h"
+
+#include <absl/container/inlined_vector.h>
+#include <absl/log/log.h>
+#include <absl/strings/str_cat.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <boost/asio/redirect_error.hpp>
+#include <chrono>
+
+#include "io/connection.h"
+#include "server/cmd_context.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Redis's "unknown command" text: the name and the first arguments, 128 bytes at most each.
+std::string UnknownCommandText(io::CmdArgs args) {
+  std::string list;
+  for (size_t i = 1; i < args.size() && list.size() < 128; ++i) {
+    absl::StrAppend(&list, "'", args[i].substr(0, 128 - list.size()), "' ");
+  }
+  return absl::StrCat("ERR unknown command '", args[0].substr(0, 128),
+                      "', with args beginning with: ", list);
+}
+
+}  // namespace
+
+Server::Server(Config& config, io::EnginePool& pool)
+    : config_(config), pool_(pool), engine_states_(pool.size()), start_time_ms_(NowMs()) {
+  RegisterAllCommands(&registry_);
+  shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
+}
+
+Server::~Server() = default;
+
+std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
+  auto state = std::make_unique<ConnState>(&conn);
+  EngineState& es = engine_states_[conn.engine().index()];
+  es.clients.insert(state.get());
+  ++es.connections_received;
+  connected_clients_.fetch_add(1, std::memory_order_relaxed);
+  total_connections_.fetch_add(1, std::memory_order_relaxed);
+  return state;
+}
+
+void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
+  engine_states_[conn.engine().index()].clients.erase(static_cast<ConnState*>(&state));
+  connected_clients_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
+  const CommandSpec* spec = registry_.Find(args[0]);
+  if (spec == nullptr) {
+    out.SendError(UnknownCommandText(args));
+    return nullptr;
+  }
+  if (!spec->ArityOk(args.size())) {
+    out.SendError(absl::StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+    return nullptr;
+  }
+  return spec;
+}
+
+void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
+                             io::ReplyBuilder& rb, int64_t now_ms) {
+  ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec);
+  cmd.spec->shard_handler(cmd.args, ctx);
+  ++shard.stats().commands;
+}
+
+asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState& state_base,
+                                       std::span<const io::CmdArgs> batch,
+                                       io::ReplyBuilder& out) {
+  auto& state = static_cast<ConnState&>(state_base);
+  const unsigned my_engine = conn.engine().index();
+  int64_t now_ms = NowMs();
+  size_t i = 0;
+  while (i < batch.size()) {
+    // Gather the run of consecutive shard commands starting at i.
+    state.pending.clear();
+    size_t j = i;
+    for (; j < batch.size(); ++j) {
+      const CommandSpec* spec = registry_.Find(batch[j][0]);
+      if (spec == nullptr || spec->kind != HandlerKind::kShard || !spec->ArityOk(batch[j].size()))
+        break;
+      state.pending.push_back({spec, batch[j], shard_set_->ShardOf(batch[j][spec->first_key])});
+    }
+    if (j > i) {
+      co_await RunShardGroup(state, my_engine, state.db, state.pending, out, now_ms);
+      i = j;
+      continue;
+    }
+    io::CmdArgs args = batch[i++];
+    const CommandSpec* spec = Resolve(args, out);
+    if (spec == nullptr) {
+      ++engine_states_[my_engine].rejected_calls;
+      continue;
+    }
+    ConnCmdContext ctx(*this, state, out, now_ms, *spec);
+    if (spec->kind == HandlerKind::kConn) {
+      spec->conn_handler(args, ctx);
+    } else {
+      co_await spec->coord_handler(args, ctx);
+      now_ms = NowMs();  // the command may have suspended for a while
+    }
+    if (conn.close_requested()) break;
+  }
+  engine_states_[my_engine].commands_processed += batch.size();
+}
+
+asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
+                                            std::span<const PendingCmd> cmds,
+                                            io::ReplyBuilder& out, int64_t now_ms) {
+  unsigned first = cmds[0].sid;
+  bool single = true;
+  for (const PendingCmd& c : cmds) single &= c.sid == first;
+  if (single) {
+    if (first == my_engine) {
+      Shard& shard = *Shard::Current();
+      for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
+    } else {
+      // The connection is suspended until the hop returns, so the shard may write into `out`.
+      co_await shard_set_->Await(first, [&](Shard& shard) {
+        for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
+      });
+    }
+    co_return;
+  }
+  // Several shards: each writes its commands' replies into its own builder, in parallel; the
+  // replies are then put back in request order.
+  state.shard_replies.resize(shard_set_->size());
+  state.reply_ends.resize(cmds.size());
+  absl::InlinedVector<unsigned, 8> targets;
+  for (const PendingCmd& c : cmds) {
+    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
+      targets.push_back(c.sid);
+      state.shard_replies[c.sid].Clear();
+      state.shard_replies[c.sid].set_version(out.version());
+    }
+  }
+  co_await shard_set_->AwaitMany(targets, [&](Shard& shard) {
+    io::ReplyBuilder& rb = state.shard_replies[shard.index()];
+    for (size_t k = 0; k < cmds.size(); ++k) {
+      if (cmds[k].sid != shard.index()) continue;
+      RunShardCommand(cmds[k], shard, db, rb, now_ms);
+      state.reply_ends[k] = static_cast<uint32_t>(rb.size());
+    }
+  });
+  absl::InlinedVector<uint32_t, 8> pos(shard_set_->size(), 0);
+  for (size_t k = 0; k < cmds.size(); ++k) {
+    unsigned sid = cmds[k].sid;
+    const std::string& buf = state.shard_replies[sid].buffer();
+    out.SendRaw(std::string_view(buf).substr(pos[sid], state.reply_ends[k] - pos[sid]));
+    pos[sid] = state.reply_ends[k];
+  }
+}
+
+void Server::StartBackgroundTasks() {
+  shard_set_->RunOnAllBlocking([this](Shard& shard) {
+    io::Engine& engine = pool_[shard.index()];
+    asio::co_spawn(
+        engine.context(),
+        [this, &shard, &engine]() -> asio::awaitable<void> {
+          asio::steady_timer timer(engine.context());
+          while (!stopping_.load(std::memory_order_relaxed)) {
+            timer.expires_after(std::chrono::milliseconds(1000 / config_.hz.load()));
+            boost::system::error_code ec;
+            co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (ec || stopping_.load(std::memory_order_relaxed)) break;
+            shard.ActiveExpireCycle(NowMs());
+          }
+        },
+        asio::detached);
+  });
+}
+
+void Server::StopBackgroundTasks() { stopping_ = true; }
+
+}  // namespace dashkv

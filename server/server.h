@@ -1,0 +1,86 @@
+// Server: the datastore behind io::Service — resolves each command in the command table, checks
+// arity, groups a pipeline's shard commands per shard (one hop per shard) and runs connection
+// and coordinator commands on the connection's thread. Owns the ShardSet and the Config.
+// Thread-safe: immutable after Start(); per-engine state (clients, counters) is touched only by
+// its own engine, and read by others only through ShardSet/EnginePool hops.
+#pragma once
+
+#include <absl/container/flat_hash_set.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/engine_pool.h"
+#include "io/service.h"
+#include "server/command_registry.h"
+#include "server/config.h"
+#include "server/conn_state.h"
+#include "server/shard_set.h"
+
+namespace dashkv {
+
+// Per-engine connection registry and counters. Touched only by its engine's thread.
+struct alignas(64) EngineState {
+  absl::flat_hash_set<ConnState*> clients;
+  uint64_t commands_processed = 0;
+  uint64_t connections_received = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t net_input_bytes = 0;
+};
+
+class Server : public io::Service {
+ public:
+  // REQUIRES: config.Init() was called and `pool` is started.
+  Server(Config& config, io::EnginePool& pool);
+  ~Server() override;
+
+  std::unique_ptr<io::ConnectionState> OnConnect(io::Connection& conn) override;
+  boost::asio::awaitable<void> Dispatch(io::Connection& conn, io::ConnectionState& state,
+                                        std::span<const io::CmdArgs> batch,
+                                        io::ReplyBuilder& out) override;
+  void OnDisconnect(io::Connection& conn, io::ConnectionState& state) override;
+
+  // Starts the per-shard background tasks (active expiry).
+  void StartBackgroundTasks();
+  // Stops them; REQUIRES: called before the pool stops.
+  void StopBackgroundTasks();
+
+  Config& config() { return config_; }
+  ShardSet& shard_set() { return *shard_set_; }
+  io::EnginePool& pool() { return pool_; }
+  const CommandRegistry& registry() const { return registry_; }
+  // Engine-local state of engine `i`. REQUIRES: called on engine i.
+  EngineState& engine_state(unsigned i) { return engine_states_[i]; }
+
+  int64_t start_time_ms() const { return start_time_ms_; }
+  std::atomic<int64_t>& connected_clients() { return connected_clients_; }
+  std::atomic<uint64_t>& total_connections() { return total_connections_; }
+  // The port actually listened on (set by main once bound).
+  std::atomic<int>& port() { return port_; }
+
+ private:
+  // Resolves a command: returns its spec, or nullptr after replying with the error.
+  const CommandSpec* Resolve(io::CmdArgs args, io::ReplyBuilder& out);
+  // Runs a run of shard commands, grouped per owning shard; replies in request order.
+  boost::asio::awaitable<void> RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
+                                             std::span<const PendingCmd> cmds,
+                                             io::ReplyBuilder& out, int64_t now_ms);
+  void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
+                       int64_t now_ms);
+
+  Config& config_;
+  io::EnginePool& pool_;
+  CommandRegistry registry_;
+  std::unique_ptr<ShardSet> shard_set_;
+  std::vector<EngineState> engine_states_;
+  int64_t start_time_ms_;
+  std::atomic<int64_t> connected_clients_{0};
+  std::atomic<uint64_t> total_connections_{0};
+  std::atomic<int> port_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace dashkv

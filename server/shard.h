@@ -1,0 +1,53 @@
+// Shard: one slice of the keyspace — its logical databases (DbSlice per SELECT index) and
+// counters. Shard i is owned by engine thread i and touched by no other thread.
+// Thread: owned by shard thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/db_slice.h"
+
+namespace dashkv {
+
+// Counters of one shard; INFO sums them over all shards (read on the shard's thread).
+struct ShardStats {
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t commands = 0;  // commands run on this shard
+};
+
+class Shard {
+ public:
+  Shard(unsigned index, unsigned num_dbs);
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  unsigned index() const { return index_; }
+  unsigned num_dbs() const { return static_cast<unsigned>(dbs_.size()); }
+
+  // Returns database `db`, creating it on first use. REQUIRES: db < num_dbs().
+  DbSlice& db(unsigned db);
+  // Returns database `db` or nullptr if it was never used.
+  DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
+  ShardStats& stats() { return stats_; }
+
+  // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
+  // number of keys deleted. Called by the shard's periodic timer.
+  size_t ActiveExpireCycle(int64_t now_ms);
+
+  // Returns the shard of the calling thread (nullptr off engine threads). The one thread-local
+  // "current shard" pointer (STYLE.md).
+  static Shard* Current();
+  static void SetCurrent(Shard* shard);
+  bool IsMyThread() const { return Current() == this; }
+
+ private:
+  unsigned index_;
+  std::vector<std::unique_ptr<DbSlice>> dbs_;
+  ShardStats stats_;
+};
+
+}  // namespace dashkv

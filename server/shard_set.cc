@@ -1,0 +1,29 @@
+#include "server/shard_set.h"
+
+namespace dashkv {
+
+std::string_view HashTagOf(std::string_view key) {
+  size_t open = key.find('{');
+  if (open == std::string_view::npos) return key;
+  size_t close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key;
+  return key.substr(open + 1, close - open - 1);
+}
+
+ShardSet::ShardSet(io::EnginePool& pool, unsigned num_dbs)
+    : pool_(pool), size_(pool.size()), num_dbs_(num_dbs), shards_(pool.size(), nullptr) {
+  pool_.RunOnAllBlocking([this](unsigned i) {
+    shards_[i] = new Shard(i, num_dbs_);
+    Shard::SetCurrent(shards_[i]);
+  });
+}
+
+ShardSet::~ShardSet() {
+  // The engines have stopped (see the header), so no shard thread runs any more.
+  for (Shard*& shard : shards_) {
+    delete shard;
+    shard = nullptr;
+  }
+}
+
+}  // namespace dashkv
