@@ -1,6 +1,6 @@
 #include "server/command_registry.h"
 
-#include <absl/log/check.h>
+#include "core/logging.h"
 #include <absl/strings/ascii.h>
 
 namespace dashkv {
@@ -24,12 +24,12 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 }
 
 void CommandRegistry::Register(CommandSpec spec) {
-  CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler) << spec.name;
+  CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
   std::string key = absl::AsciiStrToLower(spec.name);
   spec.name = key;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   bool inserted = by_name_.emplace(key, owned.get()).second;
-  CHECK(inserted) << "duplicate command " << key;
+  CHECK(inserted);  // a duplicate command name
   specs_.push_back(std::move(owned));
 }
 

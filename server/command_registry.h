@@ -41,8 +41,10 @@ enum CommandFlag : uint32_t {
 
 // How a command runs.
 enum class HandlerKind : uint8_t {
-  // Runs whole on the shard that owns its first key, synchronously; writes its reply there.
-  // Consecutive shard commands of a pipeline are grouped per shard (one hop per shard).
+  // Runs whole on the shard that owns its keys, synchronously; writes its reply there.
+  // Consecutive shard commands of a pipeline are grouped per shard (one hop per shard). A
+  // command with several keys that land on different shards runs its coord_handler instead
+  // (which then must be set).
   kShard,
   // Runs synchronously on the connection's thread (connection state, server-wide reads).
   kConn,

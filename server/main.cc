@@ -2,8 +2,7 @@
 // only; waits for SIGINT/SIGTERM and shuts down cleanly.
 #include <absl/flags/parse.h>
 #include <absl/flags/usage.h>
-#include <absl/log/initialize.h>
-#include <absl/log/log.h>
+#include "core/logging.h"
 #include <signal.h>
 
 #include <cstdlib>
@@ -21,7 +20,6 @@ int main(int argc, char** argv) {
       "dashkv: a multi-threaded, Redis-compatible in-memory datastore.\n"
       "Usage: dashkv [--port 6379] [--threads N] [--maxmemory 4gb] [--dir .] ...");
   absl::ParseCommandLine(argc, argv);
-  absl::InitializeLog();
 
   // Signals are taken by this thread only (sigwait below); engines inherit the blocked mask.
   sigset_t signals;

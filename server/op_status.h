@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include <absl/log/check.h>
+#include "core/logging.h"
 
 namespace dashkv {
 

@@ -1,7 +1,7 @@
 #include "server/server.h"
 
 #include <absl/container/inlined_vector.h>
-#include <absl/log/log.h>
+#include "core/logging.h"
 #include <absl/strings/str_cat.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -69,6 +69,16 @@ const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
   return spec;
 }
 
+std::optional<unsigned> Server::SingleShardOf(const CommandSpec& spec, io::CmdArgs args) const {
+  unsigned sid = shard_set_->ShardOf(args[spec.first_key]);
+  if (spec.last_key == spec.first_key || shard_set_->size() == 1) return sid;
+  size_t last = spec.last_key < 0 ? args.size() + spec.last_key : size_t(spec.last_key);
+  for (size_t k = spec.first_key + spec.key_step; k <= last; k += spec.key_step) {
+    if (shard_set_->ShardOf(args[k]) != sid) return std::nullopt;
+  }
+  return sid;
+}
+
 void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                              io::ReplyBuilder& rb, int64_t now_ms) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec);
@@ -91,7 +101,10 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       const CommandSpec* spec = registry_.Find(batch[j][0]);
       if (spec == nullptr || spec->kind != HandlerKind::kShard || !spec->ArityOk(batch[j].size()))
         break;
-      state.pending.push_back({spec, batch[j], shard_set_->ShardOf(batch[j][spec->first_key])});
+      std::optional<unsigned> sid = SingleShardOf(*spec, batch[j]);
+      if (!sid) break;  // keys on several shards: the coordinator handler runs it below
+      state.pending.push_back({spec, batch[j], *sid});
+      state.last_cmd = spec;
     }
     if (j > i) {
       co_await RunShardGroup(state, my_engine, state.db, state.pending, out, now_ms);
@@ -104,6 +117,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       ++engine_states_[my_engine].rejected_calls;
       continue;
     }
+    state.last_cmd = spec;
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
     if (spec->kind == HandlerKind::kConn) {
       spec->conn_handler(args, ctx);

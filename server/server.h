@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ class Server : public io::Service {
   boost::asio::awaitable<void> RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
                                              std::span<const PendingCmd> cmds,
                                              io::ReplyBuilder& out, int64_t now_ms);
+  // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
+  // (then its coordinator handler runs it).
+  std::optional<unsigned> SingleShardOf(const CommandSpec& spec, io::CmdArgs args) const;
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms);
 

@@ -1,6 +1,6 @@
 #include "server/shard.h"
 
-#include <absl/log/check.h>
+#include "core/logging.h"
 
 namespace dashkv {
 

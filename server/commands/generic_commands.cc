@@ -1,0 +1,392 @@
+// Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, TYPE, the EXPIRE family, TTL family, PERSIST,
+// KEYS, SCAN, RANDOMKEY and OBJECT.
+#include <absl/random/random.h>
+#include <absl/strings/ascii.h>
+#include <absl/strings/numbers.h>
+#include <absl/strings/str_cat.h>
+
+#include "core/glob.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/multi_key.h"
+#include "server/server.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+std::string_view TypeName(const CompactObj& value) {
+  switch (value.type()) {
+    case ObjType::kString: return "string";
+    case ObjType::kList: return "list";
+    case ObjType::kHash: return "hash";
+    case ObjType::kSet: return "set";
+    case ObjType::kZset: return "zset";
+  }
+  return "none";
+}
+
+int64_t DelOne(DbSlice& db, std::string_view key, int64_t now) { return db.EraseKey(key, now); }
+int64_t ExistsOne(DbSlice& db, std::string_view key, int64_t now) {
+  return !db.FindQuiet(key, now).is_done();
+}
+
+// DEL/UNLINK/EXISTS/TOUCH on one shard (all keys local to it).
+void CmdDelShard(CmdArgs args, ShardCmdContext& ctx) {
+  int64_t n = 0;
+  for (size_t i = 1; i < args.size(); ++i) n += DelOne(ctx.db, args[i], ctx.now_ms);
+  ctx.rb.SendLong(n);
+}
+void CmdExistsShard(CmdArgs args, ShardCmdContext& ctx) {
+  int64_t n = 0;
+  for (size_t i = 1; i < args.size(); ++i) n += ExistsOne(ctx.db, args[i], ctx.now_ms);
+  ctx.rb.SendLong(n);
+}
+awaitable<void> CmdDelMulti(CmdArgs args, ConnCmdContext& ctx) {
+  ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, DelOne));
+}
+awaitable<void> CmdExistsMulti(CmdArgs args, ConnCmdContext& ctx) {
+  ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, ExistsOne));
+}
+
+// TYPE key
+void CmdType(CmdArgs args, ShardCmdContext& ctx) {
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  ctx.rb.SendSimpleString(it.is_done() ? "none" : TypeName(it->second));
+}
+
+// Conditions of EXPIRE and friends (Redis 7).
+enum ExpireFlag : unsigned { kExpNx = 1, kExpXx = 2, kExpGt = 4, kExpLt = 8 };
+
+// Parses [NX|XX|GT|LT] from args[3..]; returns the flags or sends the error and returns nullopt.
+std::optional<unsigned> ParseExpireFlags(CmdArgs args, io::ReplyBuilder& rb) {
+  unsigned flags = 0;
+  for (size_t i = 3; i < args.size(); ++i) {
+    std::string opt = absl::AsciiStrToUpper(args[i]);
+    if (opt == "NX") flags |= kExpNx;
+    else if (opt == "XX") flags |= kExpXx;
+    else if (opt == "GT") flags |= kExpGt;
+    else if (opt == "LT") flags |= kExpLt;
+    else {
+      rb.SendError(absl::StrCat("ERR Unsupported option ", args[i]));
+      return std::nullopt;
+    }
+  }
+  if ((flags & kExpNx) && (flags & (kExpXx | kExpGt | kExpLt))) {
+    rb.SendError("ERR NX and XX, GT or LT options at the same time are not compatible");
+    return std::nullopt;
+  }
+  if ((flags & kExpGt) && (flags & kExpLt)) {
+    rb.SendError("ERR GT and LT options at the same time are not compatible");
+    return std::nullopt;
+  }
+  return flags;
+}
+
+// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT key time [NX|XX|GT|LT]
+template <bool kMillis, bool kAbsolute>
+void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<unsigned> flags = ParseExpireFlags(args, ctx.rb);
+  if (!flags) return;
+  std::optional<int64_t> when = ParseStrictInt(args[2]);
+  if (!when) return ctx.SendStatus(OpStatus::kNotAnInteger);
+  int64_t ms = *when;
+  if (!kMillis) {
+    if (ms > INT64_MAX / 1000 || ms < INT64_MIN / 1000) {
+      return ctx.rb.SendError(InvalidExpireText(ctx.spec.name));
+    }
+    ms *= 1000;
+  }
+  int64_t base = kAbsolute ? 0 : ctx.now_ms;
+  if (ms > INT64_MAX - base) return ctx.rb.SendError(InvalidExpireText(ctx.spec.name));
+  ms += base;
+
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  if (it.is_done()) return ctx.rb.SendLong(0);
+  int64_t current = it->first.HasExpire() ? it->first.ExpireTimeMs() : -1;
+  if (((*flags & kExpNx) && current != -1) || ((*flags & kExpXx) && current == -1) ||
+      ((*flags & kExpGt) && (current == -1 || ms <= current)) ||
+      ((*flags & kExpLt) && current != -1 && ms >= current)) {
+    return ctx.rb.SendLong(0);
+  }
+  if (ms <= ctx.now_ms) {
+    ctx.db.Erase(it);
+  } else {
+    ctx.db.SetExpire(it, ms);
+  }
+  ctx.rb.SendLong(1);
+}
+
+// TTL/PTTL/EXPIRETIME/PEXPIRETIME key
+template <bool kMillis, bool kAbsolute>
+void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  if (it.is_done()) return ctx.rb.SendLong(-2);
+  if (!it->first.HasExpire()) return ctx.rb.SendLong(-1);
+  int64_t deadline = it->first.ExpireTimeMs();
+  if (kAbsolute) return ctx.rb.SendLong(kMillis ? deadline : deadline / 1000);
+  int64_t ttl = std::max<int64_t>(0, deadline - ctx.now_ms);
+  ctx.rb.SendLong(kMillis ? ttl : (ttl + 500) / 1000);
+}
+
+// PERSIST key
+void CmdPersist(CmdArgs args, ShardCmdContext& ctx) {
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  if (it.is_done() || !it->first.HasExpire()) return ctx.rb.SendLong(0);
+  ctx.db.SetExpire(it, 0);
+  ctx.rb.SendLong(1);
+}
+
+// KEYS pattern
+awaitable<void> CmdKeys(CmdArgs args, ConnCmdContext& ctx) {
+  ShardSet& ss = ctx.server.shard_set();
+  std::vector<std::vector<std::string>> found(ss.size());
+  std::string_view pattern = args[1];
+  bool all = pattern == "*";
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  co_await ss.AwaitAll([&](Shard& shard) {
+    DbSlice* slice = shard.db_if_exists(db);
+    if (slice == nullptr) return;
+    std::string scratch;
+    auto& out = found[shard.index()];
+    uint64_t cursor = 0;
+    do {
+      cursor = slice->Scan(cursor, now, [&](PrimeIterator it) {
+        std::string_view key = it->first.GetString(&scratch);
+        if (all || GlobMatch(pattern, key)) out.emplace_back(key);
+      });
+    } while (cursor != 0);
+  });
+  size_t total = 0;
+  for (const auto& v : found) total += v.size();
+  ctx.rb.StartArray(total);
+  for (const auto& v : found) {
+    for (const auto& k : v) ctx.rb.SendBulk(k);
+  }
+}
+
+// SCAN cursors: the table cursor (48 bits) and the shard in the bits above it.
+constexpr unsigned kShardShift = 48;
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
+  uint64_t cursor;
+  if (!absl::SimpleAtoi(args[1], &cursor) || args[1].empty() || args[1][0] == '+' ||
+      args[1][0] == '-') {
+    co_return ctx.rb.SendError("ERR invalid cursor");
+  }
+  std::string_view pattern;
+  std::string type;
+  int64_t count = 10;
+  ArgParser parser(args, 2);
+  while (parser.HasNext()) {
+    if (parser.Check("MATCH")) {
+      pattern = parser.Next();
+    } else if (parser.Check("COUNT")) {
+      count = parser.NextInt();
+      if (!parser.HasError() && count < 1) parser.SetError(OpStatus::kSyntaxError);
+    } else if (parser.Check("TYPE")) {
+      type = absl::AsciiStrToLower(parser.Next());
+    } else {
+      parser.SetError(OpStatus::kSyntaxError);
+    }
+  }
+  if (parser.HasError()) co_return ctx.SendStatus(parser.error());
+  ShardSet& ss = ctx.server.shard_set();
+  unsigned sid = static_cast<unsigned>(cursor >> kShardShift);
+  uint64_t table_cursor = cursor & ((uint64_t(1) << kShardShift) - 1);
+  std::vector<std::string> keys;
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  bool match_all = pattern.empty() || pattern == "*";
+  while (sid < ss.size() && static_cast<int64_t>(keys.size()) < count) {
+    table_cursor = co_await ss.Await(sid, [&](Shard& shard) -> uint64_t {
+      DbSlice* slice = shard.db_if_exists(db);
+      if (slice == nullptr) return 0;
+      std::string scratch;
+      uint64_t c = table_cursor;
+      // Visits at most 10x COUNT buckets per call, like Redis's bound on empty buckets.
+      for (int64_t visits = 0; visits < count * 10; ++visits) {
+        c = slice->Scan(c, now, [&](PrimeIterator it) {
+          if (!type.empty() && TypeName(it->second) != type) return;
+          std::string_view key = it->first.GetString(&scratch);
+          if (match_all || GlobMatch(pattern, key)) keys.emplace_back(key);
+        });
+        if (c == 0 || static_cast<int64_t>(keys.size()) >= count) break;
+      }
+      return c;
+    });
+    if (table_cursor == 0) ++sid;
+  }
+  uint64_t next = sid >= ss.size() ? 0 : (uint64_t(sid) << kShardShift) | table_cursor;
+  ctx.rb.StartArray(2);
+  ctx.rb.SendBulk(absl::StrCat(next));
+  ctx.rb.SendBulkArray(keys);
+}
+
+// RANDOMKEY
+awaitable<void> CmdRandomKey(CmdArgs, ConnCmdContext& ctx) {
+  ShardSet& ss = ctx.server.shard_set();
+  thread_local absl::BitGen gen;
+  unsigned start = absl::Uniform(gen, 0u, ss.size());
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  for (unsigned k = 0; k < ss.size(); ++k) {
+    unsigned sid = (start + k) % ss.size();
+    std::optional<std::string> key = co_await ss.Await(sid, [&](Shard& shard) {
+      std::optional<std::string> out;
+      DbSlice* slice = shard.db_if_exists(db);
+      if (slice == nullptr || slice->size() == 0) return out;
+      PrimeIterator it = slice->RandomEntry(now);
+      if (!it.is_done()) {
+        out.emplace();
+        it->first.AppendTo(&*out);
+      }
+      return out;
+    });
+    if (key) co_return ctx.rb.SendBulk(*key);
+  }
+  ctx.rb.SendNull();
+}
+
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key | OBJECT HELP
+awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
+  std::string sub = absl::AsciiStrToUpper(args[1]);
+  if (sub == "HELP" && args.size() == 2) {
+    static constexpr std::string_view kHelp[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.rb.StartArray(std::size(kHelp));
+    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    co_return;
+  }
+  if (sub != "ENCODING" && sub != "REFCOUNT" && sub != "IDLETIME" && sub != "FREQ") {
+    co_return ctx.rb.SendError(
+        absl::StrCat("ERR unknown subcommand '", args[1], "'. Try OBJECT HELP."));
+  }
+  if (args.size() != 3) {
+    co_return ctx.rb.SendError(absl::StrCat("ERR wrong number of arguments for 'object|",
+                                            absl::AsciiStrToLower(sub), "' command"));
+  }
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  std::string_view key = args[2];
+  std::optional<std::string> encoding = co_await ctx.server.shard_set().Await(
+      ctx.server.shard_set().ShardOf(key), [&](Shard& shard) {
+        std::optional<std::string> out;
+        PrimeIterator it = shard.db(db).FindQuiet(key, now);
+        if (!it.is_done()) out = std::string(it->second.EncodingName());
+        return out;
+      });
+  if (!encoding) co_return ctx.rb.SendNull();
+  if (sub == "ENCODING") co_return ctx.rb.SendBulk(*encoding);
+  if (sub == "REFCOUNT") co_return ctx.rb.SendLong(1);
+  // dashkv keeps no per-key access clock or counter (16-byte entries leave no room), so it
+  // cannot answer IDLETIME or FREQ truthfully; it says so rather than inventing a value.
+  ctx.rb.SendError(absl::StrCat("ERR OBJECT ", sub,
+                                " is not supported: dashkv does not track per-key access"));
+}
+
+CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int last, int step,
+                 std::vector<std::string_view> cats, std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = first;
+  s.last_key = last;
+  s.key_step = step;
+  s.categories = std::move(cats);
+  s.summary = summary;
+  s.group = "generic";
+  return s;
+}
+
+void AddShard(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
+  s.kind = HandlerKind::kShard;
+  s.shard_handler = h;
+  s.coord_handler = multi;
+  r->Register(std::move(s));
+}
+
+void AddCoord(CommandRegistry* r, CommandSpec s, CoordHandler h) {
+  s.kind = HandlerKind::kCoord;
+  s.coord_handler = h;
+  r->Register(std::move(s));
+}
+
+}  // namespace
+
+void RegisterGenericCommands(CommandRegistry* r) {
+  AddShard(r, Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
+                   "Deletes one or more keys."), CmdDelShard, CmdDelMulti);
+  AddShard(r, Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
+                   {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys."),
+           CmdDelShard, CmdDelMulti);
+  AddShard(r, Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+                   {"keyspace", "read", "fast"}, "Determines whether one or more keys exist."),
+           CmdExistsShard, CmdExistsMulti);
+  AddShard(r, Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+                   {"keyspace", "read", "fast"},
+                   "Returns the number of existing keys out of those specified after updating "
+                   "the time they were last accessed."),
+           CmdExistsShard, CmdExistsMulti);
+  AddShard(r, Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+                   "Determines the type of value stored at a key."), CmdType);
+  AddShard(r, Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+                   "Sets the expiration time of a key in seconds."),
+           CmdExpireGeneric<false, false>);
+  AddShard(r, Spec("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+                   "Sets the expiration time of a key in milliseconds."),
+           CmdExpireGeneric<true, false>);
+  AddShard(r, Spec("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+                   "Sets the expiration time of a key to a Unix timestamp."),
+           CmdExpireGeneric<false, true>);
+  AddShard(r, Spec("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1,
+                   {"keyspace", "write", "fast"},
+                   "Sets the expiration time of a key to a Unix milliseconds timestamp."),
+           CmdExpireGeneric<true, true>);
+  AddShard(r, Spec("ttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+                   "Returns the expiration time in seconds of a key."),
+           CmdTtlGeneric<false, false>);
+  AddShard(r, Spec("pttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+                   "Returns the expiration time in milliseconds of a key."),
+           CmdTtlGeneric<true, false>);
+  AddShard(r, Spec("expiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+                   {"keyspace", "read", "fast"},
+                   "Returns the expiration time of a key as a Unix timestamp."),
+           CmdTtlGeneric<false, true>);
+  AddShard(r, Spec("pexpiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+                   {"keyspace", "read", "fast"},
+                   "Returns the expiration time of a key as a Unix milliseconds timestamp."),
+           CmdTtlGeneric<true, true>);
+  AddShard(r, Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+                   "Removes the expiration time of a key."), CmdPersist);
+  AddCoord(r, Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
+                   "Returns all key names that match a pattern."), CmdKeys);
+  AddCoord(r, Spec("scan", -2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+                   "Iterates over the key names in the database."), CmdScan);
+  AddCoord(r, Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+                   "Returns a random key name from the database."), CmdRandomKey);
+  AddCoord(r, Spec("object", -2, kCmdReadOnly, 2, 2, 1, {"keyspace", "read", "slow"},
+                   "A container for object introspection commands."), CmdObject);
+}
+
+}  // namespace dashkv
