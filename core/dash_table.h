@@ -301,8 +301,9 @@ class DashTable {
     }
 
     bool is_done() const { return owner_ == nullptr || slot_ >= kSlotsPerBucket; }
-    // Returns the directory index of the entry's segment (valid until the next split).
-    uint32_t segment_id() const { return seg_idx_; }
+    // Returns the segment's id: the first directory index that points to it (valid until the
+    // next split or directory doubling).
+    uint32_t segment_id() const { return owner_->SegmentStart(seg_idx_); }
     // Returns the physical bucket index in the segment (>= kRegularBuckets: stash).
     uint8_t bucket_id() const { return bucket_; }
     uint8_t slot_id() const { return slot_; }

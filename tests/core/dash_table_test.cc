@@ -285,5 +285,195 @@ TEST(DashTableTest, MemoryFigures) {
   EXPECT_LT(double(t.mem_usage()) / double(t.size()), 64.0);
 }
 
+
+// Emulates a snapshot: before every change, the buckets reported by the CVC calls are stamped
+// with the current version. Every bucket that gained or lost an entry must have been reported
+// (or, for a segment created by a split, its source bucket), and no version may go down.
+TEST(DashTableTest, VersionsNeverDecreaseAndChangeReportCoversChanges) {
+  using T = DashTable<uint64_t, uint64_t, SmallPolicy>;
+  using Loc = std::pair<uint64_t, unsigned>;  // segment prefix (40 bits), physical bucket
+  T t;
+  std::mt19937_64 rng(5);
+  auto loc_of = [&](const T::const_iterator& it) {
+    return Loc{uint64_t(it.segment_id()) << (T::kMaxGlobalDepth - t.global_depth()),
+               it.bucket_id()};
+  };
+  auto locations = [&] {
+    std::map<uint64_t, Loc> m;
+    for (auto it = t.begin(); !it.is_done(); ++it) m[it->first] = loc_of(it);
+    return m;
+  };
+  auto version_at = [&](Loc l) {
+    const uint32_t idx = uint32_t(l.first >> (T::kMaxGlobalDepth - t.global_depth()));
+    return t.GetVersion(t.BucketBegin(idx, l.second));
+  };
+  size_t reports = 0, moves = 0;
+  for (uint64_t v = 1; v <= 6000; ++v) {
+    const uint64_t k = rng() % 3000;
+    std::set<Loc> reported;
+    auto stamp = [&](auto it) {
+      ASSERT_LT(t.GetVersion(it), v);
+      reported.insert(loc_of(it));
+      t.SetVersion(it, v);
+    };
+    const auto before = locations();
+    std::set<uint64_t> segments_before;
+    for (auto& [key, loc] : before) segments_before.insert(loc.first);
+    std::map<Loc, uint64_t> versions_before;
+    for (auto& [key, loc] : before) versions_before[loc] = version_at(loc);
+    if (rng() % 3 != 0) {
+      t.CVCUponInsert(v, k, stamp);
+      t.Insert(k, v);
+    } else if (auto it = t.Find(k); !it.is_done()) {
+      t.CVCUponErase(v, it, stamp);
+      t.Erase(it);
+    }
+    reports += reported.size();
+    auto covered = [&](Loc l) {
+      if (reported.contains(l) || segments_before.contains(l.first)) return reported.contains(l);
+      auto parent = segments_before.upper_bound(l.first);  // a segment made by a split
+      return parent != segments_before.begin() && reported.contains({*--parent, l.second});
+    };
+    const auto after = locations();
+    for (auto& [loc, ver] : versions_before) ASSERT_GE(version_at(loc), ver);
+    for (auto& [key, loc] : before) {
+      auto a = after.find(key);
+      if (a != after.end() && a->second == loc) continue;
+      ++moves;
+      ASSERT_TRUE(covered(loc)) << "op " << v;
+      ASSERT_EQ(version_at(loc), v);
+    }
+    for (auto& [key, loc] : after) {
+      auto b = before.find(key);
+      if (b != before.end() && b->second == loc) continue;
+      ASSERT_TRUE(covered(loc)) << "op " << v;
+      ASSERT_EQ(version_at(loc), v);
+    }
+  }
+  EXPECT_GT(t.segment_count(), 20u);
+  EXPECT_GT(reports, 1000u);
+  EXPECT_GT(moves, 1000u);
+}
+
+struct TestHooks {
+  static constexpr uint64_t kExpired = ~uint64_t(0);
+  bool gc_enabled = false;
+  bool evict_enabled = false;
+  bool allow_growth = true;
+  unsigned gc_calls = 0, evict_calls = 0, splits = 0;
+
+  template <typename HB, typename T>
+  unsigned GarbageCollect(const HB& hb, T* t) {
+    ++gc_calls;
+    if (!gc_enabled) return 0;
+    unsigned freed = 0;
+    for (auto it : hb.buckets) {
+      for (; !it.is_done(); ++it) {
+        if (it->second != kExpired) continue;
+        t->Erase(it);  // other entries do not move: ++it stays valid
+        ++freed;
+      }
+    }
+    return freed;
+  }
+  // Evicts one entry of the home bucket (full whenever the segment is full for this key).
+  template <typename HB, typename T>
+  unsigned Evict(const HB& hb, T* t) {
+    ++evict_calls;
+    if (!evict_enabled || hb.buckets[1].is_done()) return 0;
+    t->Erase(hb.buckets[1]);
+    return 1;
+  }
+  template <typename T>
+  bool CanGrow(const T&) { return allow_growth; }
+  template <typename T>
+  void RecordSplit(const T&) { ++splits; }
+};
+
+TEST(DashTableTest, GarbageCollectionAvoidsSplit) {
+  DashTable<uint64_t, uint64_t, ServerPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  uint64_t k = 0;
+  while (!t.Insert(k, TestHooks::kExpired, hooks).first.is_done()) ++k;
+  ASSERT_EQ(t.segment_count(), 1u);
+  const size_t full_size = t.size();
+  EXPECT_GT(full_size, 700u);  // ~90% of 840 slots before the first full segment
+  EXPECT_EQ(hooks.gc_calls, 1u);
+
+  hooks.gc_enabled = true;
+  hooks.allow_growth = true;
+  auto [it, inserted] = t.Insert(k, uint64_t(7), hooks);
+  ASSERT_TRUE(inserted);
+  EXPECT_EQ(it->second, 7u);
+  EXPECT_EQ(hooks.gc_calls, 2u);
+  EXPECT_EQ(hooks.splits, 0u);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_LT(t.size(), full_size);
+  EXPECT_TRUE(t.CheckInvariants().ok());
+}
+
+TEST(DashTableTest, StashUnloadingAvoidsSplit) {
+  using T = DashTable<uint64_t, uint64_t, SmallPolicy>;
+  using Seg = detail::Segment<uint64_t, uint64_t, SmallPolicy>;
+  T t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  for (uint64_t k = 0; !t.Insert(k, k, hooks).first.is_done(); ++k) {
+  }
+  unsigned h = T::kRegularBuckets;
+  for (auto it = t.begin(); !it.is_done(); ++it) {
+    if (it.bucket_id() >= T::kRegularBuckets) h = it.home_bucket();
+  }
+  ASSERT_LT(h, T::kRegularBuckets) << "a full segment has a full stash";
+  // Empty buckets h and h + 1 physically.
+  for (unsigned b : {h, Seg::NextBucket(h)}) {
+    for (auto it = t.BucketBegin(0, b); !it.is_done(); ++it) t.Erase(it);
+  }
+  // A key that can use neither h nor h + 1 directly or by displacement needs the stash.
+  uint64_t key = 1'000'000;
+  auto dist = [&](unsigned x) { return (x + T::kRegularBuckets - h) % T::kRegularBuckets; };
+  while (true) {
+    const unsigned d = dist(Seg::HomeBucket(HashU64(key)));
+    if (d > 2 && d < T::kRegularBuckets - 2) break;
+    ++key;
+  }
+  const size_t size_before = t.size();
+  auto [it, inserted] = t.Insert(key, key, hooks);
+  ASSERT_TRUE(inserted);
+  EXPECT_EQ(it.bucket_id() >= T::kRegularBuckets, true);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_EQ(t.size(), size_before + 1);
+  EXPECT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
+}
+
+TEST(DashTableTest, EvictionHookBoundsTheTable) {
+  DashTable<uint64_t, uint64_t, SmallPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  hooks.evict_enabled = true;
+  for (uint64_t k = 0; k < 5000; ++k) {
+    auto [it, inserted] = t.Insert(k, k, hooks);
+    ASSERT_TRUE(inserted);
+    ASSERT_EQ(it->second, k);
+  }
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_GT(hooks.evict_calls, 1000u);
+  EXPECT_EQ(hooks.gc_calls, hooks.evict_calls);
+  EXPECT_LE(t.size(), t.capacity());
+  EXPECT_TRUE(t.CheckInvariants().ok());
+}
+
+TEST(DashTableTest, RefusedGrowthReturnsEnd) {
+  DashTable<uint64_t, uint64_t, TinyPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  size_t refused = 0;
+  for (uint64_t k = 0; k < 1000; ++k) refused += t.Insert(k, k, hooks).first.is_done();
+  EXPECT_GT(refused, 900u);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_EQ(hooks.splits, 0u);
+}
+
 }  // namespace
 }  // namespace dashkv
