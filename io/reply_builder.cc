@@ -1,7 +1,7 @@
 #include "io/reply_builder.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 namespace dashkv::io {
@@ -57,8 +57,9 @@ size_t FormatDoubleTo(double v, char* out) {
     std::memcpy(out, "-inf", 4);
     return 4;
   }
-  const int n = std::snprintf(out, kDoubleMax, "%.17g", v);
-  return n > 0 ? static_cast<size_t>(n) : 0;
+  // to_chars with a precision is specified to match printf's "%.17g", and is several times faster.
+  const auto res = std::to_chars(out, out + kDoubleMax, v, std::chars_format::general, 17);
+  return res.ec == std::errc() ? static_cast<size_t>(res.ptr - out) : 0;
 }
 
 }  // namespace
@@ -114,8 +115,7 @@ void ReplyBuilder::SendBulk(std::string_view s) {
   char* end = tmp + kHeaderMax;
   char* p = FormatHeader('$', static_cast<int64_t>(s.size()), end);
   const size_t header_len = end - p;
-  const size_t old = buf_.size();
-  buf_.reserve(old + header_len + s.size() + 2);
+  buf_.reserve(buf_.size() + header_len + s.size() + 2);
   buf_.append(p, header_len);
   buf_.append(s);
   buf_.append("\r\n", 2);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
 #include <limits>
 #include <string>
 #include <vector>
@@ -123,6 +126,24 @@ TEST(ReplyBuilderTest, FormatDouble) {
   EXPECT_EQ(FormatDouble(-std::numeric_limits<double>::infinity()), "-inf");
   EXPECT_EQ(FormatDouble(std::nan("")), "nan");
   EXPECT_EQ(FormatDouble(-2.2250738585072014e-308), "-2.2250738585072014e-308");
+}
+
+// FormatDouble must print exactly what Redis 7.0's snprintf("%.17g") prints.
+TEST(ReplyBuilderTest, FormatDoubleMatchesPrintf) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    double v;
+    if (i % 2) {
+      const uint64_t bits = rng();
+      std::memcpy(&v, &bits, sizeof(v));
+      if (std::isnan(v) || std::isinf(v)) continue;
+    } else {
+      v = static_cast<double>(static_cast<int64_t>(rng() % 2000001) - 1000000) / 1000.0;
+    }
+    char expected[64];
+    std::snprintf(expected, sizeof(expected), "%.17g", v);
+    ASSERT_EQ(FormatDouble(v), expected);
+  }
 }
 
 TEST(ReplyBuilderTest, VerbatimAndBigNumber) {
