@@ -177,7 +177,9 @@ void ReplyBuilder::StartMap(size_t n) {
   }
 }
 
-void ReplyBuilder::StartSet(size_t n) { AppendHeader(resp3() ? '~' : '*', static_cast<int64_t>(n)); }
+void ReplyBuilder::StartSet(size_t n) {
+  AppendHeader(resp3() ? '~' : '*', static_cast<int64_t>(n));
+}
 
 void ReplyBuilder::StartPush(size_t n) {
   AppendHeader(resp3() ? '>' : '*', static_cast<int64_t>(n));

@@ -29,11 +29,14 @@ struct RespLimits {
 //  caller consumes/moves those bytes. Exception: an inline argument written with quotes is decoded
 //  into parser-owned storage, valid until the next Parse()/Reset().
 //  Hot path: one pass over a complete command, the CRLF after a length found by the digit scan
-//  itself (memchr only for bulk data and inline lines); no allocation once the vectors have grown.
+//  itself (memchr only for inline lines and unusual header lines); bulk data is skipped by length;
+//  no allocation once the vectors have grown.
 //  Behaviour follows Redis 7.0 (processMultibulkBuffer/processInlineBuffer): the byte after a '\r'
 //  and the two bytes after bulk data are skipped unchecked, lengths are parsed like string2ll
 //  (no '+', no leading zeros), a line still missing its '\r' ('\n' for inline) is an error once
-//  more than max_inline_len bytes are waiting.
+//  more than max_inline_len bytes are waiting. Deliberate difference: Redis searches lines with
+//  strchr and so stalls on a NUL before the line end; here a NUL ends an inline line (the rest of
+//  the line is ignored) and makes a header line invalid.
 class RespParser {
  public:
   enum class Status {
