@@ -353,7 +353,9 @@ def bench_throughput(server, tool, a, results, key):
     for test in a.tests:
         for pipeline in a.pipelines:
             n = requests_for(server, tool, test, pipeline, a)
-            r = run_tool(server, tool, test, pipeline, n, a)
+            runs = sorted((run_tool(server, tool, test, pipeline, n, a) for _ in range(a.repeat)),
+                          key=lambda x: x["ops_s"])
+            r = runs[len(runs) // 2]  # the median run by ops/s (all its figures from that run)
             results[(key, test, pipeline)] = r
             print(f"# {server.label:>18} {test.upper():>4} P{pipeline:<3} n={n:<9} "
                   f"{r['ops_s']:>12,.0f} ops/s  p50 {r['p50']:.3f} ms  p99 {r['p99']:.3f} ms  "
@@ -536,6 +538,8 @@ def parse_args(argv):
     p.add_argument("--requests", type=int, default=0,
                    help="requests per run (0: calibrate so a run lasts ~--seconds)")
     p.add_argument("--seconds", type=float, default=12.0, help="target run length when calibrating")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="runs per cell; the median run by ops/s is reported")
     p.add_argument("--max-requests", type=int, default=50_000_000, help="cap on calibrated runs")
     p.add_argument("--clients", type=int, default=50)
     p.add_argument("--keys", type=int, default=100_000, help="keyspace (prefilled)")
@@ -557,6 +561,18 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def cpu_list(spec):
+    """Expands a taskset CPU list such as '0,2-3' into [0, 2, 3]."""
+    cpus = []
+    try:
+        for part in filter(None, spec.split(",")):
+            lo, _, hi = part.partition("-")
+            cpus += range(int(lo), int(hi or lo) + 1)
+    except ValueError as e:
+        raise BenchError(f"bad CPU list {spec!r}") from e
+    return cpus
+
+
 def check_environment(a):
     for name, path in (("dashkv", a.dashkv), ("redis", a.redis)):
         if name == "redis" and a.skip_redis:
@@ -574,12 +590,15 @@ def check_environment(a):
                              "--client-cpus '' to run unpinned")
         allowed = os.sched_getaffinity(0)
         for cpus in (a.server_cpus, a.client_cpus):
-            for part in filter(None, cpus.split(",")):
-                lo, _, hi = part.partition("-")
-                for c in range(int(lo), int(hi or lo) + 1):
-                    if c not in allowed:
-                        raise BenchError(f"CPU {c} is not available to this process "
-                                         f"(allowed: {sorted(allowed)})")
+            for c in cpu_list(cpus):
+                if c not in allowed:
+                    raise BenchError(f"CPU {c} is not available to this process "
+                                     f"(allowed: {sorted(allowed)})")
+        ncpu = len(cpu_list(a.server_cpus))
+        for t in a.threads:
+            if ncpu and t > ncpu:
+                print(f"# note: dashkv --threads {t} shares {ncpu} pinned CPU(s) "
+                      f"({a.server_cpus}); widen --server-cpus to measure scaling", file=sys.stderr)
     for t in a.tests:
         if t not in ("get", "set"):
             raise BenchError(f"unsupported test {t!r} (get, set)")
