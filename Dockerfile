@@ -7,6 +7,7 @@
 # Arguments after the image name replace CMD and go straight to the server (ENTRYPOINT is the
 # binary itself, exec form: the server is PID 1 and receives SIGTERM directly). The thread count
 # follows the container's CPU quota (the server reads its cgroup); no flag is needed.
+# With podman/buildah, build with `--format docker`: the OCI format drops HEALTHCHECK.
 
 # ---- build stage -------------------------------------------------------------------------------
 FROM debian:bookworm AS build
