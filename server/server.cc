@@ -12,6 +12,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <chrono>
 
+#include "core/memory.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
 
@@ -92,6 +93,14 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   auto& state = static_cast<ConnState&>(state_base);
   const unsigned my_engine = conn.engine().index();
   int64_t now_ms = NowMs();
+  // Admission gates, evaluated once per batch: authentication and maxmemory.
+  bool need_auth = config_.auth_required.load(std::memory_order_relaxed) && !state.authenticated;
+  int64_t maxmemory = config_.maxmemory.load(std::memory_order_relaxed);
+  bool over_memory = maxmemory > 0 && UsedMemory() > maxmemory;
+  auto rejected = [&](const CommandSpec& spec) {
+    return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
+           (over_memory && spec.HasFlag(kCmdDenyOom));
+  };
   size_t i = 0;
   while (i < batch.size()) {
     // Gather the run of consecutive shard commands starting at i.
@@ -99,8 +108,10 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     size_t j = i;
     for (; j < batch.size(); ++j) {
       const CommandSpec* spec = registry_.Find(batch[j][0]);
-      if (spec == nullptr || spec->kind != HandlerKind::kShard || !spec->ArityOk(batch[j].size()))
+      if (spec == nullptr || spec->kind != HandlerKind::kShard ||
+          !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
         break;
+      }
       std::optional<unsigned> sid = SingleShardOf(*spec, batch[j]);
       if (!sid) break;  // keys on several shards: the coordinator handler runs it below
       state.pending.push_back({spec, batch[j], *sid});
@@ -113,6 +124,14 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     io::CmdArgs args = batch[i++];
     const CommandSpec* spec = Resolve(args, out);
+    if (spec != nullptr && rejected(*spec)) {
+      if (need_auth && !spec->HasFlag(kCmdNoAuth)) {
+        out.SendError("NOAUTH Authentication required.");
+      } else {
+        SendStatus(out, OpStatus::kOutOfMemory);
+      }
+      spec = nullptr;
+    }
     if (spec == nullptr) {
       BumpCounter(engine_states_[my_engine].rejected_calls);
       continue;
@@ -126,6 +145,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       now_ms = NowMs();  // the command may have suspended for a while
     }
     if (conn.close_requested()) break;
+    need_auth = need_auth && !state.authenticated;
   }
   BumpCounter(engine_states_[my_engine].commands_processed, batch.size());
 }
