@@ -4,6 +4,8 @@
 // engine thread that owns the connection.
 #pragma once
 
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>

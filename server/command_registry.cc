@@ -28,7 +28,7 @@ void CommandRegistry::Register(CommandSpec spec) {
   std::string key = AsciiStrToLower(spec.name);
   spec.name = key;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
-  bool inserted = by_name_.emplace(key, owned.get()).second;
+  bool inserted = by_name_.emplace(std::string_view(owned->name), owned.get()).second;
   CHECK(inserted);  // a duplicate command name
   specs_.push_back(std::move(owned));
 }

@@ -3,6 +3,8 @@
 // Thread: filled before the engines start, then immutable (read by every engine).
 #pragma once
 
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
 #include <absl/container/flat_hash_map.h>
 
 #include <boost/asio/awaitable.hpp>
@@ -94,7 +96,7 @@ class CommandRegistry {
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
-  absl::flat_hash_map<std::string, const CommandSpec*> by_name_;
+  absl::flat_hash_map<std::string_view, const CommandSpec*> by_name_;  // views of spec names
 };
 
 // Family registration functions, one per server/commands/*_commands.cc file.

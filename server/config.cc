@@ -240,7 +240,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : entries_) {
     for (auto p : patterns) {
-      if (GlobMatch(p, e.name, /*nocase=*/true)) {
+      if (GlobMatch(p, e.name, GlobCase::kNoCase)) {
         out.emplace_back(e.name, e.get());
         break;
       }

@@ -3,6 +3,8 @@
 // Thread: coroutines on the connection's thread; the per-key functions run on the shards.
 #pragma once
 
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <string_view>

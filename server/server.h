@@ -5,6 +5,8 @@
 // its own engine, and read by others only through ShardSet/EnginePool hops.
 #pragma once
 
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
 #include <absl/container/flat_hash_set.h>
 
 #include <array>

@@ -5,6 +5,8 @@
 // Thread: immutable after start; methods callable from any engine thread.
 #pragma once
 
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
 #include <absl/types/span.h>
 
 #include <cstdint>

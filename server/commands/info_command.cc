@@ -8,6 +8,8 @@
 #include <random>
 
 #include "core/str_util.h"
+#include <mimalloc.h>
+
 #include "core/memory.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"

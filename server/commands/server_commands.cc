@@ -4,6 +4,7 @@
 
 #include "core/str_util.h"
 #include "core/glob.h"
+#include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/multi_key.h"
@@ -229,7 +230,7 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
       return ctx.SendStatus(OpStatus::kSyntaxError);
     }
     for (const auto& spec : reg.all()) {
-      if (by_pattern && !GlobMatch(pattern, spec->name, true)) continue;
+      if (by_pattern && !GlobMatch(pattern, spec->name, GlobCase::kNoCase)) continue;
       if (by_category && std::find_if(spec->categories.begin(), spec->categories.end(),
                                        [&](std::string_view c) {
                                          return EqualsIgnoreCase(c, category);
