@@ -148,7 +148,7 @@ size_t FormatScoreShortest(double v, char* buf) {
   size_t e_pos = s.find('e');
   int exp = 0;
   std::from_chars(s.data() + e_pos + 1 + (s[e_pos + 1] == '+'), s.data() + s.size(), exp);
-  char digits[20];
+  char digits[20] = {};
   size_t nd = 0;
   bool negative = s[0] == '-';
   for (size_t i = negative ? 1 : 0; i < e_pos; ++i) {
