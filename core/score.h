@@ -15,7 +15,8 @@ namespace dashkv {
 // them in op_status.h; they are here so both agree on one spelling).
 inline constexpr std::string_view kErrScoreNotFloat = "ERR value is not a valid float";
 inline constexpr std::string_view kErrScoreRangeNotFloat = "ERR min or max is not a float";
-inline constexpr std::string_view kErrLexRangeInvalid = "ERR min or max not valid string range item";
+inline constexpr std::string_view kErrLexRangeInvalid =
+    "ERR min or max not valid string range item";
 
 // Parses a ZADD / ZINCRBY score with Redis's rules: the whole string must be a strtod number
 // (decimal or hex float, "inf"/"+inf"/"-inf"/"infinity" in any case), no leading whitespace, no
