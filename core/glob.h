@@ -7,7 +7,7 @@
 //     ?        any single byte
 //     [abc]    one byte of the set; [^abc] one byte not in the set
 //     [a-z]    a range, inclusive; reversed ranges ([z-a]) are accepted; bounds compare as
-//              *signed* chars, like Redis on x86 (so [a-\xff] is the empty-ish range \xff..a)
+//              *signed* chars, like Redis on x86 (so [a-\xff] is -1..97: \xff and \x00..a)
 //     \x       the byte x literally, also inside [...]; a trailing '\' is a literal '\'
 //   Redis quirks kept on purpose: an unterminated '[' runs to the end of the pattern ("[ab" is
 //   "[ab]"); ']' right after '[' or '[^' closes an empty set; "x-]" inside a set is a range up to
