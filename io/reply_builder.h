@@ -28,7 +28,8 @@ class ReplyBuilder {
   void SendSimpleString(std::string_view s);
   void SendOk() { SendSimpleString("OK"); }
   // "-<msg>\r\n". `msg` carries its code: "ERR syntax error", "WRONGTYPE Operation against...".
-  // CR/LF inside `msg` are replaced by spaces (as Redis does). Counts into error_count().
+  // CR/LF inside `msg` are replaced by spaces (as Redis does); a leading '-' in `msg` is not
+  // doubled. Counts into error_count().
   void SendError(std::string_view msg);
   void SendLong(int64_t v);                  // ":v\r\n"
   void SendDouble(double v);                 // RESP3 ",v\r\n"; RESP2 bulk; Redis's %.17g format

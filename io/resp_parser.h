@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,7 +26,17 @@ struct RespLimits {
 //  O(total bytes), not O(n^2). The connection may move the unconsumed bytes (compaction) between
 //  calls; offsets, never pointers, are kept across calls.
 //  On kCommand, args() holds views into the buffer passed to this call; they stay valid until the
-//  caller consumes/moves those bytes.
+//  caller consumes/moves those bytes. Exception: an inline argument written with quotes is decoded
+//  into parser-owned storage, valid until the next Parse()/Reset().
+//  Hot path: one pass over a complete command, the CRLF after a length found by the digit scan
+//  itself (memchr only for inline lines and unusual header lines); bulk data is skipped by length;
+//  no allocation once the vectors have grown.
+//  Behaviour follows Redis 7.0 (processMultibulkBuffer/processInlineBuffer): the byte after a '\r'
+//  and the two bytes after bulk data are skipped unchecked, lengths are parsed like string2ll
+//  (no '+', no leading zeros), a line still missing its '\r' ('\n' for inline) is an error once
+//  more than max_inline_len bytes are waiting. Deliberate difference: Redis searches lines with
+//  strchr and so stalls on a NUL before the line end; here a NUL ends an inline line (the rest of
+//  the line is ignored) and makes a header line invalid.
 class RespParser {
  public:
   enum class Status {
@@ -61,11 +72,32 @@ class RespParser {
   size_t consumed_ = 0;
   size_t bytes_needed_ = 0;
   std::string_view error_;
+  enum class LineResult : uint8_t { kOk, kNeedMore, kInvalid, kTooBig, kBadType };
+  struct ArgSpan {
+    size_t offset;  // from the command's start
+    size_t len;
+  };
+
+  Status ParseMultiBulk(std::string_view buf);
+  Status ParseInline(std::string_view buf);
+  // Parses the header line starting at `start`: `type`, an integer, CR, one more byte. On kOk sets
+  // *value and *next (offset after the line); kBadType: complete line not starting with `type`.
+  LineResult ParseLengthLine(std::string_view buf, size_t start, char type, int64_t* value,
+                             size_t* next);
+  // Splits an inline line like Redis's sdssplitargs into args_. Returns false on unbalanced quotes.
+  bool SplitInline(std::string_view line);
+  Status Fail(std::string_view error);
+  Status NeedMore(size_t needed);
+  void ClearCommandState();
+
   // Resumable state of a partially received multibulk (offsets from the command's start).
   int64_t multibulk_len_ = -1;   // -1: not inside a multibulk
   int64_t bulk_len_ = -1;        // length of the bulk being read, -1: expecting '$' header
   size_t pos_ = 0;               // parse position, relative to the start of the command
-  std::vector<std::pair<uint32_t, uint32_t>> offsets_;  // (offset, len) of args seen so far
+  size_t scan_pos_ = 0;          // bytes from the command's start already searched for a line end
+  std::vector<ArgSpan> offsets_;  // args seen so far
+  std::string inline_buf_;        // decoded quoted inline arguments
+  std::string error_buf_;         // formatted error text
 };
 
 }  // namespace dashkv::io

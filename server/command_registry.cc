@@ -44,6 +44,7 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
 void RegisterAllCommands(CommandRegistry* registry) {
   RegisterConnectionCommands(registry);
   RegisterServerCommands(registry);
+  RegisterInfoCommand(registry);
   RegisterStringCommands(registry);
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);

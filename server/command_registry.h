@@ -104,6 +104,7 @@ void RegisterServerCommands(CommandRegistry* registry);
 void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);
 void RegisterBitmapCommands(CommandRegistry* registry);
+void RegisterInfoCommand(CommandRegistry* registry);
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);

@@ -99,6 +99,7 @@ void Config::Init() {
     dir_ = absl::GetFlag(FLAGS_dir);
     dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
+    auth_required = !requirepass_.empty();
     maxmemory_policy_ = absl::GetFlag(FLAGS_maxmemory_policy);
   }
   AddEntries();
@@ -209,7 +210,13 @@ void Config::AddEntries() {
                       }});
   str_entry("dir", &dir_, true);
   str_entry("dbfilename", &dbfilename_, true);
-  str_entry("requirepass", &requirepass_, true);
+  entries_.push_back({"requirepass", [this] { return requirepass(); },
+                      [this](std::string_view v) {
+                        absl::MutexLock lock(&mu_);
+                        requirepass_ = std::string(v);
+                        auth_required = !requirepass_.empty();
+                        return std::string();
+                      }});
   str_entry("save", &save_, true);
   str_entry("loglevel", &loglevel_, true);
   int_entry("timeout", &timeout_, 0, INT32_MAX);

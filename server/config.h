@@ -44,6 +44,7 @@ class Config {
   std::atomic<int64_t> proto_max_bulk_len{512LL * 1024 * 1024};
   std::atomic<int64_t> client_query_buffer_limit{1024LL * 1024 * 1024};
   std::atomic<int> hz{10};
+  std::atomic<bool> auth_required{false};  // requirepass is set
 
   // Immutable after Init().
   uint16_t port = 6379;

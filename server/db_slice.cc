@@ -110,14 +110,26 @@ void DbSlice::Clear() {
 
 size_t DbSlice::ActiveExpire(int64_t now_ms, unsigned max_buckets) {
   size_t deleted = 0;
+  int64_t ttl_sum = 0, ttl_count = 0;
   for (unsigned i = 0; i < max_buckets && expires_ > 0; ++i) {
     expire_cursor_ = table_.Traverse(expire_cursor_, [&](PrimeIterator it) {
+      if (!it->first.HasExpire()) return;
       if (IsExpired(it, now_ms)) {
         EraseExpired(it);
         ++deleted;
+      } else {
+        ttl_sum += it->first.ExpireTimeMs() - now_ms;
+        ++ttl_count;
       }
     });
     if (expire_cursor_ == 0) break;  // a full pass is done; continue next tick
+  }
+  if (ttl_count > 0) {
+    // Like Redis: a moving average that gives the newest sample 2% weight per cycle.
+    int64_t sample = ttl_sum / ttl_count;
+    int64_t previous = AverageTtl(now_ms);
+    avg_ttl_ = previous ? (previous / 50) * 49 + sample / 50 : sample;
+    avg_ttl_time_ = now_ms;
   }
   return deleted;
 }
@@ -135,6 +147,11 @@ PrimeIterator DbSlice::RandomEntry(int64_t now_ms) {
     if (!IsExpired(it, now_ms)) return it;
   }
   return table_.end();
+}
+
+int64_t DbSlice::AverageTtl(int64_t now_ms) const {
+  if (expires_ == 0 || avg_ttl_ == 0) return 0;
+  return std::max<int64_t>(0, avg_ttl_ - (now_ms - avg_ttl_time_));
 }
 
 size_t DbSlice::MemoryUsage() const { return table_.mem_usage(); }

@@ -52,6 +52,9 @@ class DbSlice {
   }
 
   size_t size() const { return table_.size(); }
+  // Returns the average remaining TTL (ms) of keys with a deadline, estimated from the keys the
+  // active expiry cycle visits (as Redis's avg_ttl); 0 when unknown.
+  int64_t AverageTtl(int64_t now_ms) const;
   size_t expires() const { return expires_; }
   // Deletes every key.
   void Clear();
@@ -78,6 +81,8 @@ class DbSlice {
   PrimeTable table_;
   size_t expires_ = 0;
   uint64_t expire_cursor_ = 0;
+  int64_t avg_ttl_ = 0;  // running estimate of the remaining TTL at avg_ttl_time_
+  int64_t avg_ttl_time_ = 0;
   ShardStats* stats_;
 };
 

@@ -12,6 +12,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <chrono>
 
+#include "core/memory.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
 
@@ -45,7 +46,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
   EngineState& es = engine_states_[conn.engine().index()];
   es.clients.insert(state.get());
-  ++es.connections_received;
+  BumpCounter(es.connections_received);
   connected_clients_.fetch_add(1, std::memory_order_relaxed);
   total_connections_.fetch_add(1, std::memory_order_relaxed);
   return state;
@@ -92,6 +93,14 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   auto& state = static_cast<ConnState&>(state_base);
   const unsigned my_engine = conn.engine().index();
   int64_t now_ms = NowMs();
+  // Admission gates, evaluated once per batch: authentication and maxmemory.
+  bool need_auth = config_.auth_required.load(std::memory_order_relaxed) && !state.authenticated;
+  int64_t maxmemory = config_.maxmemory.load(std::memory_order_relaxed);
+  bool over_memory = maxmemory > 0 && UsedMemory() > maxmemory;
+  auto rejected = [&](const CommandSpec& spec) {
+    return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
+           (over_memory && spec.HasFlag(kCmdDenyOom));
+  };
   size_t i = 0;
   while (i < batch.size()) {
     // Gather the run of consecutive shard commands starting at i.
@@ -99,8 +108,10 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     size_t j = i;
     for (; j < batch.size(); ++j) {
       const CommandSpec* spec = registry_.Find(batch[j][0]);
-      if (spec == nullptr || spec->kind != HandlerKind::kShard || !spec->ArityOk(batch[j].size()))
+      if (spec == nullptr || spec->kind != HandlerKind::kShard ||
+          !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
         break;
+      }
       std::optional<unsigned> sid = SingleShardOf(*spec, batch[j]);
       if (!sid) break;  // keys on several shards: the coordinator handler runs it below
       state.pending.push_back({spec, batch[j], *sid});
@@ -113,8 +124,16 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     io::CmdArgs args = batch[i++];
     const CommandSpec* spec = Resolve(args, out);
+    if (spec != nullptr && rejected(*spec)) {
+      if (need_auth && !spec->HasFlag(kCmdNoAuth)) {
+        out.SendError("NOAUTH Authentication required.");
+      } else {
+        SendStatus(out, OpStatus::kOutOfMemory);
+      }
+      spec = nullptr;
+    }
     if (spec == nullptr) {
-      ++engine_states_[my_engine].rejected_calls;
+      BumpCounter(engine_states_[my_engine].rejected_calls);
       continue;
     }
     state.last_cmd = spec;
@@ -126,8 +145,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       now_ms = NowMs();  // the command may have suspended for a while
     }
     if (conn.close_requested()) break;
+    need_auth = need_auth && !state.authenticated;
   }
-  engine_states_[my_engine].commands_processed += batch.size();
+  BumpCounter(engine_states_[my_engine].commands_processed, batch.size());
 }
 
 asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
@@ -184,16 +204,40 @@ void Server::StartBackgroundTasks() {
         engine.context(),
         [this, &shard, &engine]() -> asio::awaitable<void> {
           asio::steady_timer timer(engine.context());
+          int64_t last_expire_ms = 0;
           while (!stopping_.load(std::memory_order_relaxed)) {
-            timer.expires_after(std::chrono::milliseconds(1000 / config_.hz.load()));
+            timer.expires_after(std::chrono::milliseconds(100));
             boost::system::error_code ec;
             co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             if (ec || stopping_.load(std::memory_order_relaxed)) break;
-            shard.ActiveExpireCycle(NowMs());
+            int64_t now = NowMs();
+            if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed)) {
+              shard.ActiveExpireCycle(now);
+              last_expire_ms = now;
+            }
+            if (shard.index() == 0) SampleOps();
           }
         },
         asio::detached);
   });
+}
+
+void Server::SampleOps() {
+  uint64_t total = 0;
+  for (const EngineState& es : engine_states_) {
+    total += es.commands_processed.load(std::memory_order_relaxed);
+  }
+  int64_t now = NowMs();
+  if (last_ops_sample_ms_ != 0 && now > last_ops_sample_ms_) {
+    ops_samples_[ops_sample_index_++ % ops_samples_.size()] =
+        static_cast<int64_t>(total - last_ops_total_) * 1000 / (now - last_ops_sample_ms_);
+    int64_t sum = 0;
+    for (int64_t v : ops_samples_) sum += v;
+    instantaneous_ops_.store(sum / static_cast<int64_t>(ops_samples_.size()),
+                             std::memory_order_relaxed);
+  }
+  last_ops_total_ = total;
+  last_ops_sample_ms_ = now;
 }
 
 void Server::StopBackgroundTasks() { stopping_ = true; }

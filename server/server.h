@@ -7,6 +7,7 @@
 
 #include <absl/container/flat_hash_set.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -23,13 +24,18 @@
 
 namespace dashkv {
 
-// Per-engine connection registry and counters. Touched only by its engine's thread.
+// Adds n to a counter that only one thread writes (no atomic read-modify-write needed).
+inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Per-engine connection registry and counters. The registry is touched only by its engine's
+// thread; the counters are written only by it and may be read (relaxed) by any thread.
 struct alignas(64) EngineState {
   absl::flat_hash_set<ConnState*> clients;
-  uint64_t commands_processed = 0;
-  uint64_t connections_received = 0;
-  uint64_t rejected_calls = 0;
-  uint64_t net_input_bytes = 0;
+  std::atomic<uint64_t> commands_processed{0};
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<uint64_t> rejected_calls{0};
 };
 
 class Server : public io::Service {
@@ -46,6 +52,8 @@ class Server : public io::Service {
 
   // Starts the per-shard background tasks (active expiry).
   void StartBackgroundTasks();
+  // Samples the command rate (instantaneous_ops_per_sec); runs on engine 0 every 100 ms.
+  void SampleOps();
   // Stops them; REQUIRES: called before the pool stops.
   void StopBackgroundTasks();
 
@@ -59,6 +67,8 @@ class Server : public io::Service {
   int64_t start_time_ms() const { return start_time_ms_; }
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   std::atomic<uint64_t>& total_connections() { return total_connections_; }
+  // Commands per second over the last sampling period (INFO instantaneous_ops_per_sec).
+  int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
   // The port actually listened on (set by main once bound).
   std::atomic<int>& port() { return port_; }
 
@@ -84,6 +94,11 @@ class Server : public io::Service {
   std::atomic<int64_t> connected_clients_{0};
   std::atomic<uint64_t> total_connections_{0};
   std::atomic<int> port_{0};
+  std::atomic<int64_t> instantaneous_ops_{0};
+  uint64_t last_ops_total_ = 0;      // engine 0 only
+  int64_t last_ops_sample_ms_ = 0;   // engine 0 only
+  std::array<int64_t, 16> ops_samples_{};  // engine 0 only
+  size_t ops_sample_index_ = 0;      // engine 0 only
   std::atomic<bool> stopping_{false};
 };
 

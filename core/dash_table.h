@@ -1,0 +1,372 @@
+// DashTable: the keyspace index of a shard. Extendible hashing over a directory of fixed-size
+// segments: the table grows one segment split at a time and never rehashes everything at once.
+// Thread: owned by the shard thread; no internal synchronization.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/detail_check.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/segment.h"
+
+namespace dashkv {
+
+// Design
+//
+// Layout. A directory (vector of 2^global_depth segment pointers) indexed by the top
+// global_depth bits of the 64-bit hash. A segment of local depth d is referenced by the
+// 2^(global_depth - d) consecutive directory entries that share its d-bit prefix. A segment
+// (core/segment.h) holds kRegularBuckets regular + kStashBuckets stash buckets of
+// kSlotsPerBucket slots; a bucket is 40 bytes of metadata (fingerprints, busy/probe bitmaps,
+// stash hints, 64-bit version) followed by the keys, then the values.
+//
+// Placement. fingerprint = hash bits 0..7; home bucket = bits 8..39 scaled to kRegularBuckets
+// (independent of the segment bits for global depth <= 24). An entry lives in its home bucket,
+// in the next one (probe bit set), or in a stash bucket (hint or overflow count in its home).
+// Insert order: the emptier of home/next; else one displacement (a probing entry of home goes
+// back to home-1, or an entry of next homed there moves to next+1); else a stash bucket. When
+// the segment is full: Hooks::GarbageCollect on the hot buckets, stash unloading, Hooks::Evict,
+// Hooks::CanGrow, then split: entries whose hash bit (63 - local_depth) is set move to a new
+// segment at the *same bucket and slot* (so a split never fails and never changes a bucket
+// index), versions are copied, the directory doubles when local depth == global depth.
+//
+// Invariants. An entry's home bucket never changes (splits keep bucket indices), so SCAN by
+// home bucket is stable. Per home bucket: stash entries homed there == hints + overflow. A
+// bucket's version never decreases when entries move into it (max of the two).
+//
+// Complexity. Find: 1 directory load + SSE2 match over 2 buckets (+ stash when hinted), O(1).
+// Insert: O(1), worst case one split = O(segment) rehash of 840 keys + directory doubling
+// (O(#segments) pointer copies, amortized; ~8 bytes per segment).
+//
+// Memory (server policy: 16-byte key and value, 56+4 buckets x 14 slots): bucket = 40 + 14*32 =
+// 488 bytes, segment = 64 + 60*488 = 29,344 bytes for 840 slots: 2.93 bytes of overhead per slot
+// plus 8 bytes of directory per segment (<= 0.02 bytes per slot), ~3 bytes per slot in total.
+//
+// Cursors. Traverse() cursors: bits 40..47 = home bucket, bits 0..39 = segment hash prefix
+// left-aligned to 40 bits (global depth <= 40); bits 48..63 are always 0 and free for the caller.
+// TraverseBuckets() cursors: bits 8..47 = segment prefix, bits 0..7 = physical bucket.
+
+// Defaults for policies: the server's geometry (56 + 4 buckets x 14 slots, 840 slots).
+// A policy also supplies `static uint64_t HashFn(const Key&)` (plus overloads for heterogeneous
+// lookup types) and optionally `static bool Equal(const Key&, const U&)` (else operator==).
+struct DashPolicyBase {
+  static constexpr unsigned kRegularBuckets = 56;
+  static constexpr unsigned kStashBuckets = 4;
+  static constexpr unsigned kSlotsPerBucket = 14;
+  // true: keys and values relocate by memcpy and the source is not destroyed.
+  static constexpr bool kRelocateByMemcpy = false;
+};
+
+// Hooks with no effect: the table splits whenever a segment is full. Any hook a Hooks type lacks
+// is skipped, so callers may define only those they need:
+//   unsigned GarbageCollect(const HotBuckets&, DashTable*)  -- returns entries freed
+//   unsigned Evict(const HotBuckets&, DashTable*)           -- returns entries freed
+//   bool CanGrow(const DashTable&)                          -- false refuses the split
+//   void RecordSplit(const DashTable&)                      -- called after each split
+struct NoDashHooks {};
+
+template <typename Key, typename Value, typename Policy>
+class DashTable {
+  using SegmentT = detail::Segment<Key, Value, Policy>;
+
+ public:
+  static constexpr unsigned kRegularBuckets = SegmentT::kRegular;
+  static constexpr unsigned kStashBuckets = SegmentT::kStash;
+  static constexpr unsigned kBucketsPerSegment = SegmentT::kTotal;
+  static constexpr unsigned kSlotsPerBucket = SegmentT::kSlots;
+  static constexpr unsigned kSegmentCapacity = SegmentT::kCapacity;
+  static constexpr unsigned kMaxGlobalDepth = 40;
+  static constexpr unsigned kCursorBits = 48;
+
+  template <bool kConst>
+  class Iter;
+  using iterator = Iter<false>;
+  using const_iterator = Iter<true>;
+  // An iterator over the entries of one physical bucket; is_done() at the bucket's end. It
+  // still names its bucket when done (GetVersion/SetVersion work on it).
+  using bucket_iterator = iterator;
+
+  // The buckets an insert of `key_hash` touches when its segment is full: home - 1, home,
+  // home + 1, home + 2 and every stash bucket, as bucket iterators (some may be done/empty).
+  struct HotBuckets {
+    static constexpr unsigned kNumRegular = 4;
+    static constexpr unsigned kNum = kNumRegular + kStashBuckets;
+    bucket_iterator buckets[kNum];
+    uint64_t key_hash = 0;
+  };
+
+  DashTable() { dir_.push_back(new SegmentT(0)); }
+  DashTable(const DashTable&) = delete;
+  DashTable& operator=(const DashTable&) = delete;
+  ~DashTable() { FreeSegments(); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t segment_count() const { return segment_count_; }
+  size_t bucket_count() const { return segment_count_ * kBucketsPerSegment; }
+  // Returns the number of slots (regular and stash) of all segments.
+  size_t capacity() const { return segment_count_ * kSegmentCapacity; }
+  unsigned global_depth() const { return global_depth_; }
+  size_t directory_size() const { return dir_.size(); }
+  // Returns the bytes the table itself occupies: directory + segments + this object. Memory owned
+  // by keys and values is not included.
+  size_t mem_usage() const {
+    return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + segment_count_ * sizeof(SegmentT);
+  }
+  static constexpr size_t segment_bytes() { return sizeof(SegmentT); }
+
+  iterator begin() { return SeekFrom(0, 0, 0); }
+  const_iterator begin() const { return const_cast<DashTable*>(this)->begin(); }
+  iterator end() { return iterator(); }
+  const_iterator end() const { return const_iterator(); }
+
+  // Returns the entry equal to `key`, or end(). `hash` must be Policy::HashFn(key).
+  template <typename U>
+  iterator Find(const U& key, uint64_t hash) {
+    const uint32_t idx = DirIndex(hash);
+    auto ref = dir_[idx]->Find(key, hash);
+    return ref.found() ? iterator(this, idx, ref.bucket, ref.slot, false) : end();
+  }
+  template <typename U>
+  iterator Find(const U& key) { return Find(key, Policy::HashFn(key)); }
+  template <typename U>
+  const_iterator Find(const U& key, uint64_t hash) const {
+    return const_cast<DashTable*>(this)->Find(key, hash);
+  }
+  template <typename U>
+  const_iterator Find(const U& key) const { return Find(key, Policy::HashFn(key)); }
+
+  // Prefetches the home bucket of `hash` (metadata and the first keys) ahead of a Find.
+  void Prefetch(uint64_t hash) const {
+    const SegmentT* seg = dir_[DirIndex(hash)];
+    const char* p = reinterpret_cast<const char*>(&seg->meta(SegmentT::HomeBucket(hash)));
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+  }
+
+  // Inserts (key, value) unless an equal key exists. Returns {iterator to the entry, true} when
+  // inserted, {iterator to the existing entry, false} when the key exists, and {end(), false}
+  // when the segment was full and hooks.CanGrow refused the split. Invalidates iterators.
+  // REQUIRES: hooks do not insert into this table.
+  template <typename K, typename V, typename Hooks>
+  std::pair<iterator, bool> Insert(K&& key, V&& value, Hooks& hooks) {
+    const uint64_t hash = Policy::HashFn(key);
+    if (iterator it = Find(key, hash); !it.is_done()) return {it, false};
+    return InsertNew(hash, std::forward<K>(key), std::forward<V>(value), hooks);
+  }
+  template <typename K, typename V>
+  std::pair<iterator, bool> Insert(K&& key, V&& value) {
+    NoDashHooks hooks;
+    return Insert(std::forward<K>(key), std::forward<V>(value), hooks);
+  }
+
+  // Like Insert, but assigns `value` to the existing entry when the key exists.
+  template <typename K, typename V, typename Hooks>
+  std::pair<iterator, bool> InsertOrAssign(K&& key, V&& value, Hooks& hooks) {
+    const uint64_t hash = Policy::HashFn(key);
+    if (iterator it = Find(key, hash); !it.is_done()) {
+      it->second = std::forward<V>(value);
+      return {it, false};
+    }
+    return InsertNew(hash, std::forward<K>(key), std::forward<V>(value), hooks);
+  }
+  template <typename K, typename V>
+  std::pair<iterator, bool> InsertOrAssign(K&& key, V&& value) {
+    NoDashHooks hooks;
+    return InsertOrAssign(std::forward<K>(key), std::forward<V>(value), hooks);
+  }
+
+  // Inserts a key known to be absent; `hash` must be Policy::HashFn(key).
+  // REQUIRES: no entry equal to `key` exists.
+  template <typename K, typename V, typename Hooks>
+  std::pair<iterator, bool> InsertNew(uint64_t hash, K&& key, V&& value, Hooks& hooks);
+
+  // Destroys the entry at `it`. Other entries do not move, so iterators to them (and `it` itself
+  // for ++, within a bucket iteration) stay usable. REQUIRES: !it.is_done().
+  void Erase(const_iterator it) {
+    dir_[it.seg_idx_]->Erase(it.bucket_, it.slot_);
+    --size_;
+  }
+  void Erase(iterator it) { Erase(const_iterator(it)); }
+  // Erases the entry equal to `key`; returns 1 when found, else 0.
+  template <typename U>
+    requires(!std::is_convertible_v<const U&, const_iterator>)
+  size_t Erase(const U& key) {
+    iterator it = Find(key);
+    if (it.is_done()) return 0;
+    Erase(it);
+    return 1;
+  }
+
+  // Destroys every entry and frees all segments but one; versions are reset to 0.
+  void Clear() {
+    FreeSegments();
+    dir_.assign(1, new SegmentT(0));
+    dir_.shrink_to_fit();
+    global_depth_ = 0;
+    segment_count_ = 1;
+    size_ = 0;
+  }
+
+  // Visits the entries homed at the next logical bucket(s) (bucket-major, then segments in hash
+  // order) until at least one entry was visited; calls fn(iterator) for each. Returns the next
+  // cursor, 0 when the traversal is complete. Every key present for the whole traversal is
+  // visited at least once, even if the table splits between calls. Only the low 48 bits of the
+  // cursor are used (see Design). REQUIRES: fn does not insert or erase.
+  template <typename Fn>
+  uint64_t Traverse(uint64_t cursor, Fn&& fn);
+
+  // Visits one physical bucket (segment-major order): calls fn(bucket_iterator) once, even for
+  // an empty bucket. Returns the next cursor, 0 when done. For snapshots: a split between calls
+  // may make a later call revisit moved entries (their bucket versions tell). REQUIRES: as above.
+  template <typename Fn>
+  uint64_t TraverseBuckets(uint64_t cursor, Fn&& fn);
+
+  // Returns the version of the bucket `it` points into; sets it.
+  uint64_t GetVersion(const const_iterator& it) const {
+    return dir_[it.seg_idx_]->version(it.bucket_);
+  }
+  void SetVersion(const const_iterator& it, uint64_t version) {
+    dir_[it.seg_idx_]->set_version(it.bucket_, version);
+  }
+
+  // Calls cb(bucket_iterator) for every bucket with version < `version` that inserting `key`
+  // (assumed absent) would change now: the target bucket, the displaced entry's new bucket, or
+  // every bucket of the segment when it is full (hooks and split may touch any of them).
+  template <typename U, typename Cb>
+  void CVCUponInsert(uint64_t version, const U& key, Cb&& cb);
+  // Calls cb(bucket_iterator) for the bucket of `it` if its version < `version` (an erase of
+  // `it` changes only that bucket).
+  template <typename Cb>
+  void CVCUponErase(uint64_t version, const_iterator it, Cb&& cb) {
+    if (GetVersion(it) < version) cb(BucketBegin(it.seg_idx_, it.bucket_));
+  }
+
+  // Returns an iterator to a pseudo-random entry (end() when empty). `gen` is a uniform random
+  // bit generator (absl::BitGen, std::mt19937_64, ...). Not uniform: biased towards entries
+  // after empty regions.
+  template <typename Gen>
+  iterator GetRandomIterator(Gen& gen) {
+    if (size_ == 0) return end();
+    const uint32_t idx = uint32_t(gen() % dir_.size());
+    iterator it = SeekFrom(idx, uint8_t(gen() % kBucketsPerSegment), 0);
+    return it.is_done() ? begin() : it;
+  }
+
+  // Returns an iterator on the first entry of bucket `bucket` of the segment at directory index
+  // `seg_idx` (done if the bucket is empty).
+  bucket_iterator BucketBegin(uint32_t seg_idx, unsigned bucket) {
+    iterator it(this, seg_idx, uint8_t(bucket), 0, true);
+    SeekValid(&it);
+    return it;
+  }
+
+  // Checks the structural invariants (directory spans, placement, hints, sizes). For tests.
+  absl::Status CheckInvariants() const;
+
+  template <bool kConst>
+  class Iter {
+    using Owner = std::conditional_t<kConst, const DashTable, DashTable>;
+    using KeyRef = std::conditional_t<kConst, const Key&, Key&>;
+    using ValueRef = std::conditional_t<kConst, const Value&, Value&>;
+
+   public:
+    // `first` is mutable for iterator: REQUIRES the caller never changes its hash or equality.
+    struct Ref {
+      KeyRef first;
+      ValueRef second;
+    };
+    struct Arrow {
+      Ref ref;
+      Ref* operator->() { return &ref; }
+    };
+
+    Iter() = default;
+    template <bool kOther, typename = std::enable_if_t<kConst && !kOther>>
+    Iter(const Iter<kOther>& o)  // NOLINT: iterator -> const_iterator
+        : owner_(o.owner_), seg_idx_(o.seg_idx_), bucket_(o.bucket_), slot_(o.slot_),
+          bucket_only_(o.bucket_only_) {}
+
+    Ref operator*() const { return Ref{seg()->key(bucket_, slot_), seg()->value(bucket_, slot_)}; }
+    Arrow operator->() const { return Arrow{**this}; }
+    Iter& operator++() {
+      ++slot_;
+      owner_->SeekValidAny(this);
+      return *this;
+    }
+
+    bool is_done() const { return owner_ == nullptr || slot_ >= kSlotsPerBucket; }
+    // Returns the segment's id: the first directory index that points to it (valid until the
+    // next split or directory doubling).
+    uint32_t segment_id() const { return owner_->SegmentStart(seg_idx_); }
+    // Returns the physical bucket index in the segment (>= kRegularBuckets: stash).
+    uint8_t bucket_id() const { return bucket_; }
+    uint8_t slot_id() const { return slot_; }
+    // Returns the home (logical) bucket of the entry.
+    unsigned home_bucket() const { return seg()->HomeOf(bucket_, slot_); }
+
+    friend bool operator==(const Iter& a, const Iter& b) {
+      if (a.is_done() || b.is_done()) return a.is_done() == b.is_done();
+      return a.owner_ == b.owner_ && a.seg_idx_ == b.seg_idx_ && a.bucket_ == b.bucket_ &&
+             a.slot_ == b.slot_;
+    }
+
+   private:
+    friend class DashTable;
+    template <bool>
+    friend class Iter;
+    Iter(Owner* owner, uint32_t seg_idx, uint8_t bucket, uint8_t slot, bool bucket_only)
+        : owner_(owner), seg_idx_(seg_idx), bucket_(bucket), slot_(slot),
+          bucket_only_(bucket_only) {}
+    auto* seg() const { return owner_->dir_[seg_idx_]; }
+
+    Owner* owner_ = nullptr;
+    uint32_t seg_idx_ = 0;
+    uint8_t bucket_ = 0;
+    uint8_t slot_ = 0;
+    bool bucket_only_ = false;
+  };
+
+ private:
+  static constexpr uint64_t kPrefixMask = (uint64_t(1) << kMaxGlobalDepth) - 1;
+
+  uint32_t DirIndex(uint64_t hash) const {
+    return global_depth_ == 0 ? 0 : uint32_t(hash >> (64 - global_depth_));
+  }
+  // Returns the first directory index of the segment at `idx`, and the count of its entries.
+  uint32_t SpanOf(uint32_t idx) const { return 1u << (global_depth_ - dir_[idx]->local_depth()); }
+  uint32_t SegmentStart(uint32_t idx) const { return idx & ~(SpanOf(idx) - 1); }
+  uint32_t NextSegment(uint32_t idx) const { return SegmentStart(idx) + SpanOf(idx); }
+
+  iterator SeekFrom(uint32_t idx, uint8_t bucket, uint8_t slot) {
+    iterator it(this, idx, bucket, slot, false);
+    SeekValid(&it);
+    return it;
+  }
+  template <typename It>
+  void SeekValidAny(It* it) const { const_cast<DashTable*>(this)->SeekValidImpl(it); }
+  void SeekValid(iterator* it) { SeekValidImpl(it); }
+  template <typename It>
+  void SeekValidImpl(It* it);
+
+  template <typename Hooks>
+  bool MakeRoom(uint32_t idx, uint64_t hash, Hooks& hooks, unsigned* stage);
+  HotBuckets MakeHotBuckets(uint32_t idx, uint64_t hash);
+  void Split(uint32_t idx);
+  void FreeSegments();
+  absl::Status CheckSegment(uint32_t idx, size_t* total) const;
+
+  std::vector<SegmentT*> dir_;
+  unsigned global_depth_ = 0;
+  size_t segment_count_ = 1;
+  size_t size_ = 0;
+};
+
+}  // namespace dashkv
+
+#include "core/detail_dash_table_impl.h"

@@ -1,0 +1,473 @@
+// Segment: the fixed-size unit of a DashTable (regular buckets + stash buckets of slots), with
+// its bucket metadata, fingerprint matching, insertion plan, stash hints and split.
+// A detail of core/dash_table.h, tested on its own in tests/core/segment_test.cc.
+// Thread: owned by the shard thread that owns the table.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "core/detail_check.h"
+
+namespace dashkv {
+namespace detail {
+
+// Metadata of one bucket: 40 bytes for up to 16 slots.
+//   fp[16]      one fingerprint byte per slot (low 8 bits of the hash); 16 bytes so a single SSE2
+//               load covers them (bytes past the slot count are masked off).
+//   busy        bit i set when slot i holds an entry.
+//   probe       bit i set when slot i holds an entry whose home is the previous bucket
+//               (regular buckets only).
+//   hint_*      up to 4 stash hints: an entry whose home is this bucket and that lives in stash
+//               bucket hint_stash(i), with fingerprint hint_fp[i]. Entries stashed when the 4 hints
+//               are taken are counted in `overflow` (then a lookup scans every stash bucket).
+//   version     snapshot version of the bucket; never decreases when entries move.
+struct BucketMeta {
+  static constexpr unsigned kHints = 4;
+
+  uint8_t fp[16];
+  uint16_t busy;
+  uint16_t probe;
+  uint8_t hint_fp[kHints];
+  uint8_t hint_stash;  // 2 bits per hint
+  uint8_t hint_busy;   // low 4 bits
+  uint8_t overflow;
+  uint8_t reserved;
+  uint32_t reserved2;
+  uint64_t version;
+
+  unsigned HintStash(unsigned i) const { return (hint_stash >> (2 * i)) & 3u; }
+};
+static_assert(sizeof(BucketMeta) == 40);
+
+// Returns a bitmap of the slots among the first 16 whose fingerprint equals `fp` (busy or not).
+inline uint32_t MatchFingerprints(const BucketMeta& m, uint8_t fp) {
+#if defined(__SSE2__)
+  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.fp));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(char(fp)))));
+#else
+  uint32_t r = 0;
+  for (unsigned i = 0; i < 16; ++i) r |= uint32_t(m.fp[i] == fp) << i;
+  return r;
+#endif
+}
+
+// Compares a stored key with a probe key: Policy::Equal when the policy has one, else ==.
+template <typename Policy, typename K, typename U>
+bool PolicyEqual(const K& stored, const U& probe) {
+  if constexpr (requires { Policy::Equal(stored, probe); }) {
+    return Policy::Equal(stored, probe);
+  } else {
+    return stored == probe;
+  }
+}
+
+// Moves the object at `src` into raw storage `dst` and ends the life of `*src`.
+template <typename T, bool kMemcpy>
+void Relocate(T* dst, T* src) {
+  if constexpr (kMemcpy || std::is_trivially_copyable_v<T>) {
+    std::memcpy(static_cast<void*>(dst), static_cast<const void*>(src), sizeof(T));
+  } else {
+    new (dst) T(std::move(*src));
+    src->~T();
+  }
+}
+
+// What an insertion will do: where the new entry goes, and the one move that makes room for it
+// (displacement). Computed without side effects so the change report (CVC) can use it.
+struct InsertPlan {
+  enum class Kind : uint8_t { kFull, kDirect, kDisplace, kStash };
+  Kind kind = Kind::kFull;
+  uint8_t bucket = 0;  // target of the new entry
+  uint8_t slot = 0;
+  bool probe = false;
+  uint8_t from_bucket = 0;  // kDisplace: the entry at (from_bucket, from_slot) moves to to_bucket
+  uint8_t from_slot = 0;
+  uint8_t to_bucket = 0;
+  bool to_probe = false;
+};
+
+// A fixed array of kRegularBuckets + kStashBuckets buckets of kSlotsPerBucket slots. The entry of
+// hash h has its home in regular bucket HomeBucket(h) and lives there, in the next bucket
+// (probing), or in a stash bucket (with a hint or an overflow count in its home bucket).
+template <typename Key, typename Value, typename Policy>
+class Segment {
+ public:
+  static constexpr unsigned kRegular = Policy::kRegularBuckets;
+  static constexpr unsigned kStash = Policy::kStashBuckets;
+  static constexpr unsigned kTotal = kRegular + kStash;
+  static constexpr unsigned kSlots = Policy::kSlotsPerBucket;
+  static constexpr unsigned kCapacity = kTotal * kSlots;
+  static constexpr bool kMemcpy = Policy::kRelocateByMemcpy;
+  static constexpr uint8_t kNoBucket = 0xff;
+  static constexpr uint16_t kSlotMask = uint16_t((1u << kSlots) - 1);
+
+  static_assert(kSlots >= 1 && kSlots <= 16, "busy bitmaps are 16 bits wide");
+  static_assert(kRegular >= 4 && kRegular <= 200, "displacement needs 4 distinct buckets");
+  static_assert(kStash >= 1 && kStash <= 4, "hints hold a 2-bit stash index");
+
+  // Position of a slot; bucket == kNoBucket means "none".
+  struct SlotRef {
+    uint8_t bucket = kNoBucket;
+    uint8_t slot = 0;
+    bool found() const { return bucket != kNoBucket; }
+  };
+
+  explicit Segment(uint8_t local_depth) : local_depth_(local_depth) {
+    for (Bucket& b : buckets_) std::memset(&b.meta, 0, sizeof(b.meta));
+  }
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment() { DestroyAll(); }
+
+  static uint8_t Fingerprint(uint64_t hash) { return uint8_t(hash); }
+  // Returns the home bucket: bits 8..39 of the hash scaled to [0, kRegular). Does not depend on
+  // the bits that choose the segment (the top global-depth bits) for depths up to 24.
+  static unsigned HomeBucket(uint64_t hash) {
+    return unsigned((((hash >> 8) & 0xffffffffu) * kRegular) >> 32);
+  }
+  static unsigned NextBucket(unsigned b) { return b + 1 == kRegular ? 0 : b + 1; }
+  static unsigned PrevBucket(unsigned b) { return b == 0 ? kRegular - 1 : b - 1; }
+
+  uint32_t size() const { return size_; }
+  uint8_t local_depth() const { return local_depth_; }
+  void set_local_depth(uint8_t d) { local_depth_ = d; }
+
+  Key& key(unsigned b, unsigned s) { return buckets_[b].key(s); }
+  const Key& key(unsigned b, unsigned s) const { return buckets_[b].key(s); }
+  Value& value(unsigned b, unsigned s) { return buckets_[b].value(s); }
+  const Value& value(unsigned b, unsigned s) const { return buckets_[b].value(s); }
+  uint16_t busy(unsigned b) const { return buckets_[b].meta.busy; }
+  uint16_t probe(unsigned b) const { return buckets_[b].meta.probe; }
+  const BucketMeta& meta(unsigned b) const { return buckets_[b].meta; }
+  uint64_t version(unsigned b) const { return buckets_[b].meta.version; }
+  void set_version(unsigned b, uint64_t v) { buckets_[b].meta.version = v; }
+
+  // Returns the home bucket of the entry at (b, s).
+  unsigned HomeOf(unsigned b, unsigned s) const {
+    if (b >= kRegular) return stash_home_[(b - kRegular) * kSlots + s];
+    return (buckets_[b].meta.probe >> s) & 1 ? PrevBucket(b) : b;
+  }
+
+  // Returns the bitmap of the entries of bucket `b` whose home is `home`.
+  uint16_t EntriesWithHome(unsigned b, unsigned home) const {
+    const BucketMeta& m = buckets_[b].meta;
+    if (b < kRegular) return b == home ? (m.busy & ~m.probe) : (m.busy & m.probe);
+    uint16_t r = 0;
+    for (uint16_t bits = m.busy; bits; bits &= bits - 1) {
+      unsigned s = __builtin_ctz(bits);
+      if (stash_home_[(b - kRegular) * kSlots + s] == home) r |= uint16_t(1u << s);
+    }
+    return r;
+  }
+
+  // Returns where `probe_key` (of hash `hash`) lives, or a SlotRef with found() false.
+  template <typename U>
+  SlotRef Find(const U& probe_key, uint64_t hash) const {
+    const uint8_t fp = Fingerprint(hash);
+    const unsigned home = HomeBucket(hash);
+    const Bucket& hb = buckets_[home];
+    if (uint8_t s; Probe(hb, fp, hb.meta.busy & ~hb.meta.probe, probe_key, &s)) return {uint8_t(home), s};
+    const unsigned next = NextBucket(home);
+    const Bucket& nb = buckets_[next];
+    if (uint8_t s; Probe(nb, fp, nb.meta.busy & nb.meta.probe, probe_key, &s)) return {uint8_t(next), s};
+    if (hb.meta.hint_busy == 0 && hb.meta.overflow == 0) return {};
+    return FindInStash(hb.meta, fp, probe_key);
+  }
+
+  // Returns how an entry of hash `hash` would be inserted now; kind kFull when it cannot be.
+  InsertPlan PlanInsert(uint64_t hash) const {
+    InsertPlan p;
+    const unsigned home = HomeBucket(hash), next = NextBucket(home);
+    const unsigned free_home = FreeCount(home), free_next = FreeCount(next);
+    if (free_home > 0 || free_next > 0) {
+      const bool use_home = free_home >= free_next;
+      p.kind = InsertPlan::Kind::kDirect;
+      p.bucket = uint8_t(use_home ? home : next);
+      p.slot = uint8_t(FirstFree(p.bucket));
+      p.probe = !use_home;
+      return p;
+    }
+    if (PlanDisplacement(home, next, &p)) return p;
+    const unsigned start = Fingerprint(hash) % kStash;
+    for (unsigned i = 0; i < kStash; ++i) {
+      const unsigned sb = kRegular + (start + i) % kStash;
+      if (FreeCount(sb) > 0) {
+        p.kind = InsertPlan::Kind::kStash;
+        p.bucket = uint8_t(sb);
+        p.slot = uint8_t(FirstFree(sb));
+        return p;
+      }
+    }
+    return p;
+  }
+
+  // Executes `plan` (from PlanInsert on the same hash, no change in between) and constructs the
+  // entry. Returns its position.
+  template <typename K, typename V>
+  SlotRef Execute(const InsertPlan& plan, uint64_t hash, K&& k, V&& v) {
+    DASH_DCHECK(plan.kind != InsertPlan::Kind::kFull);
+    if (plan.kind == InsertPlan::Kind::kDisplace) {
+      const unsigned to_slot = FirstFree(plan.to_bucket);
+      MoveEntry(plan.from_bucket, plan.from_slot, plan.to_bucket, to_slot, plan.to_probe);
+    }
+    Bucket& b = buckets_[plan.bucket];
+    new (b.key_ptr(plan.slot)) Key(std::forward<K>(k));
+    new (b.value_ptr(plan.slot)) Value(std::forward<V>(v));
+    MarkBusy(plan.bucket, plan.slot, Fingerprint(hash), plan.probe);
+    if (plan.kind == InsertPlan::Kind::kStash) {
+      const unsigned home = HomeBucket(hash);
+      stash_home_[(plan.bucket - kRegular) * kSlots + plan.slot] = uint8_t(home);
+      AddHint(home, Fingerprint(hash), plan.bucket - kRegular);
+    }
+    ++size_;
+    return {plan.bucket, plan.slot};
+  }
+
+  // Destroys the entry at (b, s). Does not move any other entry.
+  void Erase(unsigned b, unsigned s) {
+    DASH_DCHECK((busy(b) >> s) & 1);
+    Bucket& bk = buckets_[b];
+    bk.key_ptr(s)->~Key();
+    bk.value_ptr(s)->~Value();
+    Vacate(b, s);
+  }
+
+  // Moves every entry whose hash has bit (63 - local_depth) set into `dest` (an empty segment),
+  // at the same bucket and slot, and increments the local depth of both. Versions are copied.
+  void Split(Segment* dest) {
+    DASH_DCHECK(dest->size_ == 0u);
+    const unsigned bit = 63 - local_depth_;
+    for (unsigned b = 0; b < kTotal; ++b) {
+      dest->buckets_[b].meta.version = buckets_[b].meta.version;
+      for (uint16_t bits = busy(b); bits; bits &= bits - 1) {
+        const unsigned s = __builtin_ctz(bits);
+        const uint64_t hash = Policy::HashFn(key(b, s));
+        if (((hash >> bit) & 1) == 0) continue;
+        const bool probing = (probe(b) >> s) & 1;
+        if (b >= kRegular) {
+          const unsigned idx = (b - kRegular) * kSlots + s;
+          dest->stash_home_[idx] = stash_home_[idx];
+          dest->AddHint(stash_home_[idx], Fingerprint(hash), b - kRegular);
+        }
+        Bucket& src = buckets_[b];
+        Bucket& dst = dest->buckets_[b];
+        Relocate<Key, kMemcpy>(dst.key_ptr(s), src.key_ptr(s));
+        Relocate<Value, kMemcpy>(dst.value_ptr(s), src.value_ptr(s));
+        dest->MarkBusy(b, s, Fingerprint(hash), probing);
+        ++dest->size_;
+        Vacate(b, s);
+      }
+    }
+    ++local_depth_;
+    dest->local_depth_ = local_depth_;
+  }
+
+  // Moves stash entries back to their home bucket or its neighbour where there is room.
+  // Returns how many moved.
+  unsigned UnloadStash() {
+    unsigned moved = 0;
+    for (unsigned b = kRegular; b < kTotal; ++b) {
+      for (uint16_t bits = busy(b); bits; bits &= bits - 1) {
+        const unsigned s = __builtin_ctz(bits);
+        const unsigned home = stash_home_[(b - kRegular) * kSlots + s];
+        const unsigned next = NextBucket(home);
+        if (FreeCount(home) > 0) {
+          MoveEntry(b, s, home, FirstFree(home), false);
+        } else if (FreeCount(next) > 0) {
+          MoveEntry(b, s, next, FirstFree(next), true);
+        } else {
+          continue;
+        }
+        ++moved;
+      }
+    }
+    return moved;
+  }
+
+  // Destroys every entry and resets the metadata, versions included.
+  void Clear() {
+    DestroyAll();
+    for (Bucket& b : buckets_) std::memset(&b.meta, 0, sizeof(b.meta));
+    size_ = 0;
+  }
+
+  // Returns the number of free slots of bucket b.
+  unsigned FreeCount(unsigned b) const { return kSlots - __builtin_popcount(busy(b)); }
+
+  // Returns the number of stash entries homed at `b` that have no hint (tests, invariants).
+  unsigned Overflow(unsigned b) const { return buckets_[b].meta.overflow; }
+  unsigned HintCount(unsigned b) const { return __builtin_popcount(buckets_[b].meta.hint_busy); }
+
+ private:
+  struct Bucket {
+    BucketMeta meta;
+    alignas(Key) unsigned char keys[sizeof(Key) * kSlots];
+    alignas(Value) unsigned char values[sizeof(Value) * kSlots];
+
+    Key* key_ptr(unsigned s) { return reinterpret_cast<Key*>(keys) + s; }
+    Value* value_ptr(unsigned s) { return reinterpret_cast<Value*>(values) + s; }
+    Key& key(unsigned s) { return *std::launder(key_ptr(s)); }
+    const Key& key(unsigned s) const { return *std::launder(reinterpret_cast<const Key*>(keys) + s); }
+    Value& value(unsigned s) { return *std::launder(value_ptr(s)); }
+    const Value& value(unsigned s) const {
+      return *std::launder(reinterpret_cast<const Value*>(values) + s);
+    }
+  };
+
+  template <typename U>
+  static bool Probe(const Bucket& b, uint8_t fp, uint32_t candidates, const U& probe_key,
+                    uint8_t* slot) {
+    for (uint32_t m = MatchFingerprints(b.meta, fp) & candidates; m; m &= m - 1) {
+      const unsigned s = __builtin_ctz(m);
+      if (PolicyEqual<Policy>(b.key(s), probe_key)) {
+        *slot = uint8_t(s);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  template <typename U>
+  SlotRef FindInStash(const BucketMeta& home, uint8_t fp, const U& probe_key) const {
+    unsigned searched = 0;  // bitmap of stash buckets already probed
+    for (unsigned i = 0; i < BucketMeta::kHints; ++i) {
+      if (!((home.hint_busy >> i) & 1) || home.hint_fp[i] != fp) continue;
+      const unsigned sb = home.HintStash(i);
+      if ((searched >> sb) & 1) continue;
+      searched |= 1u << sb;
+      const Bucket& b = buckets_[kRegular + sb];
+      if (uint8_t s; Probe(b, fp, b.meta.busy, probe_key, &s)) return {uint8_t(kRegular + sb), s};
+    }
+    if (home.overflow == 0) return {};
+    for (unsigned sb = 0; sb < kStash; ++sb) {
+      if ((searched >> sb) & 1) continue;
+      const Bucket& b = buckets_[kRegular + sb];
+      if (uint8_t s; Probe(b, fp, b.meta.busy, probe_key, &s)) return {uint8_t(kRegular + sb), s};
+    }
+    return {};
+  }
+
+  // Finds one move that frees a slot in `home` or `next` (both full): a probing entry of `home`
+  // goes back to its own home (home - 1), or an entry of `next` homed there moves on to next + 1.
+  bool PlanDisplacement(unsigned home, unsigned next, InsertPlan* p) const {
+    const unsigned prev = PrevBucket(home);
+    if (FreeCount(prev) > 0 && probe(home) != 0) {
+      p->kind = InsertPlan::Kind::kDisplace;
+      p->from_bucket = p->bucket = uint8_t(home);
+      p->from_slot = p->slot = uint8_t(__builtin_ctz(probe(home)));
+      p->probe = false;
+      p->to_bucket = uint8_t(prev);
+      p->to_probe = false;
+      return true;
+    }
+    const unsigned after = NextBucket(next);
+    const uint16_t movable = busy(next) & ~probe(next);
+    if (FreeCount(after) > 0 && movable != 0) {
+      p->kind = InsertPlan::Kind::kDisplace;
+      p->from_bucket = p->bucket = uint8_t(next);
+      p->from_slot = p->slot = uint8_t(__builtin_ctz(movable));
+      p->probe = true;
+      p->to_bucket = uint8_t(after);
+      p->to_probe = true;
+      return true;
+    }
+    return false;
+  }
+
+  unsigned FirstFree(unsigned b) const {
+    const uint32_t free_bits = ~uint32_t(busy(b)) & kSlotMask;
+    DASH_DCHECK(free_bits != 0u);
+    return __builtin_ctz(free_bits);
+  }
+
+  void MarkBusy(unsigned b, unsigned s, uint8_t fp, bool probing) {
+    BucketMeta& m = buckets_[b].meta;
+    m.fp[s] = fp;
+    m.busy |= uint16_t(1u << s);
+    if (probing) m.probe |= uint16_t(1u << s);
+  }
+
+  // Clears slot (b, s) whose object was destroyed or relocated; fixes the home's stash hints.
+  void Vacate(unsigned b, unsigned s) {
+    BucketMeta& m = buckets_[b].meta;
+    if (b >= kRegular) RemoveHint(stash_home_[(b - kRegular) * kSlots + s], m.fp[s], b - kRegular);
+    m.busy &= uint16_t(~(1u << s));
+    m.probe &= uint16_t(~(1u << s));
+    --size_;
+  }
+
+  // Moves the entry at (fb, fs) to the free slot (tb, ts), carrying the version (max).
+  void MoveEntry(unsigned fb, unsigned fs, unsigned tb, unsigned ts, bool probing) {
+    Bucket& from = buckets_[fb];
+    Bucket& to = buckets_[tb];
+    const uint8_t fp = from.meta.fp[fs];
+    Relocate<Key, kMemcpy>(to.key_ptr(ts), from.key_ptr(fs));
+    Relocate<Value, kMemcpy>(to.value_ptr(ts), from.value_ptr(fs));
+    if (tb >= kRegular) {
+      DASH_DCHECK(fb < kRegular);
+      const unsigned home = HomeOf(fb, fs);
+      stash_home_[(tb - kRegular) * kSlots + ts] = uint8_t(home);
+      AddHint(home, fp, tb - kRegular);
+    }
+    Vacate(fb, fs);
+    MarkBusy(tb, ts, fp, probing);
+    ++size_;
+    if (to.meta.version < from.meta.version) to.meta.version = from.meta.version;
+  }
+
+  void AddHint(unsigned home, uint8_t fp, unsigned stash) {
+    BucketMeta& m = buckets_[home].meta;
+    const uint32_t free_hints = ~uint32_t(m.hint_busy) & ((1u << BucketMeta::kHints) - 1);
+    if (free_hints == 0) {
+      ++m.overflow;
+      return;
+    }
+    const unsigned i = __builtin_ctz(free_hints);
+    m.hint_fp[i] = fp;
+    m.hint_stash = uint8_t((m.hint_stash & ~(3u << (2 * i))) | (stash << (2 * i)));
+    m.hint_busy |= uint8_t(1u << i);
+  }
+
+  // Removes one hint (fp, stash) of `home`, or one overflow count when no such hint exists: hints
+  // with equal (fp, stash) are interchangeable, so the count of hints + overflow stays exact.
+  void RemoveHint(unsigned home, uint8_t fp, unsigned stash) {
+    BucketMeta& m = buckets_[home].meta;
+    for (unsigned i = 0; i < BucketMeta::kHints; ++i) {
+      if (((m.hint_busy >> i) & 1) && m.hint_fp[i] == fp && m.HintStash(i) == stash) {
+        m.hint_busy &= uint8_t(~(1u << i));
+        return;
+      }
+    }
+    DASH_DCHECK(m.overflow > 0u);
+    --m.overflow;
+  }
+
+  void DestroyAll() {
+    if constexpr (!std::is_trivially_destructible_v<Key> ||
+                  !std::is_trivially_destructible_v<Value>) {
+      for (Bucket& b : buckets_) {
+        for (uint16_t bits = b.meta.busy; bits; bits &= bits - 1) {
+          const unsigned s = __builtin_ctz(bits);
+          b.key_ptr(s)->~Key();
+          b.value_ptr(s)->~Value();
+        }
+      }
+    }
+  }
+
+  uint32_t size_ = 0;
+  uint8_t local_depth_;
+  uint8_t stash_home_[kStash * kSlots];  // home bucket of each stash slot
+  Bucket buckets_[kTotal];
+};
+
+}  // namespace detail
+}  // namespace dashkv

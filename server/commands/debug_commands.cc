@@ -1,0 +1,227 @@
+// DEBUG (POPULATE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP) and MEMORY (USAGE, HELP).
+#include <absl/strings/ascii.h>
+#include <absl/strings/numbers.h>
+#include <absl/strings/str_cat.h>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+#include "io/connection.h"
+#include "io/engine.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/server.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+// Bytes an entry takes: its slot (key and value objects), a share of bucket metadata, and the
+// heap memory both objects own.
+int64_t EntryBytes(const PrimeIterator& it) {
+  constexpr int64_t kSlotBytes = 2 * sizeof(CompactObj) + 3;
+  return kSlotBytes + static_cast<int64_t>(it->first.MallocUsed() + it->second.MallocUsed());
+}
+
+// Length of the RDB encoding of a string value (without LZF compression).
+int64_t RdbStringLength(const CompactObj& value) {
+  int64_t v;
+  if (value.TryGetInt(&v) && v >= INT32_MIN && v <= INT32_MAX) {
+    return v >= -128 && v <= 127 ? 2 : v >= -32768 && v <= 32767 ? 3 : 5;
+  }
+  int64_t n = static_cast<int64_t>(value.StringSize());
+  int64_t header = n < 64 ? 1 : n < 16384 ? 2 : n <= UINT32_MAX ? 5 : 9;
+  return header + n;
+}
+
+// DEBUG POPULATE count [prefix] [size]
+awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() < 3 || args.size() > 5) {
+    co_return ctx.rb.SendError("ERR wrong number of arguments for 'debug|populate' command");
+  }
+  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  if (!count || *count < 0) {
+    co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+  }
+  std::string_view prefix = args.size() > 3 ? args[3] : "key";
+  int64_t size = 0;
+  if (args.size() > 4) {
+    std::optional<int64_t> s = ParseStrictInt(args[4]);
+    if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+    size = *s;
+  }
+  ShardSet& ss = ctx.server.shard_set();
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  std::vector<bool> oom(ss.size(), false);
+  // Every shard walks the whole index range and inserts the keys it owns: no messages between
+  // shards, all of them in parallel.
+  co_await ss.AwaitAll([&](Shard& shard) {
+    DbSlice& slice = shard.db(db);
+    std::string key(prefix);
+    key += ':';
+    const size_t base = key.size();
+    std::string value;
+    char digits[24];
+    for (int64_t i = 0; i < *count; ++i) {
+      char* end = std::to_chars(digits, digits + sizeof(digits), i).ptr;
+      key.resize(base);
+      key.append(digits, end);
+      if (ss.ShardOf(key) != shard.index()) continue;
+      OpResult<DbSlice::AddResult> res = slice.FindOrAdd(key, now);
+      if (!res.ok()) {
+        oom[shard.index()] = true;
+        return;
+      }
+      if (!res->inserted) continue;  // like Redis: existing keys are left alone
+      value.assign("value:");
+      value.append(digits, end);
+      if (size > 0) value.resize(size, '\0');
+      res->it->second.SetString(value);
+    }
+  });
+  for (bool o : oom) {
+    if (o) co_return ctx.SendStatus(OpStatus::kOutOfMemory);
+  }
+  ctx.rb.SendOk();
+}
+
+// DEBUG OBJECT key
+awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() != 3) {
+    co_return ctx.rb.SendError("ERR wrong number of arguments for 'debug|object' command");
+  }
+  ShardSet& ss = ctx.server.shard_set();
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  std::string_view key = args[2];
+  std::optional<std::string> line = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
+    std::optional<std::string> out;
+    PrimeIterator it = shard.db(db).FindQuiet(key, now);
+    if (it.is_done()) return out;
+    const CompactObj& value = it->second;
+    out = absl::StrCat("Value at:", absl::Hex(reinterpret_cast<uintptr_t>(&value)),
+                       " refcount:1 encoding:", value.EncodingName(),
+                       " serializedlength:", value.IsString() ? RdbStringLength(value) : 0);
+    return out;
+  });
+  if (!line) co_return ctx.rb.SendError("ERR no such key");
+  ctx.rb.SendSimpleString(*line);
+}
+
+// DEBUG SLEEP seconds: suspends this connection only (the engine keeps serving others).
+awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
+  double secs = 0;
+  if (args.size() != 3 || !absl::SimpleAtod(args[2], &secs) || std::isnan(secs)) {
+    co_return ctx.SendStatus(OpStatus::kNotAFloat);
+  }
+  if (secs > 0) {
+    boost::asio::steady_timer timer(ctx.state.conn->engine().context());
+    timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    boost::system::error_code ec;
+    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+  }
+  ctx.rb.SendOk();
+}
+
+// DEBUG subcommand ...
+awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
+  std::string sub = absl::AsciiStrToUpper(args[1]);
+  if (sub == "POPULATE") co_return co_await DebugPopulate(args, ctx);
+  if (sub == "OBJECT") co_return co_await DebugObject(args, ctx);
+  if (sub == "SLEEP") co_return co_await DebugSleep(args, ctx);
+  if (sub == "HELP") {
+    static constexpr std::string_view kHelp[] = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "OBJECT <key>",
+        "    Show low level info about the `key` and associated value.",
+        "POPULATE <count> [<prefix>] [<size>]",
+        "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+        "    it is used instead of the 'key' prefix. These are not propagated to",
+        "    replicas. Cluster slots are not respected so keys not belonging to the",
+        "    current node can be created in cluster mode.",
+        "SLEEP <seconds>",
+        "    Stop the server for <seconds>. Decimals allowed.",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.rb.StartArray(std::size(kHelp));
+    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    co_return;
+  }
+  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try DEBUG HELP."));
+}
+
+// MEMORY USAGE key [SAMPLES count] | MEMORY HELP
+awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
+  std::string sub = absl::AsciiStrToUpper(args[1]);
+  if (sub == "USAGE") {
+    if (args.size() < 3) {
+      co_return ctx.rb.SendError("ERR wrong number of arguments for 'memory|usage' command");
+    }
+    ArgParser parser(args, 3);
+    if (parser.Check("SAMPLES")) {
+      parser.NextInt();
+      if (parser.HasError()) co_return ctx.SendStatus(parser.error());
+    }
+    if (parser.HasNext()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
+    ShardSet& ss = ctx.server.shard_set();
+    unsigned db = ctx.state.db;
+    int64_t now = ctx.now_ms;
+    std::string_view key = args[2];
+    int64_t bytes = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) -> int64_t {
+      PrimeIterator it = shard.db(db).FindQuiet(key, now);
+      return it.is_done() ? -1 : EntryBytes(it);
+    });
+    if (bytes < 0) co_return ctx.rb.SendNull();
+    co_return ctx.rb.SendLong(bytes);
+  }
+  if (sub == "HELP") {
+    static constexpr std::string_view kHelp[] = {
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.rb.StartArray(std::size(kHelp));
+    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    co_return;
+  }
+  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));
+}
+
+}  // namespace
+
+void RegisterDebugCommands(CommandRegistry* r) {
+  CommandSpec debug;
+  debug.name = "debug";
+  debug.arity = -2;
+  debug.flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  debug.kind = HandlerKind::kCoord;
+  debug.coord_handler = CmdDebug;
+  debug.categories = {"admin", "slow", "dangerous"};
+  debug.summary = "A container for debugging commands.";
+  debug.group = "server";
+  r->Register(std::move(debug));
+
+  CommandSpec memory;
+  memory.name = "memory";
+  memory.arity = -2;
+  memory.flags = kCmdReadOnly;
+  memory.kind = HandlerKind::kCoord;
+  memory.coord_handler = CmdMemory;
+  memory.categories = {"slow"};
+  memory.summary = "A container for memory diagnostics commands.";
+  memory.group = "server";
+  r->Register(std::move(memory));
+}
+
+}  // namespace dashkv

@@ -1,0 +1,239 @@
+// INFO [section ...]: Redis's sections and field names, gathered from every shard in one hop.
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include "core/memory.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+// Per-shard figures for INFO, copied out of the shard.
+struct ShardFigures {
+  ShardStats stats;
+  std::vector<std::array<int64_t, 3>> dbs;  // keys, expires, avg_ttl per db
+  uint64_t commands_processed = 0;
+  uint64_t connections_received = 0;
+  uint64_t rejected_calls = 0;
+  size_t table_bytes = 0;
+};
+
+std::string HumanBytes(int64_t n) {
+  double d = static_cast<double>(n);
+  if (n < 1024) return absl::StrCat(n, "B");
+  static constexpr char kUnits[] = "KMGTPE";
+  int i = -1;
+  while (d >= 1024 && i < 5) {
+    d /= 1024;
+    ++i;
+  }
+  return absl::StrFormat("%.2f%c", d, kUnits[i]);
+}
+
+// A run id fixed for the life of the process (40 hex characters, as Redis).
+const std::string& RunId() {
+  static const std::string id = [] {
+    std::random_device rd;
+    std::string s;
+    for (int i = 0; i < 40; ++i) s += "0123456789abcdef"[rd() % 16];
+    return s;
+  }();
+  return id;
+}
+
+int64_t TotalSystemMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGESIZE);
+  return static_cast<int64_t>(pages) * page;
+}
+
+void AppendServer(std::string& out, Server& server, int64_t now_ms) {
+  utsname u;
+  uname(&u);
+  int64_t uptime = (now_ms - server.start_time_ms()) / 1000;
+  absl::StrAppend(&out, "# Server\r\nredis_version:", kRedisVersion,
+                  "\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n"
+                  "redis_mode:standalone\r\nos:",
+                  u.sysname, " ", u.release, " ", u.machine,
+                  "\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\n"
+                  "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:",
+                  __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__,
+                  "\r\nprocess_id:", getpid(), "\r\nprocess_supervised:no\r\nrun_id:", RunId(),
+                  "\r\ntcp_port:", server.port().load(), "\r\nserver_time_usec:", NowUs(),
+                  "\r\nuptime_in_seconds:", uptime, "\r\nuptime_in_days:", uptime / 86400,
+                  "\r\nhz:", server.config().hz.load(),
+                  "\r\nconfigured_hz:", server.config().hz.load(),
+                  "\r\nexecutable:/proc/", getpid(), "/exe\r\nconfig_file:\r\n"
+                  "io_threads_active:0\r\ndashkv_version:", kDashkvVersion,
+                  "\r\ndashkv_threads:", server.pool().size(), "\r\n");
+}
+
+void AppendClients(std::string& out, Server& server) {
+  absl::StrAppend(&out, "# Clients\r\nconnected_clients:", server.connected_clients().load(),
+                  "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
+                  "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+}
+
+void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
+  int64_t used = UsedMemory();
+  int64_t rss = static_cast<int64_t>(ProcessRssBytes());
+  int64_t peak = std::max(used, PeakUsedMemory());
+  int64_t tables = 0;
+  for (const auto& s : shards) tables += static_cast<int64_t>(s.table_bytes);
+  int64_t maxmemory = server.config().maxmemory.load();
+  int64_t total = TotalSystemMemory();
+  absl::StrAppend(
+      &out, "# Memory\r\nused_memory:", used, "\r\nused_memory_human:", HumanBytes(used),
+      "\r\nused_memory_rss:", rss, "\r\nused_memory_rss_human:", HumanBytes(rss),
+      "\r\nused_memory_peak:", peak, "\r\nused_memory_peak_human:", HumanBytes(peak),
+      "\r\nused_memory_peak_perc:",
+      absl::StrFormat("%.2f%%", peak ? 100.0 * used / peak : 100.0),
+      "\r\nused_memory_dataset:", used, "\r\nused_memory_tables:", tables,
+      "\r\ntotal_system_memory:", total, "\r\ntotal_system_memory_human:", HumanBytes(total),
+      "\r\nmaxmemory:", maxmemory, "\r\nmaxmemory_human:", HumanBytes(maxmemory),
+      "\r\nmaxmemory_policy:", server.config().maxmemory_policy(),
+      "\r\nmem_fragmentation_ratio:",
+      absl::StrFormat("%.2f", used ? static_cast<double>(rss) / used : 0.0),
+      "\r\nmem_allocator:mimalloc-", MI_MALLOC_VERSION / 100, ".", (MI_MALLOC_VERSION / 10) % 10,
+      ".", MI_MALLOC_VERSION % 10, "\r\nlazyfree_pending_objects:0\r\n");
+}
+
+void AppendStats(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
+  ShardStats sum;
+  uint64_t commands = 0, connections = 0, rejected = 0;
+  for (const auto& s : shards) {
+    sum.expired_keys += s.stats.expired_keys;
+    sum.keyspace_hits += s.stats.keyspace_hits;
+    sum.keyspace_misses += s.stats.keyspace_misses;
+    commands += s.commands_processed;
+    connections += s.connections_received;
+    rejected += s.rejected_calls;
+  }
+  absl::StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
+                  "\r\ntotal_commands_processed:", commands,
+                  "\r\ninstantaneous_ops_per_sec:", server.instantaneous_ops(),
+                  "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
+                  "\r\nevicted_keys:0\r\nkeyspace_hits:", sum.keyspace_hits,
+                  "\r\nkeyspace_misses:", sum.keyspace_misses,
+                  "\r\npubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:",
+                  rejected, "\r\n");
+}
+
+void AppendCpu(std::string& out) {
+  rusage self;
+  getrusage(RUSAGE_SELF, &self);
+  auto secs = [](const timeval& tv) {
+    return absl::StrFormat("%.6f", tv.tv_sec + tv.tv_usec / 1e6);
+  };
+  absl::StrAppend(&out, "# CPU\r\nused_cpu_sys:", secs(self.ru_stime),
+                  "\r\nused_cpu_user:", secs(self.ru_utime),
+                  "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
+}
+
+void AppendKeyspace(std::string& out, const std::vector<ShardFigures>& shards, unsigned num_dbs) {
+  absl::StrAppend(&out, "# Keyspace\r\n");
+  for (unsigned db = 0; db < num_dbs; ++db) {
+    int64_t keys = 0, expires = 0, ttl_sum = 0, ttl_n = 0;
+    for (const auto& s : shards) {
+      keys += s.dbs[db][0];
+      expires += s.dbs[db][1];
+      if (s.dbs[db][2] > 0) {
+        ttl_sum += s.dbs[db][2];
+        ++ttl_n;
+      }
+    }
+    if (keys == 0) continue;
+    absl::StrAppend(&out, "db", db, ":keys=", keys, ",expires=", expires,
+                    ",avg_ttl=", ttl_n ? ttl_sum / ttl_n : 0, "\r\n");
+  }
+}
+
+// INFO [section [section ...]]
+awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
+  Server& server = ctx.server;
+  ShardSet& ss = server.shard_set();
+  std::vector<std::string> sections;
+  for (size_t i = 1; i < args.size(); ++i) sections.push_back(absl::AsciiStrToLower(args[i]));
+  bool everything = sections.empty();
+  auto want = [&](std::string_view name, bool in_default = true) {
+    if (everything) return in_default;
+    for (const auto& s : sections) {
+      if (s == name || s == "everything" || s == "all" || (s == "default" && in_default)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<ShardFigures> shards(ss.size());
+  int64_t now = ctx.now_ms;
+  co_await ss.AwaitAll([&](Shard& shard) {
+    ShardFigures& f = shards[shard.index()];
+    f.stats = shard.stats();
+    f.dbs.resize(shard.num_dbs());
+    for (unsigned db = 0; db < shard.num_dbs(); ++db) {
+      if (DbSlice* slice = shard.db_if_exists(db)) {
+        f.dbs[db] = {static_cast<int64_t>(slice->size()), static_cast<int64_t>(slice->expires()),
+                     slice->AverageTtl(now)};
+        f.table_bytes += slice->MemoryUsage();
+      } else {
+        f.dbs[db] = {0, 0, 0};
+      }
+    }
+    EngineState& es = server.engine_state(shard.index());
+    f.commands_processed = es.commands_processed.load(std::memory_order_relaxed);
+    f.connections_received = es.connections_received.load(std::memory_order_relaxed);
+    f.rejected_calls = es.rejected_calls.load(std::memory_order_relaxed);
+  });
+  std::string out;
+  auto section = [&](std::string_view name, auto&& fn, bool in_default = true) {
+    if (!want(name, in_default)) return;
+    if (!out.empty()) out += "\r\n";
+    fn();
+  };
+  section("server", [&] { AppendServer(out, server, now); });
+  section("clients", [&] { AppendClients(out, server); });
+  section("memory", [&] { AppendMemory(out, server, shards); });
+  section("persistence", [&] {
+    absl::StrAppend(&out, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n"
+                          "rdb_bgsave_in_progress:0\r\naof_enabled:0\r\n");
+  });
+  section("stats", [&] { AppendStats(out, server, shards); });
+  section("replication", [&] {
+    absl::StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+  });
+  section("cpu", [&] { AppendCpu(out); });
+  section("modules", [&] { absl::StrAppend(&out, "# Modules\r\n"); });
+  section("cluster", [&] { absl::StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });
+  section("keyspace", [&] { AppendKeyspace(out, shards, ss.num_dbs()); });
+  ctx.rb.SendVerbatim(out);
+}
+
+}  // namespace
+
+void RegisterInfoCommand(CommandRegistry* r) {
+  CommandSpec s;
+  s.name = "info";
+  s.arity = -1;
+  s.flags = kCmdLoading | kCmdStale;
+  s.kind = HandlerKind::kCoord;
+  s.coord_handler = CmdInfo;
+  s.categories = {"slow", "dangerous"};
+  s.summary = "Returns information and statistics about the server.";
+  s.group = "server";
+  r->Register(std::move(s));
+}
+
+}  // namespace dashkv

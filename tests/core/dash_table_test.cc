@@ -1,0 +1,479 @@
+#include "core/dash_table.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/hash.h"
+
+namespace dashkv {
+namespace {
+
+#ifdef DASHKV_SANITIZER
+constexpr int kScale = 10;  // sanitizer builds run 10x fewer random operations
+#else
+constexpr int kScale = 1;
+#endif
+
+template <unsigned R, unsigned S, unsigned N, bool kMemcpy = true>
+struct U64Policy : DashPolicyBase {
+  static constexpr unsigned kRegularBuckets = R;
+  static constexpr unsigned kStashBuckets = S;
+  static constexpr unsigned kSlotsPerBucket = N;
+  static constexpr bool kRelocateByMemcpy = kMemcpy;
+  static uint64_t HashFn(uint64_t k) { return HashU64(k); }
+};
+
+using TinyPolicy = U64Policy<4, 1, 4>;
+using SmallPolicy = U64Policy<8, 2, 6>;
+using ServerPolicy = U64Policy<56, 4, 14>;
+
+struct StrPolicy : DashPolicyBase {
+  static uint64_t HashFn(std::string_view s) { return HashBytes(s); }
+  static bool Equal(const std::string& a, std::string_view b) { return a == b; }
+};
+using StrTable = DashTable<std::string, std::string, StrPolicy>;
+
+// Long strings so that relocation by move + destroy is exercised on heap-owning objects.
+std::string Str(uint64_t i) { return "key-with-a-long-prefix-to-force-heap-" + std::to_string(i); }
+
+template <typename Table>
+absl::flat_hash_set<uint64_t> AllKeys(Table& t) {
+  absl::flat_hash_set<uint64_t> keys;
+  for (auto it = t.begin(); !it.is_done(); ++it) EXPECT_TRUE(keys.insert(it->first).second);
+  return keys;
+}
+
+// Runs `ops` random operations on a DashTable and an absl::flat_hash_map side by side.
+template <typename Policy>
+void RunDifferential(uint64_t seed, int ops, uint64_t key_space) {
+  DashTable<uint64_t, uint64_t, Policy> table;
+  absl::flat_hash_map<uint64_t, uint64_t> model;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < ops; ++i) {
+    const uint64_t k = rng() % key_space;
+    const unsigned op = rng() % 100;
+    if (op < 40) {
+      auto [it, inserted] = table.Insert(k, uint64_t(i));
+      ASSERT_FALSE(it.is_done());
+      ASSERT_EQ(inserted, model.emplace(k, i).second);
+      ASSERT_EQ(it->second, model[k]);
+    } else if (op < 55) {
+      auto [it, inserted] = table.InsertOrAssign(k, uint64_t(i));
+      ASSERT_EQ(inserted, !model.contains(k));
+      model[k] = i;
+      ASSERT_EQ(it->second, uint64_t(i));
+    } else if (op < 70) {
+      ASSERT_EQ(table.Erase(k), model.erase(k));
+    } else if (op < 75) {
+      auto it = table.Find(k);
+      ASSERT_EQ(it.is_done(), !model.contains(k));
+      if (!it.is_done()) table.Erase(it);
+      model.erase(k);
+    } else if (op == 99 && rng() % 2000 == 0) {
+      table.Clear();
+      model.clear();
+    } else {
+      auto it = table.Find(k);
+      ASSERT_EQ(it.is_done(), !model.contains(k));
+      if (!it.is_done()) {
+        ASSERT_EQ(it->second, model[k]);
+      }
+    }
+    ASSERT_EQ(table.size(), model.size());
+    if (i % 50000 == 0 || i == ops - 1) {
+      ASSERT_TRUE(table.CheckInvariants().ok()) << table.CheckInvariants();
+      auto keys = AllKeys(table);
+      ASSERT_EQ(keys.size(), model.size());
+      for (auto& [mk, mv] : model) ASSERT_TRUE(keys.contains(mk));
+    }
+  }
+}
+
+TEST(DashTableTest, DifferentialTiny) {
+  for (uint64_t seed : {1, 2}) RunDifferential<TinyPolicy>(seed, 1'000'000 / kScale, 20'000);
+}
+TEST(DashTableTest, DifferentialSmall) {
+  for (uint64_t seed : {3, 4}) RunDifferential<SmallPolicy>(seed, 1'000'000 / kScale, 50'000);
+}
+TEST(DashTableTest, DifferentialServer) {
+  for (uint64_t seed : {5, 6}) RunDifferential<ServerPolicy>(seed, 1'000'000 / kScale, 300'000);
+}
+TEST(DashTableTest, DifferentialNoMemcpyRelocation) {
+  RunDifferential<U64Policy<6, 2, 5, false>>(7, 300'000 / kScale, 10'000);
+}
+
+TEST(DashTableTest, StringKeysHeterogeneousLookup) {
+  StrTable t;
+  absl::flat_hash_map<std::string, std::string> model;
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 200'000 / kScale; ++i) {
+    std::string k = Str(rng() % 20'000);
+    if (rng() % 3 == 0) {
+      ASSERT_EQ(t.Erase(std::string_view(k)), model.erase(k));
+    } else {
+      auto [it, inserted] = t.InsertOrAssign(k, k + "v");
+      ASSERT_EQ(inserted, model.insert_or_assign(k, k + "v").second);
+    }
+  }
+  ASSERT_EQ(t.size(), model.size());
+  for (auto& [k, v] : model) {
+    auto it = t.Find(std::string_view(k));
+    ASSERT_FALSE(it.is_done());
+    EXPECT_EQ(it->second, v);
+  }
+  EXPECT_TRUE(t.Find(std::string_view("missing")).is_done());
+  EXPECT_TRUE(t.CheckInvariants().ok());
+  t.Clear();
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.segment_count(), 1u);
+}
+
+TEST(DashTableTest, InsertExistingReturnsExisting) {
+  DashTable<uint64_t, uint64_t, ServerPolicy> t;
+  EXPECT_TRUE(t.Insert(uint64_t(1), uint64_t(10)).second);
+  auto [it, inserted] = t.Insert(uint64_t(1), uint64_t(20));
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(it->second, 10u);
+  it->second = 30;  // values are mutable through the iterator
+  EXPECT_EQ(t.Find(uint64_t(1))->second, 30u);
+  EXPECT_TRUE(t.Find(uint64_t(2)) == t.end());
+  const auto& ct = t;
+  EXPECT_EQ(ct.Find(uint64_t(1))->second, 30u);
+}
+
+TEST(DashTableTest, SplitKeepsAllKeys) {
+  DashTable<uint64_t, uint64_t, TinyPolicy> t;
+  size_t segments = t.segment_count();
+  for (uint64_t k = 0; k < 20'000; ++k) {
+    ASSERT_TRUE(t.Insert(k, k).second);
+    if (t.segment_count() == segments) continue;
+    segments = t.segment_count();
+    ASSERT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
+    ASSERT_EQ(t.directory_size(), size_t(1) << t.global_depth());
+    auto keys = AllKeys(t);
+    ASSERT_EQ(keys.size(), k + 1);
+    for (uint64_t j = 0; j <= k; j += 7) ASSERT_EQ(t.Find(j)->second, j);
+  }
+  EXPECT_GT(t.segment_count(), 100u);
+  for (uint64_t k = 0; k < 20'000; ++k) ASSERT_EQ(t.Find(k)->second, k);
+}
+
+// Interleaves Traverse calls with inserts that split segments and erases of other keys; every key
+// present for the whole scan must be returned.
+template <typename Policy>
+void RunScan(uint64_t seed, uint64_t stable_count) {
+  DashTable<uint64_t, uint64_t, Policy> t;
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> stable, doomed;
+  for (uint64_t i = 0; i < stable_count; ++i) {
+    stable.push_back(rng());
+    doomed.push_back(rng());
+    t.Insert(stable.back(), 0);
+    t.Insert(doomed.back(), 0);
+  }
+  const size_t segments_before = t.segment_count();
+  absl::flat_hash_set<uint64_t> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = t.Traverse(cursor, [&](auto it) { seen.insert(it->first); });
+    constexpr unsigned kBits = DashTable<uint64_t, uint64_t, Policy>::kCursorBits;
+    ASSERT_LT(cursor, uint64_t(1) << kBits);
+    for (int j = 0; j < 20; ++j) t.Insert(uint64_t(rng()), 1);
+    if (!doomed.empty()) {
+      t.Erase(doomed.back());
+      doomed.pop_back();
+    }
+  } while (cursor != 0);
+  EXPECT_GT(t.segment_count(), segments_before * 2);
+  for (uint64_t k : stable) ASSERT_TRUE(seen.contains(k)) << k;
+}
+
+TEST(DashTableTest, ScanSurvivesSplits) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) RunScan<TinyPolicy>(seed, 300);
+  RunScan<SmallPolicy>(11, 2000);
+  RunScan<ServerPolicy>(12, 20000);
+}
+
+TEST(DashTableTest, ScanWithoutChangesVisitsEachKeyOnce) {
+  DashTable<uint64_t, uint64_t, SmallPolicy> t;
+  for (uint64_t k = 0; k < 5000; ++k) t.Insert(k, k);
+  std::map<uint64_t, int> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = t.Traverse(cursor, [&](auto it) { ++seen[it->first]; });
+  } while (cursor != 0);
+  ASSERT_EQ(seen.size(), 5000u);
+  for (auto& [k, n] : seen) ASSERT_EQ(n, 1);
+}
+
+TEST(DashTableTest, TraverseBucketsSurvivesSplits) {
+  DashTable<uint64_t, uint64_t, TinyPolicy> t;
+  std::vector<uint64_t> stable;
+  for (uint64_t k = 0; k < 1000; ++k) {
+    stable.push_back(k);
+    t.Insert(k, k);
+  }
+  absl::flat_hash_set<uint64_t> seen;
+  size_t visits = 0, calls = 0;
+  uint64_t cursor = 0;
+  std::mt19937_64 rng(3);
+  do {
+    cursor = t.TraverseBuckets(cursor, [&](auto it) {
+      ++calls;
+      for (; !it.is_done(); ++it) {
+        seen.insert(it->first);
+        ++visits;
+      }
+    });
+    if (calls % 3 == 0) t.Insert(uint64_t(1'000'000 + rng() % 1'000'000), 1);
+  } while (cursor != 0);
+  for (uint64_t k : stable) ASSERT_TRUE(seen.contains(k));
+  EXPECT_GE(visits, 1000u);
+
+  // Without changes every physical bucket is visited exactly once.
+  calls = 0;
+  visits = 0;
+  cursor = 0;
+  do {
+    cursor = t.TraverseBuckets(cursor, [&](auto it) {
+      ++calls;
+      for (; !it.is_done(); ++it) ++visits;
+    });
+  } while (cursor != 0);
+  EXPECT_EQ(calls, t.bucket_count());
+  EXPECT_EQ(visits, t.size());
+}
+
+TEST(DashTableTest, RandomIterator) {
+  DashTable<uint64_t, uint64_t, SmallPolicy> t;
+  std::mt19937_64 rng(1);
+  EXPECT_TRUE(t.GetRandomIterator(rng).is_done());
+  for (uint64_t k = 0; k < 3000; ++k) t.Insert(k, k);
+  absl::flat_hash_set<uint64_t> seen;
+  for (int i = 0; i < 2000; ++i) {
+    auto it = t.GetRandomIterator(rng);
+    ASSERT_FALSE(it.is_done());
+    seen.insert(it->first);
+  }
+  EXPECT_GT(seen.size(), 500u);
+}
+
+TEST(DashTableTest, MemoryFigures) {
+  struct Obj16 {
+    uint64_t a, b;
+    bool operator==(const Obj16& o) const { return a == o.a && b == o.b; }
+  };
+  struct P : DashPolicyBase {
+    static uint64_t HashFn(const Obj16& o) { return HashU64(o.a ^ o.b); }
+  };
+  using T = DashTable<Obj16, Obj16, P>;
+  EXPECT_EQ(T::kSegmentCapacity, 840u);
+  EXPECT_LE(T::segment_bytes(), 32u * 1024);
+  const double overhead = double(T::segment_bytes() - 840 * 32) / 840;
+  EXPECT_LT(overhead, 4.0);
+  T t;
+  for (uint64_t i = 0; i < 100'000; ++i) t.Insert(Obj16{i, 0}, Obj16{i, 1});
+  EXPECT_EQ(t.mem_usage(), sizeof(T) + t.directory_size() * 8 + t.segment_count() * T::segment_bytes());
+  EXPECT_LT(double(t.mem_usage()) / double(t.size()), 64.0);
+}
+
+
+// Emulates a snapshot: before every change, the buckets reported by the CVC calls are stamped
+// with the current version. Every bucket that gained or lost an entry must have been reported
+// (or, for a segment created by a split, its source bucket), and no version may go down.
+TEST(DashTableTest, VersionsNeverDecreaseAndChangeReportCoversChanges) {
+  using T = DashTable<uint64_t, uint64_t, SmallPolicy>;
+  using Loc = std::pair<uint64_t, unsigned>;  // segment prefix (40 bits), physical bucket
+  T t;
+  std::mt19937_64 rng(5);
+  auto loc_of = [&](const T::const_iterator& it) {
+    return Loc{uint64_t(it.segment_id()) << (T::kMaxGlobalDepth - t.global_depth()),
+               it.bucket_id()};
+  };
+  auto locations = [&] {
+    std::map<uint64_t, Loc> m;
+    for (auto it = t.begin(); !it.is_done(); ++it) m[it->first] = loc_of(it);
+    return m;
+  };
+  auto version_at = [&](Loc l) {
+    const uint32_t idx = uint32_t(l.first >> (T::kMaxGlobalDepth - t.global_depth()));
+    return t.GetVersion(t.BucketBegin(idx, l.second));
+  };
+  size_t reports = 0, moves = 0;
+  for (uint64_t v = 1; v <= 6000; ++v) {
+    const uint64_t k = rng() % 3000;
+    std::set<Loc> reported;
+    auto stamp = [&](auto it) {
+      ASSERT_LT(t.GetVersion(it), v);
+      reported.insert(loc_of(it));
+      t.SetVersion(it, v);
+    };
+    const auto before = locations();
+    std::set<uint64_t> segments_before;
+    for (auto& [key, loc] : before) segments_before.insert(loc.first);
+    std::map<Loc, uint64_t> versions_before;
+    for (auto& [key, loc] : before) versions_before[loc] = version_at(loc);
+    if (rng() % 3 != 0) {
+      t.CVCUponInsert(v, k, stamp);
+      t.Insert(k, v);
+    } else if (auto it = t.Find(k); !it.is_done()) {
+      t.CVCUponErase(v, it, stamp);
+      t.Erase(it);
+    }
+    reports += reported.size();
+    auto covered = [&](Loc l) {
+      if (reported.contains(l) || segments_before.contains(l.first)) return reported.contains(l);
+      auto parent = segments_before.upper_bound(l.first);  // a segment made by a split
+      return parent != segments_before.begin() && reported.contains({*--parent, l.second});
+    };
+    const auto after = locations();
+    for (auto& [loc, ver] : versions_before) ASSERT_GE(version_at(loc), ver);
+    for (auto& [key, loc] : before) {
+      auto a = after.find(key);
+      if (a != after.end() && a->second == loc) continue;
+      ++moves;
+      ASSERT_TRUE(covered(loc)) << "op " << v;
+      ASSERT_EQ(version_at(loc), v);
+    }
+    for (auto& [key, loc] : after) {
+      auto b = before.find(key);
+      if (b != before.end() && b->second == loc) continue;
+      ASSERT_TRUE(covered(loc)) << "op " << v;
+      ASSERT_EQ(version_at(loc), v);
+    }
+  }
+  EXPECT_GT(t.segment_count(), 20u);
+  EXPECT_GT(reports, 1000u);
+  EXPECT_GT(moves, 1000u);
+}
+
+struct TestHooks {
+  static constexpr uint64_t kExpired = ~uint64_t(0);
+  bool gc_enabled = false;
+  bool evict_enabled = false;
+  bool allow_growth = true;
+  unsigned gc_calls = 0, evict_calls = 0, splits = 0;
+
+  template <typename HB, typename T>
+  unsigned GarbageCollect(const HB& hb, T* t) {
+    ++gc_calls;
+    if (!gc_enabled) return 0;
+    unsigned freed = 0;
+    for (auto it : hb.buckets) {
+      for (; !it.is_done(); ++it) {
+        if (it->second != kExpired) continue;
+        t->Erase(it);  // other entries do not move: ++it stays valid
+        ++freed;
+      }
+    }
+    return freed;
+  }
+  // Evicts one entry of the home bucket (full whenever the segment is full for this key).
+  template <typename HB, typename T>
+  unsigned Evict(const HB& hb, T* t) {
+    ++evict_calls;
+    if (!evict_enabled || hb.buckets[1].is_done()) return 0;
+    t->Erase(hb.buckets[1]);
+    return 1;
+  }
+  template <typename T>
+  bool CanGrow(const T&) { return allow_growth; }
+  template <typename T>
+  void RecordSplit(const T&) { ++splits; }
+};
+
+TEST(DashTableTest, GarbageCollectionAvoidsSplit) {
+  DashTable<uint64_t, uint64_t, ServerPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  uint64_t k = 0;
+  while (!t.Insert(k, TestHooks::kExpired, hooks).first.is_done()) ++k;
+  ASSERT_EQ(t.segment_count(), 1u);
+  const size_t full_size = t.size();
+  EXPECT_GT(full_size, 700u);  // ~90% of 840 slots before the first full segment
+  EXPECT_EQ(hooks.gc_calls, 1u);
+
+  hooks.gc_enabled = true;
+  hooks.allow_growth = true;
+  auto [it, inserted] = t.Insert(k, uint64_t(7), hooks);
+  ASSERT_TRUE(inserted);
+  EXPECT_EQ(it->second, 7u);
+  EXPECT_EQ(hooks.gc_calls, 2u);
+  EXPECT_EQ(hooks.splits, 0u);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_LT(t.size(), full_size);
+  EXPECT_TRUE(t.CheckInvariants().ok());
+}
+
+TEST(DashTableTest, StashUnloadingAvoidsSplit) {
+  using T = DashTable<uint64_t, uint64_t, SmallPolicy>;
+  using Seg = detail::Segment<uint64_t, uint64_t, SmallPolicy>;
+  T t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  for (uint64_t k = 0; !t.Insert(k, k, hooks).first.is_done(); ++k) {
+  }
+  unsigned h = T::kRegularBuckets;
+  for (auto it = t.begin(); !it.is_done(); ++it) {
+    if (it.bucket_id() >= T::kRegularBuckets) h = it.home_bucket();
+  }
+  ASSERT_LT(h, T::kRegularBuckets) << "a full segment has a full stash";
+  // Empty buckets h and h + 1 physically.
+  for (unsigned b : {h, Seg::NextBucket(h)}) {
+    for (auto it = t.BucketBegin(0, b); !it.is_done(); ++it) t.Erase(it);
+  }
+  // A key that can use neither h nor h + 1 directly or by displacement needs the stash.
+  uint64_t key = 1'000'000;
+  auto dist = [&](unsigned x) { return (x + T::kRegularBuckets - h) % T::kRegularBuckets; };
+  while (true) {
+    const unsigned d = dist(Seg::HomeBucket(HashU64(key)));
+    if (d > 2 && d < T::kRegularBuckets - 2) break;
+    ++key;
+  }
+  const size_t size_before = t.size();
+  auto [it, inserted] = t.Insert(key, key, hooks);
+  ASSERT_TRUE(inserted);
+  EXPECT_EQ(it.bucket_id() >= T::kRegularBuckets, true);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_EQ(t.size(), size_before + 1);
+  EXPECT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
+}
+
+TEST(DashTableTest, EvictionHookBoundsTheTable) {
+  DashTable<uint64_t, uint64_t, SmallPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  hooks.evict_enabled = true;
+  for (uint64_t k = 0; k < 5000; ++k) {
+    auto [it, inserted] = t.Insert(k, k, hooks);
+    ASSERT_TRUE(inserted);
+    ASSERT_EQ(it->second, k);
+  }
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_GT(hooks.evict_calls, 1000u);
+  EXPECT_EQ(hooks.gc_calls, hooks.evict_calls);
+  EXPECT_LE(t.size(), t.capacity());
+  EXPECT_TRUE(t.CheckInvariants().ok());
+}
+
+TEST(DashTableTest, RefusedGrowthReturnsEnd) {
+  DashTable<uint64_t, uint64_t, TinyPolicy> t;
+  TestHooks hooks;
+  hooks.allow_growth = false;
+  size_t refused = 0;
+  for (uint64_t k = 0; k < 1000; ++k) refused += t.Insert(k, k, hooks).first.is_done();
+  EXPECT_GT(refused, 900u);
+  EXPECT_EQ(t.segment_count(), 1u);
+  EXPECT_EQ(hooks.splits, 0u);
+}
+
+}  // namespace
+}  // namespace dashkv
