@@ -144,9 +144,9 @@ class DashTable {
   // Prefetches the home bucket of `hash` (metadata and the first keys) ahead of a Find.
   void Prefetch(uint64_t hash) const {
     const SegmentT* seg = dir_[DirIndex(hash)];
-    const char* p = reinterpret_cast<const char*>(&seg->meta(SegmentT::HomeBucket(hash)));
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + 64);
+    const unsigned home = SegmentT::HomeBucket(hash);
+    __builtin_prefetch(&seg->meta(home));
+    __builtin_prefetch(seg->keys_address(home));
   }
 
   // Inserts (key, value) unless an equal key exists. Returns {iterator to the entry, true} when

@@ -121,7 +121,7 @@ class Segment {
   };
 
   explicit Segment(uint8_t local_depth) : local_depth_(local_depth) {
-    for (Bucket& b : buckets_) std::memset(&b.meta, 0, sizeof(b.meta));
+    std::memset(metas_, 0, sizeof(metas_));
   }
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -144,21 +144,23 @@ class Segment {
   const Key& key(unsigned b, unsigned s) const { return buckets_[b].key(s); }
   Value& value(unsigned b, unsigned s) { return buckets_[b].value(s); }
   const Value& value(unsigned b, unsigned s) const { return buckets_[b].value(s); }
-  uint16_t busy(unsigned b) const { return buckets_[b].meta.busy; }
-  uint16_t probe(unsigned b) const { return buckets_[b].meta.probe; }
-  const BucketMeta& meta(unsigned b) const { return buckets_[b].meta; }
-  uint64_t version(unsigned b) const { return buckets_[b].meta.version; }
-  void set_version(unsigned b, uint64_t v) { buckets_[b].meta.version = v; }
+  uint16_t busy(unsigned b) const { return metas_[b].busy; }
+  uint16_t probe(unsigned b) const { return metas_[b].probe; }
+  const BucketMeta& meta(unsigned b) const { return metas_[b]; }
+  // Returns the address of bucket b's keys (for prefetching).
+  const void* keys_address(unsigned b) const { return &buckets_[b]; }
+  uint64_t version(unsigned b) const { return metas_[b].version; }
+  void set_version(unsigned b, uint64_t v) { metas_[b].version = v; }
 
   // Returns the home bucket of the entry at (b, s).
   unsigned HomeOf(unsigned b, unsigned s) const {
     if (b >= kRegular) return stash_home_[(b - kRegular) * kSlots + s];
-    return (buckets_[b].meta.probe >> s) & 1 ? PrevBucket(b) : b;
+    return (metas_[b].probe >> s) & 1 ? PrevBucket(b) : b;
   }
 
   // Returns the bitmap of the entries of bucket `b` whose home is `home`.
   uint16_t EntriesWithHome(unsigned b, unsigned home) const {
-    const BucketMeta& m = buckets_[b].meta;
+    const BucketMeta& m = metas_[b];
     if (b < kRegular) return b == home ? (m.busy & ~m.probe) : (m.busy & m.probe);
     uint16_t r = 0;
     for (uint16_t bits = m.busy; bits; bits &= bits - 1) {
@@ -173,13 +175,13 @@ class Segment {
   SlotRef Find(const U& probe_key, uint64_t hash) const {
     const uint8_t fp = Fingerprint(hash);
     const unsigned home = HomeBucket(hash);
-    const Bucket& hb = buckets_[home];
-    if (uint8_t s; Probe(hb, fp, hb.meta.busy & ~hb.meta.probe, probe_key, &s)) return {uint8_t(home), s};
+    const BucketMeta& hm = metas_[home];
+    if (uint8_t s; Probe(home, fp, hm.busy & ~hm.probe, probe_key, &s)) return {uint8_t(home), s};
     const unsigned next = NextBucket(home);
-    const Bucket& nb = buckets_[next];
-    if (uint8_t s; Probe(nb, fp, nb.meta.busy & nb.meta.probe, probe_key, &s)) return {uint8_t(next), s};
-    if (hb.meta.hint_busy == 0 && hb.meta.overflow == 0) return {};
-    return FindInStash(hb.meta, fp, probe_key);
+    const BucketMeta& nm = metas_[next];  // usually on the home metadata's cache line
+    if (uint8_t s; Probe(next, fp, nm.busy & nm.probe, probe_key, &s)) return {uint8_t(next), s};
+    if (hm.hint_busy == 0 && hm.overflow == 0) return {};
+    return FindInStash(hm, fp, probe_key);
   }
 
   // Returns how an entry of hash `hash` would be inserted now; kind kFull when it cannot be.
@@ -188,7 +190,7 @@ class Segment {
     const unsigned home = HomeBucket(hash), next = NextBucket(home);
     const unsigned free_home = FreeCount(home), free_next = FreeCount(next);
     if (free_home > 0 || free_next > 0) {
-      const bool use_home = free_home >= free_next;
+      const bool use_home = free_home > 0;
       p.kind = InsertPlan::Kind::kDirect;
       p.bucket = uint8_t(use_home ? home : next);
       p.slot = uint8_t(FirstFree(p.bucket));
@@ -246,7 +248,7 @@ class Segment {
     DASH_DCHECK(dest->size_ == 0u);
     const unsigned bit = 63 - local_depth_;
     for (unsigned b = 0; b < kTotal; ++b) {
-      dest->buckets_[b].meta.version = buckets_[b].meta.version;
+      dest->metas_[b].version = metas_[b].version;
       for (uint16_t bits = busy(b); bits; bits &= bits - 1) {
         const unsigned s = __builtin_ctz(bits);
         const uint64_t hash = Policy::HashFn(key(b, s));
@@ -295,7 +297,7 @@ class Segment {
   // Destroys every entry and resets the metadata, versions included.
   void Clear() {
     DestroyAll();
-    for (Bucket& b : buckets_) std::memset(&b.meta, 0, sizeof(b.meta));
+    std::memset(metas_, 0, sizeof(metas_));
     size_ = 0;
   }
 
@@ -303,12 +305,12 @@ class Segment {
   unsigned FreeCount(unsigned b) const { return kSlots - __builtin_popcount(busy(b)); }
 
   // Returns the number of stash entries homed at `b` that have no hint (tests, invariants).
-  unsigned Overflow(unsigned b) const { return buckets_[b].meta.overflow; }
-  unsigned HintCount(unsigned b) const { return __builtin_popcount(buckets_[b].meta.hint_busy); }
+  unsigned Overflow(unsigned b) const { return metas_[b].overflow; }
+  unsigned HintCount(unsigned b) const { return __builtin_popcount(metas_[b].hint_busy); }
 
  private:
+  // The slots of one bucket: keys, then values.
   struct Bucket {
-    BucketMeta meta;
     alignas(Key) unsigned char keys[sizeof(Key) * kSlots];
     alignas(Value) unsigned char values[sizeof(Value) * kSlots];
 
@@ -323,11 +325,11 @@ class Segment {
   };
 
   template <typename U>
-  static bool Probe(const Bucket& b, uint8_t fp, uint32_t candidates, const U& probe_key,
-                    uint8_t* slot) {
-    for (uint32_t m = MatchFingerprints(b.meta, fp) & candidates; m; m &= m - 1) {
+  bool Probe(unsigned bucket, uint8_t fp, uint32_t candidates, const U& probe_key,
+             uint8_t* slot) const {
+    for (uint32_t m = MatchFingerprints(metas_[bucket], fp) & candidates; m; m &= m - 1) {
       const unsigned s = __builtin_ctz(m);
-      if (PolicyEqual<Policy>(b.key(s), probe_key)) {
+      if (PolicyEqual<Policy>(buckets_[bucket].key(s), probe_key)) {
         *slot = uint8_t(s);
         return true;
       }
@@ -343,14 +345,14 @@ class Segment {
       const unsigned sb = home.HintStash(i);
       if ((searched >> sb) & 1) continue;
       searched |= 1u << sb;
-      const Bucket& b = buckets_[kRegular + sb];
-      if (uint8_t s; Probe(b, fp, b.meta.busy, probe_key, &s)) return {uint8_t(kRegular + sb), s};
+      const unsigned b = kRegular + sb;
+      if (uint8_t s; Probe(b, fp, metas_[b].busy, probe_key, &s)) return {uint8_t(b), s};
     }
     if (home.overflow == 0) return {};
     for (unsigned sb = 0; sb < kStash; ++sb) {
       if ((searched >> sb) & 1) continue;
-      const Bucket& b = buckets_[kRegular + sb];
-      if (uint8_t s; Probe(b, fp, b.meta.busy, probe_key, &s)) return {uint8_t(kRegular + sb), s};
+      const unsigned b = kRegular + sb;
+      if (uint8_t s; Probe(b, fp, metas_[b].busy, probe_key, &s)) return {uint8_t(b), s};
     }
     return {};
   }
@@ -389,7 +391,7 @@ class Segment {
   }
 
   void MarkBusy(unsigned b, unsigned s, uint8_t fp, bool probing) {
-    BucketMeta& m = buckets_[b].meta;
+    BucketMeta& m = metas_[b];
     m.fp[s] = fp;
     m.busy |= uint16_t(1u << s);
     if (probing) m.probe |= uint16_t(1u << s);
@@ -397,7 +399,7 @@ class Segment {
 
   // Clears slot (b, s) whose object was destroyed or relocated; fixes the home's stash hints.
   void Vacate(unsigned b, unsigned s) {
-    BucketMeta& m = buckets_[b].meta;
+    BucketMeta& m = metas_[b];
     if (b >= kRegular) RemoveHint(stash_home_[(b - kRegular) * kSlots + s], m.fp[s], b - kRegular);
     m.busy &= uint16_t(~(1u << s));
     m.probe &= uint16_t(~(1u << s));
@@ -408,7 +410,7 @@ class Segment {
   void MoveEntry(unsigned fb, unsigned fs, unsigned tb, unsigned ts, bool probing) {
     Bucket& from = buckets_[fb];
     Bucket& to = buckets_[tb];
-    const uint8_t fp = from.meta.fp[fs];
+    const uint8_t fp = metas_[fb].fp[fs];
     Relocate<Key, kMemcpy>(to.key_ptr(ts), from.key_ptr(fs));
     Relocate<Value, kMemcpy>(to.value_ptr(ts), from.value_ptr(fs));
     if (tb >= kRegular) {
@@ -420,11 +422,11 @@ class Segment {
     Vacate(fb, fs);
     MarkBusy(tb, ts, fp, probing);
     ++size_;
-    if (to.meta.version < from.meta.version) to.meta.version = from.meta.version;
+    if (metas_[tb].version < metas_[fb].version) metas_[tb].version = metas_[fb].version;
   }
 
   void AddHint(unsigned home, uint8_t fp, unsigned stash) {
-    BucketMeta& m = buckets_[home].meta;
+    BucketMeta& m = metas_[home];
     const uint32_t free_hints = ~uint32_t(m.hint_busy) & ((1u << BucketMeta::kHints) - 1);
     if (free_hints == 0) {
       ++m.overflow;
@@ -439,7 +441,7 @@ class Segment {
   // Removes one hint (fp, stash) of `home`, or one overflow count when no such hint exists: hints
   // with equal (fp, stash) are interchangeable, so the count of hints + overflow stays exact.
   void RemoveHint(unsigned home, uint8_t fp, unsigned stash) {
-    BucketMeta& m = buckets_[home].meta;
+    BucketMeta& m = metas_[home];
     for (unsigned i = 0; i < BucketMeta::kHints; ++i) {
       if (((m.hint_busy >> i) & 1) && m.hint_fp[i] == fp && m.HintStash(i) == stash) {
         m.hint_busy &= uint8_t(~(1u << i));
@@ -453,8 +455,9 @@ class Segment {
   void DestroyAll() {
     if constexpr (!std::is_trivially_destructible_v<Key> ||
                   !std::is_trivially_destructible_v<Value>) {
-      for (Bucket& b : buckets_) {
-        for (uint16_t bits = b.meta.busy; bits; bits &= bits - 1) {
+      for (unsigned i = 0; i < kTotal; ++i) {
+        Bucket& b = buckets_[i];
+        for (uint16_t bits = metas_[i].busy; bits; bits &= bits - 1) {
           const unsigned s = __builtin_ctz(bits);
           b.key_ptr(s)->~Key();
           b.value_ptr(s)->~Value();
@@ -466,6 +469,7 @@ class Segment {
   uint32_t size_ = 0;
   uint8_t local_depth_;
   uint8_t stash_home_[kStash * kSlots];  // home bucket of each stash slot
+  BucketMeta metas_[kTotal];  // all metadata first: home and neighbour share cache lines
   Bucket buckets_[kTotal];
 };
 

@@ -1,0 +1,218 @@
+// DashTable vs absl::flat_hash_map vs std::unordered_map: insert, find (hit, miss), erase for
+// 64-bit keys and 16-byte keys, table bytes per entry, and the worst single-insert latency while
+// growing. Every map uses the same dashkv hash (core/hash.h) so the tables, not the hash
+// functions, are compared. Sizes are benchmark arguments (1M and 10M by default).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/dash_table.h"
+#include "core/hash.h"
+
+namespace dashkv {
+namespace {
+
+// 16-byte key and value objects, like the server's inline compact objects.
+struct Obj16 {
+  char data[16];
+  bool operator==(const Obj16& o) const { return std::memcmp(data, o.data, 16) == 0; }
+};
+
+Obj16 MakeObj(uint64_t i) {
+  Obj16 o;
+  std::memcpy(o.data, &i, 8);
+  const uint64_t tag = 0x6b65792d6b65792dULL;  // "-yek-yek", the rest of the 16 bytes
+  std::memcpy(o.data + 8, &tag, 8);
+  return o;
+}
+
+struct Hasher {
+  size_t operator()(uint64_t k) const noexcept { return HashU64(k); }
+  size_t operator()(const Obj16& k) const noexcept {
+    return HashBytes(std::string_view(k.data, 16));
+  }
+};
+
+struct U64Policy : DashPolicyBase {
+  static constexpr bool kRelocateByMemcpy = true;
+  static uint64_t HashFn(uint64_t k) { return HashU64(k); }
+};
+struct Obj16Policy : DashPolicyBase {
+  static constexpr bool kRelocateByMemcpy = true;
+  static uint64_t HashFn(const Obj16& k) { return HashBytes(std::string_view(k.data, 16)); }
+};
+
+// Bytes allocated through CountingAllocator (std and absl maps): the table's own memory.
+size_t g_allocated = 0;
+
+template <typename T>
+struct CountingAllocator {
+  using value_type = T;
+  CountingAllocator() = default;
+  template <typename U>
+  CountingAllocator(const CountingAllocator<U>&) {}  // NOLINT
+  T* allocate(size_t n) {
+    g_allocated += n * sizeof(T);
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, size_t n) {
+    g_allocated -= n * sizeof(T);
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <typename U>
+  bool operator==(const CountingAllocator<U>&) const { return true; }
+};
+
+template <typename K, typename V>
+struct DashMap {
+  using Policy = std::conditional_t<std::is_same_v<K, uint64_t>, U64Policy, Obj16Policy>;
+  DashTable<K, V, Policy> t;
+  void Insert(const K& k, const V& v) { t.Insert(k, v); }
+  bool Find(const K& k) const { return !t.Find(k).is_done(); }
+  void Erase(const K& k) { t.Erase(k); }
+  size_t Bytes() const { return t.mem_usage(); }
+};
+
+template <typename K, typename V>
+struct AbslMap {
+  absl::flat_hash_map<K, V, Hasher, std::equal_to<K>, CountingAllocator<std::pair<const K, V>>> t;
+  void Insert(const K& k, const V& v) { t.emplace(k, v); }
+  bool Find(const K& k) const { return t.find(k) != t.end(); }
+  void Erase(const K& k) { t.erase(k); }
+  size_t Bytes() const { return g_allocated + sizeof(t); }
+};
+
+template <typename K, typename V>
+struct StdMap {
+  std::unordered_map<K, V, Hasher, std::equal_to<K>, CountingAllocator<std::pair<const K, V>>> t;
+  void Insert(const K& k, const V& v) { t.emplace(k, v); }
+  bool Find(const K& k) const { return t.find(k) != t.end(); }
+  void Erase(const K& k) { t.erase(k); }
+  size_t Bytes() const { return g_allocated + sizeof(t); }
+};
+
+template <typename K>
+K MakeKey(uint64_t i) {
+  if constexpr (std::is_same_v<K, uint64_t>) {
+    return i * 0x9E3779B97F4A7C15ULL;  // spread, still unique
+  } else {
+    return MakeObj(i);
+  }
+}
+
+double NsPer(std::chrono::steady_clock::time_point start, size_t n) {
+  std::chrono::duration<double, std::nano> d = std::chrono::steady_clock::now() - start;
+  return d.count() / double(n);
+}
+
+// One run: insert N keys (timed), bytes per entry, find-hit over the N keys in random order,
+// find-miss over N absent keys, erase all N. Reported as counters (ns per operation).
+template <template <typename, typename> class Map, typename K, typename V>
+void BM_MapOps(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  std::vector<uint64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+  for (auto _ : state) {
+    g_allocated = 0;
+    auto map = std::make_unique<Map<K, V>>();
+    auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t i = 0; i < n; ++i) map->Insert(MakeKey<K>(i), V{});
+    state.counters["insert_ns"] = NsPer(t0, n);
+    state.counters["bytes_per_entry"] = double(map->Bytes()) / double(n);
+    size_t hits = 0;
+    t0 = std::chrono::steady_clock::now();
+    for (uint64_t i : order) hits += map->Find(MakeKey<K>(i));
+    state.counters["find_hit_ns"] = NsPer(t0, n);
+    t0 = std::chrono::steady_clock::now();
+    for (uint64_t i : order) hits += map->Find(MakeKey<K>(i + n));
+    state.counters["find_miss_ns"] = NsPer(t0, n);
+    t0 = std::chrono::steady_clock::now();
+    for (uint64_t i : order) map->Erase(MakeKey<K>(i));
+    state.counters["erase_ns"] = NsPer(t0, n);
+    if (hits != n) state.SkipWithError("find-hit count mismatch");
+    benchmark::DoNotOptimize(hits);
+  }
+}
+
+// Find-hit in batches of 16: hash all, Prefetch all, then Find(key, hash) (the server's pipeline
+// path).
+template <typename K>
+void BM_DashTableFindPrefetched(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  DashMap<K, Obj16> map;
+  for (uint64_t i = 0; i < n; ++i) map.Insert(MakeKey<K>(i), Obj16{});
+  std::vector<uint64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+  using Policy = typename DashMap<K, Obj16>::Policy;
+  for (auto _ : state) {
+    size_t hits = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    constexpr size_t kBatch = 16;
+    for (size_t i = 0; i + kBatch <= n; i += kBatch) {
+      K keys[kBatch];
+      uint64_t hashes[kBatch];
+      for (size_t j = 0; j < kBatch; ++j) {
+        keys[j] = MakeKey<K>(order[i + j]);
+        hashes[j] = Policy::HashFn(keys[j]);
+        map.t.Prefetch(hashes[j]);
+      }
+      for (size_t j = 0; j < kBatch; ++j) hits += !map.t.Find(keys[j], hashes[j]).is_done();
+    }
+    state.counters["find_hit_ns"] = NsPer(t0, n);
+    benchmark::DoNotOptimize(hits);
+  }
+}
+
+// Inserts N keys one by one, timing each; reports the worst and the 99.9999th percentile.
+template <template <typename, typename> class Map>
+void BM_MaxInsertLatency(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  for (auto _ : state) {
+    auto map = std::make_unique<Map<uint64_t, uint64_t>>();
+    std::vector<float> lat(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      map->Insert(MakeKey<uint64_t>(i), i);
+      lat[i] = float(std::chrono::duration<double, std::micro>(
+                         std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(lat.begin(), lat.end());
+    state.counters["max_insert_us"] = lat.back();
+    state.counters["p999999_insert_us"] = lat[size_t(double(n) * 0.999999)];
+  }
+}
+
+constexpr int64_t k1M = 1'000'000, k10M = 10'000'000;
+
+void SizeArgs(benchmark::internal::Benchmark* b) {
+  b->Arg(k1M)->Arg(k10M)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+void GrowArgs(benchmark::internal::Benchmark* b) {
+  b->Arg(k10M)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+BENCHMARK_TEMPLATE(BM_MapOps, DashMap, uint64_t, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MapOps, AbslMap, uint64_t, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MapOps, StdMap, uint64_t, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MapOps, DashMap, Obj16, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MapOps, AbslMap, Obj16, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MapOps, StdMap, Obj16, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_DashTableFindPrefetched, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_DashTableFindPrefetched, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_MaxInsertLatency, DashMap)->Apply(GrowArgs);
+BENCHMARK_TEMPLATE(BM_MaxInsertLatency, AbslMap)->Apply(GrowArgs);
+BENCHMARK_TEMPLATE(BM_MaxInsertLatency, StdMap)->Apply(GrowArgs);
+
+}  // namespace
+}  // namespace dashkv
+
+BENCHMARK_MAIN();
