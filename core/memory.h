@@ -1,0 +1,62 @@
+// Memory accounting: mimalloc is the process allocator, and every C++ allocation is counted.
+// Thread-safe: counting is per thread with no locks; the readers (UsedMemory, PeakUsedMemory,
+// ProcessRssBytes) may run on any thread.
+//
+// Design
+//   core/memory.cc replaces the global operator new / operator delete (every form: plain, sized,
+//   array, aligned, nothrow). Each one calls mi_malloc / mi_malloc_aligned / mi_free and adds or
+//   subtracts mi_usable_size(p) to a counter owned by the calling thread. The hot path is one
+//   thread-local relaxed load and store: no lock, no atomic read-modify-write.
+//   A thread's counter is put in a registry (an intrusive list under a spin lock) the first time the
+//   thread allocates; UsedMemory() sums the registry plus a global "retired" total into which
+//   the counters of exited threads are folded (and allocations made while a thread registers or
+//   after its counter was retired, which are rare, count there with an atomic add).
+//   A block freed on another thread than the one that allocated it is subtracted from the freeing
+//   thread's counter, which may therefore go negative: only the sum is meaningful.
+//   Bytes obtained with plain malloc() are NOT counted (C libraries such as zstd); they are still
+//   served by mimalloc because libmimalloc.so overrides malloc and is linked into the binary.
+//
+//   Link-time note: a replacement operator new only takes effect if its object file is linked.
+//   dashkv_core is a static library, so the linker pulls memory.o only when something refers to
+//   a symbol in it. compact_object.cc does (AllocateBytes), and the server must call
+//   InitMemoryAccounting() at start-up so that the replacement is present in every binary.
+//
+//   Sanitizer builds (DASHKV_SANITIZER defined): allocation goes through malloc/free so that
+//   ASan sees (and checks) every block; counting stays the same (malloc_usable_size).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dashkv {
+
+// Registers the calling thread's counter and guarantees that the operator new replacement is
+// linked into the binary. Call once from main() before starting threads. Idempotent.
+void InitMemoryAccounting();
+
+// Returns the bytes currently allocated through operator new (usable sizes) summed over all
+// threads, live and exited. Takes the registry lock; do not call on a hot path.
+int64_t UsedMemory();
+
+// Returns the largest value UsedMemory() has returned so far (a sampled peak: short spikes
+// between two calls are not seen). Does not lock.
+int64_t PeakUsedMemory();
+
+// Returns this thread's own counter (allocations minus frees done on this thread; may be
+// negative). Cheap; for tests and per-shard statistics.
+int64_t ThreadUsedMemory();
+
+// Returns the resident set size of the process in bytes (from /proc/self/statm), 0 on error.
+size_t ProcessRssBytes();
+
+// Allocates n bytes that are counted like operator new (same allocator, same counter).
+// Never returns nullptr (aborts on out-of-memory). Release with FreeBytes().
+void* AllocateBytes(size_t n);
+
+// Frees a block from AllocateBytes() (or operator new). nullptr is ignored.
+void FreeBytes(void* p);
+
+// Returns the usable size of a block from AllocateBytes() / operator new (>= requested size).
+size_t AllocationSize(const void* p);
+
+}  // namespace dashkv

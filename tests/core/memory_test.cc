@@ -1,0 +1,142 @@
+#include "core/memory.h"
+
+#include <gtest/gtest.h>
+#include <mimalloc.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace dashkv {
+namespace {
+
+TEST(MemoryTest, MallocIsMimalloc) {
+#ifdef DASHKV_SANITIZER
+  GTEST_SKIP() << "sanitizers replace malloc";
+#else
+  void* p = std::malloc(100);
+  std::memset(p, 0, 100);
+  EXPECT_TRUE(mi_is_in_heap_region(p));
+  std::free(p);
+  auto q = std::make_unique<char[]>(100);
+  EXPECT_TRUE(mi_is_in_heap_region(q.get()));
+#endif
+}
+
+TEST(MemoryTest, CountsNewAndDelete) {
+  InitMemoryAccounting();
+  int64_t before = ThreadUsedMemory();
+  char* p = new char[1000];
+  int64_t after = ThreadUsedMemory();
+  EXPECT_GE(after - before, 1000);
+  EXPECT_EQ(after - before, static_cast<int64_t>(AllocationSize(p)));
+  delete[] p;
+  EXPECT_EQ(ThreadUsedMemory(), before);
+
+  before = ThreadUsedMemory();
+  void* a = AllocateBytes(50);
+  EXPECT_EQ(ThreadUsedMemory() - before, static_cast<int64_t>(AllocationSize(a)));
+  FreeBytes(a);
+  FreeBytes(nullptr);
+  EXPECT_EQ(ThreadUsedMemory(), before);
+}
+
+TEST(MemoryTest, AllForms) {
+  int64_t before = ThreadUsedMemory();
+  struct alignas(64) Aligned {
+    char c[64];
+  };
+  auto* x = new Aligned;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(x) % 64, 0u);
+  delete x;  // sized + aligned delete
+  auto* xs = new Aligned[3];
+  delete[] xs;
+  auto* n = new (std::nothrow) int(5);
+  delete n;
+  auto* na = new (std::nothrow) Aligned;
+  ::operator delete(na, std::align_val_t{64}, std::nothrow);
+  void* raw = ::operator new(24);
+  ::operator delete(raw, 24);
+  EXPECT_EQ(ThreadUsedMemory(), before);
+}
+
+TEST(MemoryTest, SumsOverThreads) {
+  constexpr int kThreads = 4;
+  constexpr int kBlocks = 1000;
+  constexpr size_t kSize = 1024;
+  int64_t base = UsedMemory();
+  std::vector<std::vector<char*>> blocks(kThreads);
+  for (auto& b : blocks) b.reserve(kBlocks);  // allocated here, not in the threads
+  std::vector<std::thread> threads;
+  threads.reserve(kThreads);
+  int64_t start = UsedMemory();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&blocks, t] {
+      for (int i = 0; i < kBlocks; ++i) blocks[t].push_back(new char[kSize]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  threads.clear();  // frees the thread vector before measuring
+  int64_t grown = UsedMemory() - start;
+  int64_t expected = 0;
+  for (auto& b : blocks) {
+    for (char* p : b) expected += static_cast<int64_t>(AllocationSize(p));
+  }
+  // The threads are gone: their counters were folded into the retired total. Thread start-up
+  // allocations (if any, e.g. std::thread state) were freed again.
+  EXPECT_EQ(grown, expected);
+  EXPECT_GE(PeakUsedMemory(), start + expected);
+
+  // Free on other threads than the allocating ones: counters go negative, the sum stays right.
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&blocks, t] {
+      for (char* p : blocks[(t + 1) % kThreads]) delete[] p;
+      EXPECT_LT(ThreadUsedMemory(), 0);
+    });
+  }
+  for (auto& th : threads) th.join();
+  threads.clear();
+  EXPECT_EQ(UsedMemory(), start);
+  EXPECT_GE(start, base);
+}
+
+TEST(MemoryTest, LiveThreadsAreSummed) {
+  // Phases: 1 = threads started (std::thread state allocated), 2 = each allocated a block,
+  // 3 = main measured, threads free and exit.
+  std::atomic<int> started{0}, allocated{0};
+  std::atomic<bool> measured{false};
+  std::vector<std::thread> threads;
+  threads.reserve(2);
+  std::vector<char*> ptrs(2);
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      started.fetch_add(1);
+      while (started.load() < 3) std::this_thread::yield();
+      ptrs[t] = new char[4096];
+      allocated.fetch_add(1);
+      while (!measured.load()) std::this_thread::yield();
+      delete[] ptrs[t];
+    });
+  }
+  while (started.load() < 2) std::this_thread::yield();
+  int64_t start = UsedMemory();
+  started.store(3);
+  while (allocated.load() < 2) std::this_thread::yield();
+  int64_t expected = static_cast<int64_t>(AllocationSize(ptrs[0]) + AllocationSize(ptrs[1]));
+  int64_t grown = UsedMemory() - start;
+  measured.store(true);
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(grown, expected);
+}
+
+TEST(MemoryTest, Rss) {
+  size_t rss = ProcessRssBytes();
+  EXPECT_GT(rss, 1u << 20);
+  EXPECT_LT(rss, size_t{1} << 36);
+}
+
+}  // namespace
+}  // namespace dashkv
