@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 
 namespace dashkv::io {
 
@@ -24,17 +25,46 @@ struct EngineOptions {
   bool pin_cpus = false;
 };
 
+namespace detail {
+
+// A message in an engine's inbox: the intrusive link plus a type-erased "run (or drop) and free
+// myself" function, so one Post costs exactly one allocation.
+struct InboxNode {
+  std::atomic<InboxNode*> next{nullptr};
+  // Runs the task when `run` is true, then deletes the node.
+  void (*invoke)(InboxNode* self, bool run) = nullptr;
+};
+
+template <typename F>
+struct TaskNode final : InboxNode {
+  explicit TaskNode(F&& f) : fn(std::move(f)) { invoke = &Invoke; }
+  explicit TaskNode(const F& f) : fn(f) { invoke = &Invoke; }
+  static void Invoke(InboxNode* node, bool run) {
+    auto* self = static_cast<TaskNode*>(node);
+    if (run) std::move(self->fn)();
+    delete self;
+  }
+  F fn;
+};
+
+}  // namespace detail
+
 // Design
-//  The inbox is an intrusive multi-producer single-consumer queue (Vyukov). A producer that
-//  finds the engine possibly asleep (an atomic flag) posts one wake-up handler through asio;
-//  while the engine is busy or spinning, messages cost no lock and no syscall. The loop:
-//  drain inbox, poll io_context, repeat; when both are empty, spin up to spin_us, then block in
-//  io_context::run_one().
+//  The inbox is an intrusive multi-producer single-consumer queue (Vyukov): producers swing
+//  head_ with one atomic exchange and then link the previous node to theirs; the consumer walks
+//  from tail_ without atomic read-modify-writes. A stub node lets the queue become empty.
+//  A producer that finds the engine possibly asleep (sleeping_) posts one wake-up handler
+//  through asio; while the engine is busy or spinning, messages cost no lock and no syscall.
+//  The loop: drain inbox, poll io_context, repeat; when both are empty, spin up to spin_us, then
+//  block in io_context::run_one() (a work guard keeps run_one from returning for lack of work).
+//  No lost wake-up: see the proof in engine.cc (Engine::Sleep).
+//  Tasks must not throw: an exception escaping a task or an asio handler aborts the process.
 class Engine {
  public:
   using Task = absl::AnyInvocable<void() &&>;
 
   Engine(unsigned index, EngineOptions options);
+  // Stops and joins the thread if still running, then drops (without running) queued tasks.
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -47,28 +77,47 @@ class Engine {
 
   // Queues `task` to run on this engine's thread, after tasks queued earlier by the same
   // producer. Never runs it inline. Thread-safe, lock-free on the fast path.
-  void Post(Task task);
+  void Post(Task task) { Push(new detail::TaskNode<Task>(std::move(task))); }
+  // Same, for any callable `void()`: stores it in the message itself (one allocation).
+  template <typename F>
+    requires(!std::is_same_v<std::decay_t<F>, Task>)
+  void Post(F&& fn) {
+    Push(new detail::TaskNode<std::decay_t<F>>(std::forward<F>(fn)));
+  }
 
   // Starts the thread. REQUIRES: not started.
   void Start();
-  // Makes the loop return after the current task; Join() waits for the thread.
+  // Makes the loop return after the current task; Join() waits for the thread. Thread-safe.
   void Stop();
   void Join();
 
+  // Drops (destroys without running) every queued task. REQUIRES: the thread is not running.
+  void DiscardInbox();
+
  private:
-  // (implementation detail: MPSC node type, loop, counters)
-  struct Node;
+  using Node = detail::InboxNode;
+  enum class PopResult { kItem, kEmpty, kRetry };
+
+  void Push(Node* node);
+  // Pops one node into *out. kRetry: a producer is between its exchange and its link.
+  PopResult Pop(Node** out);
+  bool InboxEmpty() const;
   void Loop();
+  bool RunOnce();     // drains the inbox and polls io_context; true if anything ran
   bool DrainInbox();  // returns true if it ran anything
+  void Sleep();
+  void Wake();
+  void PinToCpu();
+
   unsigned index_;
   EngineOptions options_;
   boost::asio::io_context context_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> sleeping_{false};
+  alignas(64) std::atomic<bool> sleeping_{false};
   alignas(64) std::atomic<Node*> head_;  // producers push here
   alignas(64) Node* tail_;               // consumer pops here
-  Node* stub_;
+  Node stub_;
 };
 
 }  // namespace dashkv::io

@@ -27,6 +27,8 @@ unsigned AvailableCpus();
 class EnginePool {
  public:
   EnginePool(unsigned n, EngineOptions options = {});
+  // Stops and joins the engines if needed; drops queued tasks of all engines before destroying
+  // any io_context (a dropped coroutine handler posts its unwinding to its own engine).
   ~EnginePool();
 
   unsigned size() const { return static_cast<unsigned>(engines_.size()); }
@@ -49,7 +51,10 @@ class EnginePool {
   boost::asio::awaitable<R> Await(unsigned i, F fn);
 
   // Runs fn(j) on each engine j in `targets` in parallel (inline for the caller's own engine,
-  // after the others are posted) and resumes when all have finished.
+  // after the others are posted) and resumes when all have finished. fn is called concurrently
+  // on several engines (it usually writes to a per-engine slot). One message per remote target,
+  // one back; no suspension at all when every target is the caller's own engine.
+  // REQUIRES: called from a coroutine on an engine thread; `targets` has no duplicates.
   template <typename F>
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> targets, F fn);
 
@@ -58,6 +63,7 @@ class EnginePool {
   boost::asio::awaitable<void> AwaitAll(F fn);
 
   // Runs fn(j) on every engine and blocks the calling (non-engine) thread until all finish.
+  // REQUIRES: not called on an engine thread; the engines are started.
   template <typename F>
   void RunOnAllBlocking(F fn);
 
