@@ -38,17 +38,8 @@ std::string_view StatusText(OpStatus status) {
       return "ERR no such key";
     case OpStatus::kDecrOverflow:
       return "ERR decrement would overflow";
-    case OpStatus::kOffsetOutOfRange:
-      return "ERR offset is out of range";
     case OpStatus::kInvalidExpire:
       return "ERR invalid expire time";
-    case OpStatus::kBitArgument:
-      return "ERR The bit argument must be 1 or 0.";
-    case OpStatus::kBitfieldType:
-      return "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
-             "supported but i64 is.";
-    case OpStatus::kBitfieldOverflow:
-      return "ERR Invalid OVERFLOW type specified";
     case OpStatus::kBitfieldReadOnly:
       return "ERR BITFIELD_RO only supports the GET subcommand";
   }

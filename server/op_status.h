@@ -30,11 +30,7 @@ enum class OpStatus : uint8_t {
   kInvalidDbIndex,   // "DB index is out of range"
   kNoSuchKey,        // "no such key" (RENAME, OBJECT ...)
   kDecrOverflow,     // "decrement would overflow" (DECRBY of INT64_MIN)
-  kOffsetOutOfRange, // "offset is out of range" (SETRANGE)
   kInvalidExpire,    // "invalid expire time in '<cmd>' command": send InvalidExpireText(cmd)
-  kBitArgument,      // "The bit argument must be 1 or 0." (BITPOS)
-  kBitfieldType,     // "Invalid bitfield type. ..." (BITFIELD)
-  kBitfieldOverflow, // "Invalid OVERFLOW type specified" (BITFIELD)
   kBitfieldReadOnly, // "BITFIELD_RO only supports the GET subcommand"
 };
 

@@ -1,6 +1,9 @@
 // Bitmap commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITFIELD and
 // BITFIELD_RO (Redis 7.0 semantics). All are single-key shard commands.
+#include <algorithm>
 #include <vector>
+
+#include "core/bitops.h"
 
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
@@ -9,19 +12,6 @@
 namespace dashkv {
 
 namespace {
-
-// Parses a bit offset (0 .. 8 * 512MB - 1); BITFIELD also takes "#n", meaning n * bits.
-OpResult<uint64_t> ParseBitOffset(std::string_view s, unsigned hash_bits = 0) {
-  bool hash = hash_bits > 0 && !s.empty() && s[0] == '#';
-  std::optional<int64_t> v = ParseStrictInt(hash ? s.substr(1) : s);
-  if (!v) return OpStatus::kBitOffset;
-  int64_t offset = *v;
-  if (hash && __builtin_mul_overflow(offset, static_cast<int64_t>(hash_bits), &offset)) {
-    return OpStatus::kBitOffset;
-  }
-  if (offset < 0 || (offset >> 3) >= kMaxStringBytes) return OpStatus::kBitOffset;
-  return static_cast<uint64_t>(offset);
-}
 
 // Looks up a string for reading; a missing key reads as the empty string.
 OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
@@ -36,51 +26,38 @@ OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
 
 // SETBIT key offset value
 void CmdSetBit(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<uint64_t> offset = ParseBitOffset(args[2]);
-  if (!offset) return SendOpError(ctx, offset.status());
+  std::optional<uint64_t> offset = ParseBitOffset(args[2]);
+  if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
   std::optional<int64_t> on = ParseStrictInt(args[3]);
-  if (!on || (*on != 0 && *on != 1)) return SendOpError(ctx, OpStatus::kBitValue);
+  if (!on || (*on != 0 && *on != 1)) return SendOpError(ctx, StringOpError::kBitValue);
   OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
   CompactObj& value = res->it->second;
-  std::string s = res->inserted ? std::string() : CopyString(value);
-  bool old = SetBitAt(s, *offset, *on == 1);
-  value.SetString(s);
-  value.MarkRaw();
+  // In place: O(1) unless the string grows (ResizeString marks it raw, as Redis does).
+  size_t need = static_cast<size_t>(*offset >> 3) + 1;
+  absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), need));
+  auto& byte = reinterpret_cast<unsigned char&>(bytes[*offset >> 3]);
+  unsigned mask = 0x80u >> (*offset & 7);
+  bool old = (byte & mask) != 0;
+  byte = static_cast<unsigned char>(*on ? (byte | mask) : (byte & ~mask));
   ctx.rb.SendLong(old ? 1 : 0);
 }
 
 // GETBIT key offset
 void CmdGetBit(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<uint64_t> offset = ParseBitOffset(args[2]);
-  if (!offset) return SendOpError(ctx, offset.status());
+  std::optional<uint64_t> offset = ParseBitOffset(args[2]);
+  if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
   std::string scratch;
   OpResult<std::string_view> s = ReadBits(ctx, args[1], &scratch);
   if (!s) return SendOpError(ctx, s.status());
-  ctx.rb.SendLong(GetBitAt(*s, *offset) ? 1 : 0);
-}
-
-// A [start end [BYTE|BIT]] range of BITCOUNT/BITPOS, resolved to bit positions.
-struct BitSpan {
-  uint64_t first;
-  uint64_t last;  // inclusive
-};
-
-// Resolves start/end in bytes or bits over a string of `size` bytes; nullopt when empty.
-std::optional<BitSpan> ResolveSpan(int64_t start, int64_t end, bool bit_unit, size_t size,
-                                   bool reject_negative_inversion) {
-  int64_t total = static_cast<int64_t>(size) * (bit_unit ? 8 : 1);
-  std::optional<IndexRange> r = NormalizeRange(start, end, total, reject_negative_inversion);
-  if (!r) return std::nullopt;
-  if (bit_unit) return BitSpan{uint64_t(r->start), uint64_t(r->end)};
-  return BitSpan{uint64_t(r->start) * 8, uint64_t(r->end) * 8 + 7};
+  ctx.rb.SendLong(GetBit(*s, *offset));
 }
 
 // Parses BYTE|BIT; records kSyntaxError for anything else.
-bool ParseBitUnit(ArgParser& parser) {
-  if (parser.Check("BIT")) return true;
+BitUnit ParseBitUnit(ArgParser& parser) {
+  if (parser.Check("BIT")) return BitUnit::kBit;
   if (!parser.Check("BYTE")) parser.SetError(OpStatus::kSyntaxError);
-  return false;
+  return BitUnit::kByte;
 }
 
 // BITCOUNT key [start end [BYTE|BIT]]
@@ -92,134 +69,130 @@ void CmdBitCount(CmdArgs args, ShardCmdContext& ctx) {
   }
   std::string scratch;
   std::string_view s = (*found)->second.GetString(&scratch);
-  int64_t start = 0, end = -1;
-  bool bit_unit = false;
-  if (args.size() != 2) {
-    if (args.size() != 4 && args.size() != 5) return SendOpError(ctx, OpStatus::kSyntaxError);
-    ArgParser parser(args, 2);
-    start = parser.NextInt();
-    end = parser.NextInt();
-    if (args.size() == 5) bit_unit = ParseBitUnit(parser);
-    if (parser.HasError()) return SendOpError(ctx, parser.error());
-  }
-  std::optional<BitSpan> span = ResolveSpan(start, end, bit_unit, s.size(), true);
-  ctx.rb.SendLong(span ? CountBits(s, span->first, span->last) : 0);
+  if (args.size() == 2) return ctx.rb.SendLong(static_cast<int64_t>(BitCount(s)));
+  if (args.size() != 4 && args.size() != 5) return SendOpError(ctx, OpStatus::kSyntaxError);
+  ArgParser parser(args, 2);
+  int64_t start = parser.NextInt();
+  int64_t end = parser.NextInt();
+  BitUnit unit = args.size() == 5 ? ParseBitUnit(parser) : BitUnit::kByte;
+  if (parser.HasError()) return SendOpError(ctx, parser.error());
+  ctx.rb.SendLong(static_cast<int64_t>(BitCount(s, start, end, unit)));
 }
 
 // BITPOS key bit [start [end [BYTE|BIT]]]
 void CmdBitPos(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> bit = ParseStrictInt(args[2]);
   if (!bit) return SendOpError(ctx, OpStatus::kNotAnInteger);
-  if (*bit != 0 && *bit != 1) return SendOpError(ctx, OpStatus::kBitArgument);
-  std::string scratch;
+  if (*bit != 0 && *bit != 1) return SendOpError(ctx, StringOpError::kBitposBit);
   OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!found) {
     if (found.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(*bit ? -1 : 0);
     return SendOpError(ctx, found.status());
   }
+  std::string scratch;
   std::string_view s = (*found)->second.GetString(&scratch);
   if (args.size() > 6) return SendOpError(ctx, OpStatus::kSyntaxError);
+  // Redis reads start, then BYTE|BIT, then end.
   ArgParser parser(args, 3);
   int64_t start = args.size() > 3 ? parser.NextInt() : 0;
-  bool bit_unit = false;
+  BitUnit unit = BitUnit::kByte;
   if (args.size() == 6) {
-    ArgParser unit(args, 5);
-    bit_unit = ParseBitUnit(unit);
-    if (unit.HasError()) parser.SetError(unit.error());
+    ArgParser unit_parser(args, 5);
+    unit = ParseBitUnit(unit_parser);
+    if (unit_parser.HasError()) parser.SetError(unit_parser.error());
   }
-  bool end_given = args.size() > 4;
-  int64_t end = end_given ? parser.NextInt() : -1;
+  std::optional<int64_t> end;
+  if (args.size() > 4) end = parser.NextInt();
   if (parser.HasError()) return SendOpError(ctx, parser.error());
-  std::optional<BitSpan> span = ResolveSpan(start, end, bit_unit, s.size(), false);
-  if (!span) return ctx.rb.SendLong(-1);
-  int64_t pos = FindBit(s, *bit == 1, span->first, span->last);
-  // Without an explicit end, the string counts as padded with zero bits on the right.
-  if (pos == -1 && *bit == 0 && !end_given) pos = static_cast<int64_t>(span->last + 1);
-  ctx.rb.SendLong(pos);
+  ctx.rb.SendLong(BitPos(s, static_cast<int>(*bit), start, end, unit));
 }
 
 enum class FieldOpKind : uint8_t { kGet, kSet, kIncrBy };
 
 struct FieldOp {
   FieldOpKind kind;
-  bool is_signed;
-  unsigned bits;
+  BitfieldType type;
   uint64_t offset;
   int64_t value;  // SET value or INCRBY increment
-  BitOverflow overflow;
+  BitfieldOverflow overflow;
 };
 
 struct FieldProgram {
   std::vector<FieldOp> ops;
-  bool writes = false;
-  uint64_t bytes_needed = 0;  // string length the writes need
+  std::optional<uint64_t> last_write_bit;  // the highest bit a SET/INCRBY names
 };
 
-// Parses a bitfield type: i1..i64 or u1..u63.
-OpStatus ParseFieldType(std::string_view s, FieldOp* op) {
-  if (s.empty() || (s[0] != 'i' && s[0] != 'u')) return OpStatus::kBitfieldType;
-  op->is_signed = s[0] == 'i';
-  std::optional<int64_t> bits = ParseStrictInt(s.substr(1));
-  if (!bits || *bits < 1 || *bits > (op->is_signed ? 64 : 63)) return OpStatus::kBitfieldType;
-  op->bits = static_cast<unsigned>(*bits);
-  return OpStatus::kOk;
+// The first error of a BITFIELD argument list: either an OpStatus or a core/bitops.h check.
+struct FieldError {
+  OpStatus status = OpStatus::kOk;
+  StringOpError check = StringOpError::kOk;
+  explicit operator bool() const {
+    return status != OpStatus::kOk || check != StringOpError::kOk;
+  }
+};
+
+// Parses a bitfield type: i1..i64 or u1..u63 (Redis 7.0 wants the letter in lower case).
+std::optional<BitfieldType> ParseFieldType(std::string_view s) {
+  if (s.empty() || (s[0] != 'i' && s[0] != 'u')) return std::nullopt;
+  return ParseBitfieldType(s);
 }
 
-// Parses the GET/SET/INCRBY/OVERFLOW list of BITFIELD (args[2..]).
-OpStatus ParseFieldProgram(CmdArgs args, FieldProgram* prog) {
+// Parses "type offset [value]" of one GET/SET/INCRBY (sub-command consumed) into `op`.
+FieldError ParseFieldOp(ArgParser& parser, FieldOp* op) {
+  std::optional<BitfieldType> type = ParseFieldType(parser.Next());
+  if (!type) return {.check = StringOpError::kBitfieldType};
+  op->type = *type;
+  std::optional<uint64_t> offset = ParseBitfieldOffset(parser.Next(), *type);
+  if (!offset) return {.check = StringOpError::kBitOffset};
+  op->offset = *offset;
+  if (op->kind != FieldOpKind::kGet) op->value = parser.NextInt();
+  return {.status = parser.error()};
+}
+
+// Parses the GET/SET/INCRBY/OVERFLOW list of BITFIELD (args[2..]) into `prog`.
+FieldError ParseFieldProgram(CmdArgs args, FieldProgram* prog) {
   ArgParser parser(args, 2);
-  BitOverflow overflow = BitOverflow::kWrap;
+  BitfieldOverflow overflow = BitfieldOverflow::kWrap;
   while (parser.HasNext()) {
     size_t rest = parser.remaining() - 1;  // arguments after the sub-command
     FieldOp op{};
     if (parser.Check("OVERFLOW") && rest >= 1) {
-      if (parser.Check("WRAP")) overflow = BitOverflow::kWrap;
-      else if (parser.Check("SAT")) overflow = BitOverflow::kSat;
-      else if (parser.Check("FAIL")) overflow = BitOverflow::kFail;
-      else return OpStatus::kBitfieldOverflow;
+      std::optional<BitfieldOverflow> o = ParseBitfieldOverflow(parser.Next());
+      if (!o) return {.check = StringOpError::kBitfieldOverflow};
+      overflow = *o;
       continue;
     }
-    if (parser.Check("GET") && rest >= 2) op.kind = FieldOpKind::kGet;
-    else if (parser.Check("SET") && rest >= 3) op.kind = FieldOpKind::kSet;
-    else if (parser.Check("INCRBY") && rest >= 3) op.kind = FieldOpKind::kIncrBy;
-    else return OpStatus::kSyntaxError;
-    if (OpStatus st = ParseFieldType(parser.Next(), &op); st != OpStatus::kOk) return st;
-    OpResult<uint64_t> offset = ParseBitOffset(parser.Next(), op.bits);
-    if (!offset) return offset.status();
-    op.offset = *offset;
+    if (parser.Check("GET") && rest >= 2) {
+      op.kind = FieldOpKind::kGet;
+    } else if (parser.Check("SET") && rest >= 3) {
+      op.kind = FieldOpKind::kSet;
+    } else if (parser.Check("INCRBY") && rest >= 3) {
+      op.kind = FieldOpKind::kIncrBy;
+    } else {
+      return {.status = OpStatus::kSyntaxError};
+    }
     op.overflow = overflow;
+    if (FieldError e = ParseFieldOp(parser, &op)) return e;
     if (op.kind != FieldOpKind::kGet) {
-      op.value = parser.NextInt();
-      if (parser.HasError()) return parser.error();
-      prog->writes = true;
-      prog->bytes_needed = std::max(prog->bytes_needed, (op.offset + op.bits - 1) / 8 + 1);
+      uint64_t last = op.offset + op.type.bits - 1;
+      prog->last_write_bit = std::max(prog->last_write_bit.value_or(0), last);
     }
     prog->ops.push_back(op);
   }
-  return OpStatus::kOk;
-}
-
-// Reads a field as a (sign-extended) integer.
-int64_t ReadField(std::string_view s, const FieldOp& op) {
-  uint64_t raw = GetBitsAt(s, op.offset, op.bits);
-  if (op.is_signed && op.bits < 64 && ((raw >> (op.bits - 1)) & 1)) {
-    raw |= ~((uint64_t{1} << op.bits) - 1);
-  }
-  return static_cast<int64_t>(raw);
+  return {};
 }
 
 // Runs one op over `s`; returns its reply value, nullopt when OVERFLOW FAIL refused it.
-// REQUIRES: `s` is long enough for writes (FieldProgram::bytes_needed).
 std::optional<int64_t> RunFieldOp(std::string& s, const FieldOp& op) {
-  int64_t old = ReadField(s, op);
-  if (op.kind == FieldOpKind::kGet) return old;
-  __int128 target = op.kind == FieldOpKind::kIncrBy ? __int128{old} + op.value
-                    : op.is_signed                  ? __int128{op.value}
-                                  : __int128{static_cast<uint64_t>(op.value)};
-  std::optional<int64_t> stored = FitBitfield(target, op.bits, op.is_signed, op.overflow);
-  if (!stored) return std::nullopt;
-  SetBitsAt(s, op.offset, op.bits, static_cast<uint64_t>(*stored));
-  return op.kind == FieldOpKind::kSet ? old : *stored;
+  switch (op.kind) {
+    case FieldOpKind::kGet:
+      return BitfieldGet(s, op.offset, op.type);
+    case FieldOpKind::kSet:
+      return BitfieldSet(s, op.offset, op.type, op.value, op.overflow);
+    case FieldOpKind::kIncrBy:
+      return BitfieldIncrBy(s, op.offset, op.type, op.value, op.overflow);
+  }
+  return std::nullopt;
 }
 
 void SendFieldResults(ShardCmdContext& ctx, const std::vector<std::optional<int64_t>>& results) {
@@ -233,27 +206,27 @@ void SendFieldResults(ShardCmdContext& ctx, const std::vector<std::optional<int6
 template <bool kReadOnlyCmd>
 void CmdBitField(CmdArgs args, ShardCmdContext& ctx) {
   FieldProgram prog;
-  if (OpStatus st = ParseFieldProgram(args, &prog); st != OpStatus::kOk) {
-    return SendOpError(ctx, st);
+  if (FieldError e = ParseFieldProgram(args, &prog)) {
+    if (e.check != StringOpError::kOk) return SendOpError(ctx, e.check);
+    return SendOpError(ctx, e.status);
   }
-  if (kReadOnlyCmd && prog.writes) return SendOpError(ctx, OpStatus::kBitfieldReadOnly);
+  if (kReadOnlyCmd && prog.last_write_bit) return SendOpError(ctx, OpStatus::kBitfieldReadOnly);
   std::vector<std::optional<int64_t>> results;
   results.reserve(prog.ops.size());
-  if (!prog.writes) {
+  if (!prog.last_write_bit) {  // GETs only: a missing key reads as zeros and is not created
     std::string scratch;
     OpResult<std::string_view> s = ReadBits(ctx, args[1], &scratch);
     if (!s) return SendOpError(ctx, s.status());
-    for (const FieldOp& op : prog.ops) results.push_back(ReadField(*s, op));
+    for (const FieldOp& op : prog.ops) results.push_back(BitfieldGet(*s, op.offset, op.type));
     return SendFieldResults(ctx, results);
   }
   OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
-  CompactObj& value = res->it->second;
-  std::string s = res->inserted ? std::string() : CopyString(value);
-  if (s.size() < prog.bytes_needed) s.resize(prog.bytes_needed, '\0');  // even if all FAIL
-  for (const FieldOp& op : prog.ops) results.push_back(RunFieldOp(s, op));
-  value.SetString(s);
-  value.MarkRaw();
+  // Like Redis, the string grows to the highest bit any write names, even if all of them FAIL.
+  res->it->second.MutateString([&](std::string* s) {
+    GrowForBit(*s, *prog.last_write_bit);
+    for (const FieldOp& op : prog.ops) results.push_back(RunFieldOp(*s, op));
+  });
   SendFieldResults(ctx, results);
 }
 

@@ -2,8 +2,13 @@
 // INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, GETRANGE, SUBSTR and SETRANGE (Redis 7.0 semantics).
 // All but MGET are single-key shard commands; MGET runs on one shard when its keys allow it and
 // otherwise fans out one hop per shard.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
+
+#include "core/bitops.h"
+#include "core/numbers.h"
 
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
@@ -181,17 +186,11 @@ void CmdAppend(CmdArgs args, ShardCmdContext& ctx) {
   }
   CompactObj& value = it->second;
   if (value.type() != ObjType::kString) return SendOpError(ctx, OpStatus::kWrongType);
-  size_t total = value.StringSize() + tail.size();
-  if (total > static_cast<size_t>(kMaxStringBytes)) {
-    return SendOpError(ctx, OpStatus::kStringTooLong);
+  if (StringOpError e = CheckStringLength(value.StringSize(), tail.size()); e != StringOpError::kOk) {
+    return SendOpError(ctx, e);
   }
-  if (!tail.empty()) {
-    std::string s = CopyString(value);
-    s.append(tail);
-    value.SetString(s);
-    value.MarkRaw();
-  }
-  ctx.rb.SendLong(static_cast<int64_t>(total));
+  value.AppendString(tail);  // amortized O(1) per byte; marks the value raw
+  ctx.rb.SendLong(static_cast<int64_t>(value.StringSize()));
 }
 
 // STRLEN key
@@ -263,17 +262,17 @@ OpResult<std::string> OpIncrByFloat(DbSlice& db, std::string_view key, std::stri
   long double current = 0;
   if (!it.is_done()) {
     if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
-    std::optional<long double> v = it->second.StringSize() < 5 * 1024
-                                       ? ParseLongDoubleStrict(CopyString(it->second))
+    std::optional<long double> v = it->second.StringSize() < kLongDoubleMaxChars
+                                       ? ParseLongDouble(CopyString(it->second))
                                        : std::nullopt;
     if (!v) return OpStatus::kNotAFloat;
     current = *v;
   }
-  std::optional<long double> incr = ParseLongDoubleStrict(incr_arg);
+  std::optional<long double> incr = ParseLongDouble(incr_arg);
   if (!incr) return OpStatus::kNotAFloat;
   long double sum = current + *incr;
   if (std::isnan(sum) || std::isinf(sum)) return OpStatus::kNanOrInf;
-  std::string text = FormatLongDoubleHuman(sum);
+  std::string text = FormatLongDouble(sum);
   if (it.is_done()) {
     OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
     if (!added) return added.status();
@@ -301,42 +300,34 @@ void CmdGetRange(CmdArgs args, ShardCmdContext& ctx) {
     return SendOpError(ctx, res.status());
   }
   std::string scratch;
-  std::string_view s = (*res)->second.GetString(&scratch);
-  std::optional<IndexRange> r = NormalizeRange(*start, *end, static_cast<int64_t>(s.size()), true);
-  if (!r) return ctx.rb.SendBulk("");
-  ctx.rb.SendBulk(s.substr(r->start, r->end - r->start + 1));
+  ctx.rb.SendBulk(GetRange((*res)->second.GetString(&scratch), *start, *end));
 }
 
 // SETRANGE key offset value
 void CmdSetRange(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> offset = ParseStrictInt(args[2]);
   if (!offset) return SendOpError(ctx, OpStatus::kNotAnInteger);
-  if (*offset < 0) return SendOpError(ctx, OpStatus::kOffsetOutOfRange);
   std::string_view patch = args[3];
+  StringOpError check = CheckSetRange(*offset, patch.size());
+  if (check == StringOpError::kOffsetOutOfRange) return SendOpError(ctx, check);
   PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
   if (!it.is_done() && it->second.type() != ObjType::kString) {
     return SendOpError(ctx, OpStatus::kWrongType);
   }
-  if (patch.empty()) {
+  if (patch.empty()) {  // only reports the length; never creates the key
     return ctx.rb.SendLong(it.is_done() ? 0 : static_cast<int64_t>(it->second.StringSize()));
   }
-  if (*offset > kMaxStringBytes - static_cast<int64_t>(patch.size())) {
-    return SendOpError(ctx, OpStatus::kStringTooLong);
-  }
-  std::string s;
+  if (check != StringOpError::kOk) return SendOpError(ctx, check);
   if (it.is_done()) {
     OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
     if (!added) return SendOpError(ctx, added.status());
     it = added->it;
-  } else {
-    s = CopyString(it->second);
   }
+  CompactObj& value = it->second;
   size_t off = static_cast<size_t>(*offset);
-  if (s.size() < off + patch.size()) s.resize(off + patch.size(), '\0');
-  s.replace(off, patch.size(), patch);
-  it->second.SetString(s);
-  it->second.MarkRaw();
-  ctx.rb.SendLong(static_cast<int64_t>(s.size()));
+  absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), off + patch.size()));
+  std::memcpy(bytes.data() + off, patch.data(), patch.size());
+  ctx.rb.SendLong(static_cast<int64_t>(bytes.size()));
 }
 
 // MGET key [key ...] with all keys on this shard.
