@@ -273,9 +273,9 @@ int64_t BitPos(std::string_view s, int bit, int64_t start, std::optional<int64_t
 std::optional<BitfieldType> ParseBitfieldType(std::string_view arg) {
   if (arg.empty()) return std::nullopt;
   bool is_signed;
-  if (arg[0] == 'i' || arg[0] == 'I') {
+  if (arg[0] == 'i') {
     is_signed = true;
-  } else if (arg[0] == 'u' || arg[0] == 'U') {
+  } else if (arg[0] == 'u') {
     is_signed = false;
   } else {
     return std::nullopt;

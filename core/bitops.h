@@ -90,7 +90,7 @@ struct BitfieldType {
 // What BITFIELD SET/INCRBY do when the result does not fit the type.
 enum class BitfieldOverflow { kWrap, kSat, kFail };
 
-// Parses a BITFIELD type ("i8", "U63"; case-insensitive sign letter). Returns nullopt on error
+// Parses a BITFIELD type ("i8", "u63"; lowercase only, as Redis). Returns nullopt on error
 // (StringOpError::kBitfieldType).
 std::optional<BitfieldType> ParseBitfieldType(std::string_view arg);
 

@@ -74,6 +74,17 @@ bool ParseCanonicalInt(std::string_view s, int64_t* v) {
   return ec == std::errc() && end == p + n;
 }
 
+// Returns the length of the decimal form of v.
+inline size_t IntLength(int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  size_t n = v < 0 ? 2 : 1;
+  while (u >= 10) {
+    u /= 10;
+    ++n;
+  }
+  return n;
+}
+
 inline size_t FormatInt(int64_t v, char* buf) {
   return static_cast<size_t>(std::to_chars(buf, buf + 24, v).ptr - buf);
 }
@@ -92,7 +103,13 @@ inline size_t GrowCapacity(size_t need) { return need + std::min(need, kMaxSlack
 
 CompactObj CompactObj::FromString(std::string_view s) {
   CompactObj o;
-  o.Encode(s);
+  o.Encode(s, /*prefer_int=*/true);
+  return o;
+}
+
+CompactObj CompactObj::FromKey(std::string_view key) {
+  CompactObj o;
+  o.Encode(key, /*prefer_int=*/false);
   return o;
 }
 
@@ -120,7 +137,7 @@ void CompactObj::SetString(std::string_view s) {
   CompactObj old;  // takes the old content, freed after `s` (which may alias it) is copied
   std::memcpy(old.buf_, buf_, sizeof(buf_));
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
-  Encode(s);
+  Encode(s, /*prefer_int=*/true);
 }
 
 void CompactObj::SetInt(int64_t v) {
@@ -151,10 +168,7 @@ size_t CompactObj::StringSize() const {
   if (k <= kInlineMax) return k;
   if (k == kKindPacked16) return 16;
   if (k == kKindPacked17) return 17;
-  if (k == kKindInt) {
-    char tmp[kSmallBuf];
-    return FormatInt(static_cast<int64_t>(Load64(buf_)), tmp);
-  }
+  if (k == kKindInt) return IntLength(static_cast<int64_t>(Load64(buf_)));
   DCHECK(IsHeapString());
   uint32_t size;
   std::memcpy(&size, buf_ + 8, sizeof(size));
@@ -214,10 +228,10 @@ bool CompactObj::EqualsString(std::string_view s) const {
     return w0 == Load64(buf_) && w1 == (Load64(buf_ + 8) & kLow56);
   }
   if (k == kKindInt) {
-    if (s.empty() || s.size() > 20) return false;
+    int64_t v = static_cast<int64_t>(Load64(buf_));
+    if (s.size() != IntLength(v)) return false;
     char small[kSmallBuf];
-    size_t n = FormatInt(static_cast<int64_t>(Load64(buf_)), small);
-    return n == s.size() && std::memcmp(small, s.data(), n) == 0;
+    return FormatInt(v, small) == s.size() && std::memcmp(small, s.data(), s.size()) == 0;
   }
   if (k == kKindObject) return false;
   size_t n = StringSize();
@@ -358,7 +372,7 @@ void CompactObj::ClearExpire() {
   }
   CompactObj old;
   std::memcpy(old.buf_, buf_, sizeof(buf_));
-  Encode(s);
+  Encode(s, /*prefer_int=*/false);
 }
 
 char* CompactObj::HeapBlock() const {
@@ -384,10 +398,10 @@ void CompactObj::Free() {
   }
 }
 
-void CompactObj::Encode(std::string_view s) {
+void CompactObj::Encode(std::string_view s, bool prefer_int) {
   size_t n = s.size();
   int64_t v;
-  if (ParseCanonicalInt(s, &v)) {
+  if ((prefer_int || n > kPackedMax) && ParseCanonicalInt(s, &v)) {
     std::memset(buf_, 0, kTag);
     Store64(buf_, static_cast<uint64_t>(v));
     SetKind(kKindInt);

@@ -218,7 +218,7 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
       const unsigned s = __builtin_ctz(bits);
       const uint64_t hash = Policy::HashFn(seg->key(b, s));
       const uint32_t want = DirIndex(hash);
-      if (want < start || want >= start + span) return absl::InternalError("entry in wrong segment");
+      if (want < start || want >= start + span) return absl::InternalError("wrong segment");
       if (seg->meta(b).fp[s] != SegmentT::Fingerprint(hash)) return absl::InternalError("bad fp");
       const unsigned home = seg->HomeOf(b, s);
       if (home != SegmentT::HomeBucket(hash)) {

@@ -7,8 +7,8 @@
 //   array, aligned, nothrow). Each one calls mi_malloc / mi_malloc_aligned / mi_free and adds or
 //   subtracts mi_usable_size(p) to a counter owned by the calling thread. The hot path is one
 //   thread-local relaxed load and store: no lock, no atomic read-modify-write.
-//   A thread's counter is put in a registry (an intrusive list under a spin lock) the first time the
-//   thread allocates; UsedMemory() sums the registry plus a global "retired" total into which
+//   A thread's counter is put in a registry (an intrusive list under a spin lock) the first time
+//   the thread allocates; UsedMemory() sums the registry plus a global "retired" total into which
 //   the counters of exited threads are folded (and allocations made while a thread registers or
 //   after its counter was retired, which are rare, count there with an atomic add).
 //   A block freed on another thread than the one that allocated it is subtracted from the freeing

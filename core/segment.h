@@ -176,10 +176,14 @@ class Segment {
     const uint8_t fp = Fingerprint(hash);
     const unsigned home = HomeBucket(hash);
     const BucketMeta& hm = metas_[home];
-    if (uint8_t s; Probe(home, fp, hm.busy & ~hm.probe, probe_key, &s)) return {uint8_t(home), s};
+    if (uint8_t s; Probe(home, fp, hm.busy & ~hm.probe, probe_key, &s)) {
+      return {uint8_t(home), s};
+    }
     const unsigned next = NextBucket(home);
     const BucketMeta& nm = metas_[next];  // usually on the home metadata's cache line
-    if (uint8_t s; Probe(next, fp, nm.busy & nm.probe, probe_key, &s)) return {uint8_t(next), s};
+    if (uint8_t s; Probe(next, fp, nm.busy & nm.probe, probe_key, &s)) {
+      return {uint8_t(next), s};
+    }
     if (hm.hint_busy == 0 && hm.overflow == 0) return {};
     return FindInStash(hm, fp, probe_key);
   }
@@ -317,7 +321,9 @@ class Segment {
     Key* key_ptr(unsigned s) { return reinterpret_cast<Key*>(keys) + s; }
     Value* value_ptr(unsigned s) { return reinterpret_cast<Value*>(values) + s; }
     Key& key(unsigned s) { return *std::launder(key_ptr(s)); }
-    const Key& key(unsigned s) const { return *std::launder(reinterpret_cast<const Key*>(keys) + s); }
+    const Key& key(unsigned s) const {
+      return *std::launder(reinterpret_cast<const Key*>(keys) + s);
+    }
     Value& value(unsigned s) { return *std::launder(value_ptr(s)); }
     const Value& value(unsigned s) const {
       return *std::launder(reinterpret_cast<const Value*>(values) + s);

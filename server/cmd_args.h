@@ -3,13 +3,13 @@
 // Thread: a stack value inside one handler call.
 #pragma once
 
-#include <absl/strings/match.h>
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
 
+#include "core/str_util.h"
 #include "server/op_status.h"
 
 namespace dashkv {
@@ -41,7 +41,7 @@ class ArgParser {
 
   // Consumes the next argument if it equals `word` ignoring case; returns whether it did.
   bool Check(std::string_view word) {
-    if (error_ || pos_ >= args_.size() || !absl::EqualsIgnoreCase(args_[pos_], word)) return false;
+    if (error_ || pos_ >= args_.size() || !EqualsIgnoreCase(args_[pos_], word)) return false;
     ++pos_;
     return true;
   }

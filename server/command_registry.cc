@@ -1,7 +1,7 @@
+#include "core/str_util.h"
 #include "server/command_registry.h"
 
 #include "core/logging.h"
-#include <absl/strings/ascii.h>
 
 namespace dashkv {
 
@@ -25,7 +25,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 
 void CommandRegistry::Register(CommandSpec spec) {
   CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
-  std::string key = absl::AsciiStrToLower(spec.name);
+  std::string key = AsciiStrToLower(spec.name);
   spec.name = key;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   bool inserted = by_name_.emplace(key, owned.get()).second;
@@ -36,7 +36,7 @@ void CommandRegistry::Register(CommandSpec spec) {
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   char buf[32];
   if (name.size() > sizeof(buf)) return nullptr;
-  for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(name[i]);
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = AsciiToLower(name[i]);
   auto it = by_name_.find(std::string_view(buf, name.size()));
   return it == by_name_.end() ? nullptr : it->second;
 }

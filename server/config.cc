@@ -1,9 +1,8 @@
+#include "core/str_util.h"
 #include "server/config.h"
 
 #include <absl/flags/flag.h>
-#include <absl/strings/ascii.h>
 #include <absl/strings/numbers.h>
-#include <absl/strings/str_cat.h>
 
 #include <fstream>
 
@@ -31,10 +30,10 @@ ABSL_FLAG(int32_t, hz, 10, "Background task frequency (active expiry cycles per 
 namespace dashkv {
 
 std::optional<int64_t> ParseMemory(std::string_view s) {
-  std::string lower = absl::AsciiStrToLower(s);
+  std::string lower = AsciiStrToLower(s);
   int64_t mul = 1;
   auto strip = [&](std::string_view suffix, int64_t m) {
-    if (lower.size() > suffix.size() && absl::EndsWith(lower, suffix)) {
+    if (lower.size() > suffix.size() && lower.ends_with(suffix)) {
       lower.resize(lower.size() - suffix.size());
       mul = m;
       return true;
@@ -70,7 +69,7 @@ namespace {
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 std::string SetFailed(std::string_view name, std::string_view why) {
-  return absl::StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
+  return StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
                       why);
 }
 
@@ -142,15 +141,15 @@ void Config::AddEntries() {
     entries_.push_back({name,
                         [this, field] {
                           absl::MutexLock lock(&mu_);
-                          return absl::StrCat(*field);
+                          return StrCat(*field);
                         },
                         [this, field, name, lo, hi](std::string_view v) {
                           int64_t x;
-                          if (!absl::SimpleAtoi(v, &x)) {
+                          if (!absl::SimpleAtoi(std::string(v), &x)) {
                             return SetFailed(name, "argument couldn't be parsed into an integer");
                           }
                           if (x < lo || x > hi) {
-                            return SetFailed(name, absl::StrCat("argument must be between ", lo,
+                            return SetFailed(name, StrCat("argument must be between ", lo,
                                                                 " and ", hi, " inclusive"));
                           }
                           absl::MutexLock lock(&mu_);
@@ -160,7 +159,7 @@ void Config::AddEntries() {
   };
   auto atomic_mem_entry = [this](std::string name, std::atomic<int64_t>* field) {
     entries_.push_back(
-        {name, [field] { return absl::StrCat(field->load(std::memory_order_relaxed)); },
+        {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
          [field, name](std::string_view v) {
            auto x = ParseMemory(v);
            if (!x) return SetFailed(name, "argument must be a memory value");
@@ -172,9 +171,9 @@ void Config::AddEntries() {
     entries_.push_back({std::move(name), [value] { return value; }, nullptr});
   };
 
-  entries_.push_back({"port", [this] { return absl::StrCat(port); }, nullptr});
+  entries_.push_back({"port", [this] { return StrCat(port); }, nullptr});
   entries_.push_back({"bind", [this] { return bind; }, nullptr});
-  entries_.push_back({"databases", [this] { return absl::StrCat(databases); }, nullptr});
+  entries_.push_back({"databases", [this] { return StrCat(databases); }, nullptr});
   atomic_mem_entry("maxmemory", &maxmemory);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
                       [this](std::string_view v) {
@@ -182,7 +181,7 @@ void Config::AddEntries() {
                             "noeviction",     "allkeys-lru",     "volatile-lru",
                             "allkeys-lfu",    "volatile-lfu",    "allkeys-random",
                             "volatile-random", "volatile-ttl"};
-                        std::string lower = absl::AsciiStrToLower(v);
+                        std::string lower = AsciiStrToLower(v);
                         for (auto p : kPolicies) {
                           if (p == lower) {
                             absl::MutexLock lock(&mu_);
@@ -199,10 +198,10 @@ void Config::AddEntries() {
                       }});
   atomic_mem_entry("proto-max-bulk-len", &proto_max_bulk_len);
   atomic_mem_entry("client-query-buffer-limit", &client_query_buffer_limit);
-  entries_.push_back({"hz", [this] { return absl::StrCat(hz.load()); },
+  entries_.push_back({"hz", [this] { return StrCat(hz.load()); },
                       [this](std::string_view v) {
                         int64_t x;
-                        if (!absl::SimpleAtoi(v, &x)) {
+                        if (!absl::SimpleAtoi(std::string(v), &x)) {
                           return SetFailed("hz", "argument couldn't be parsed into an integer");
                         }
                         hz = static_cast<int>(std::clamp<int64_t>(x, 1, 500));
@@ -231,7 +230,7 @@ void Config::AddEntries() {
 
 const Config::Entry* Config::Find(std::string_view name) const {
   for (const auto& e : entries_) {
-    if (absl::EqualsIgnoreCase(e.name, name)) return &e;
+    if (EqualsIgnoreCase(e.name, name)) return &e;
   }
   return nullptr;
 }
@@ -254,12 +253,12 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Entry* e = Find(pairs[i].first);
     if (!e) {
-      return absl::StrCat("ERR Unknown option or number of arguments for CONFIG SET - '",
+      return StrCat("ERR Unknown option or number of arguments for CONFIG SET - '",
                           pairs[i].first, "'");
     }
     if (!e->set) return SetFailed(e->name, "can't set immutable config");
     for (size_t j = 0; j < i; ++j) {
-      if (absl::EqualsIgnoreCase(pairs[j].first, pairs[i].first)) {
+      if (EqualsIgnoreCase(pairs[j].first, pairs[i].first)) {
         return SetFailed(e->name, "duplicate parameter");
       }
     }

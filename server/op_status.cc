@@ -1,6 +1,6 @@
+#include "core/str_util.h"
 #include "server/op_status.h"
 
-#include <absl/strings/str_cat.h>
 
 namespace dashkv {
 
@@ -47,7 +47,7 @@ std::string_view StatusText(OpStatus status) {
 }
 
 std::string InvalidExpireText(std::string_view command) {
-  return absl::StrCat("ERR invalid expire time in '", command, "' command");
+  return StrCat("ERR invalid expire time in '", command, "' command");
 }
 
 }  // namespace dashkv

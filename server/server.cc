@@ -1,8 +1,8 @@
+#include "core/str_util.h"
 #include "server/server.h"
 
 #include <absl/container/inlined_vector.h>
 #include "core/logging.h"
-#include <absl/strings/str_cat.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -26,9 +26,9 @@ namespace {
 std::string UnknownCommandText(io::CmdArgs args) {
   std::string list;
   for (size_t i = 1; i < args.size() && list.size() < 128; ++i) {
-    absl::StrAppend(&list, "'", args[i].substr(0, 128 - list.size()), "' ");
+    StrAppend(&list, "'", args[i].substr(0, 128 - list.size()), "' ");
   }
-  return absl::StrCat("ERR unknown command '", args[0].substr(0, 128),
+  return StrCat("ERR unknown command '", args[0].substr(0, 128),
                       "', with args beginning with: ", list);
 }
 
@@ -64,7 +64,7 @@ const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
     return nullptr;
   }
   if (!spec->ArityOk(args.size())) {
-    out.SendError(absl::StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+    out.SendError(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
     return nullptr;
   }
   return spec;

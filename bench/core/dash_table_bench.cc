@@ -78,6 +78,7 @@ struct DashMap {
   bool Find(const K& k) const { return !t.Find(k).is_done(); }
   void Erase(const K& k) { t.Erase(k); }
   size_t Bytes() const { return t.mem_usage(); }
+  double LoadFactor() const { return double(t.size()) / double(t.capacity()); }
 };
 
 template <typename K, typename V>
@@ -87,6 +88,7 @@ struct AbslMap {
   bool Find(const K& k) const { return t.find(k) != t.end(); }
   void Erase(const K& k) { t.erase(k); }
   size_t Bytes() const { return g_allocated + sizeof(t); }
+  double LoadFactor() const { return t.load_factor(); }
 };
 
 template <typename K, typename V>
@@ -96,6 +98,7 @@ struct StdMap {
   bool Find(const K& k) const { return t.find(k) != t.end(); }
   void Erase(const K& k) { t.erase(k); }
   size_t Bytes() const { return g_allocated + sizeof(t); }
+  double LoadFactor() const { return t.load_factor(); }
 };
 
 template <typename K>
@@ -127,6 +130,7 @@ void BM_MapOps(benchmark::State& state) {
     for (uint64_t i = 0; i < n; ++i) map->Insert(MakeKey<K>(i), V{});
     state.counters["insert_ns"] = NsPer(t0, n);
     state.counters["bytes_per_entry"] = double(map->Bytes()) / double(n);
+    state.counters["load_factor"] = map->LoadFactor();
     size_t hits = 0;
     t0 = std::chrono::steady_clock::now();
     for (uint64_t i : order) hits += map->Find(MakeKey<K>(i));

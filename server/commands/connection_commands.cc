@@ -1,8 +1,7 @@
 // Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET and CLIENT.
-#include <absl/strings/ascii.h>
-#include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"
 #include "server/cmd_context.h"
@@ -90,7 +89,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
       has_setname = true;
     } else {
       return ctx.rb.SendError(
-          absl::StrCat("ERR Syntax error in HELLO option '", parser.Peek(), "'"));
+          StrCat("ERR Syntax error in HELLO option '", parser.Peek(), "'"));
     }
   }
   if (has_setname && !ValidClientName(setname)) {
@@ -149,7 +148,7 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   int64_t age = (now_ms - c.created_ms()) / 1000;
   int64_t idle = (now_ms - c.last_command_ms()) / 1000;
   std::string_view cmd = state.last_cmd ? std::string_view(state.last_cmd->name) : "NULL";
-  return absl::StrCat(
+  return StrCat(
       "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
       " name=", state.name, " age=", age, " idle=", idle, " flags=N db=", state.db,
       " sub=0 psub=0 ssub=0 multi=-1 qbuf=", c.query_buffer_size(),
@@ -167,9 +166,9 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   std::vector<uint64_t> ids;
   bool filter_ids = false;
   if (parser.Check("TYPE")) {
-    std::string type = absl::AsciiStrToLower(parser.Next());
+    std::string type = AsciiStrToLower(parser.Next());
     if (type != "normal" && type != "master" && type != "replica" && type != "pubsub") {
-      co_return ctx.rb.SendError(absl::StrCat("ERR Unknown client type '", type, "'"));
+      co_return ctx.rb.SendError(StrCat("ERR Unknown client type '", type, "'"));
     }
     if (type != "normal") co_return ctx.rb.SendVerbatim("");
   } else if (parser.Check("ID")) {
@@ -190,7 +189,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
           std::find(ids.begin(), ids.end(), st->conn->id()) == ids.end()) {
         continue;
       }
-      absl::StrAppend(&per_engine[i], ClientInfoLine(*st, now), "\n");
+      StrAppend(&per_engine[i], ClientInfoLine(*st, now), "\n");
     }
   });
   ctx.rb.SendVerbatim(absl::StrJoin(per_engine, ""));
@@ -216,7 +215,7 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
       } else if (parser.Check("LADDR")) {
         laddr = std::string(parser.Next());
       } else if (parser.Check("SKIPME")) {
-        std::string v = absl::AsciiStrToLower(parser.Next());
+        std::string v = AsciiStrToLower(parser.Next());
         if (v != "yes" && v != "no") co_return ctx.SendStatus(OpStatus::kSyntaxError);
         skipme = v == "yes";
       } else if (parser.Check("USER") || parser.Check("TYPE") || parser.Check("MAXAGE")) {
@@ -253,11 +252,11 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
 
 // CLIENT subcommand [arguments ...]
 awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   ConnState& st = ctx.state;
   auto wrong_args = [&] {
-    ctx.rb.SendError(absl::StrCat("ERR wrong number of arguments for 'client|",
-                                  absl::AsciiStrToLower(sub), "' command"));
+    ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'client|",
+                                  AsciiStrToLower(sub), "' command"));
   };
   if (sub == "ID") {
     if (args.size() != 2) co_return wrong_args();
@@ -279,9 +278,9 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
   }
   if (sub == "SETINFO") {
     if (args.size() != 4) co_return wrong_args();
-    std::string attr = absl::AsciiStrToUpper(args[2]);
+    std::string attr = AsciiStrToUpper(args[2]);
     if (!ValidClientName(args[3]) && !args[3].empty()) {
-      co_return ctx.rb.SendError(absl::StrCat(
+      co_return ctx.rb.SendError(StrCat(
           "ERR ", attr == "LIB-NAME" ? "lib-name" : "lib-ver",
           " cannot contain spaces, newlines or special characters."));
     }
@@ -290,13 +289,13 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
     } else if (attr == "LIB-VER") {
       st.lib_ver = std::string(args[3]);
     } else {
-      co_return ctx.rb.SendError(absl::StrCat("ERR Unrecognized option '", args[2], "'"));
+      co_return ctx.rb.SendError(StrCat("ERR Unrecognized option '", args[2], "'"));
     }
     co_return ctx.rb.SendOk();
   }
   if (sub == "INFO") {
     if (args.size() != 2) co_return wrong_args();
-    co_return ctx.rb.SendVerbatim(absl::StrCat(ClientInfoLine(st, ctx.now_ms), "\n"));
+    co_return ctx.rb.SendVerbatim(StrCat(ClientInfoLine(st, ctx.now_ms), "\n"));
   }
   if (sub == "LIST") co_return co_await ClientList(args, ctx);
   if (sub == "KILL") {
@@ -305,7 +304,7 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
   }
   if (sub == "NO-EVICT" || sub == "NO-TOUCH") {
     if (args.size() != 3) co_return wrong_args();
-    std::string v = absl::AsciiStrToLower(args[2]);
+    std::string v = AsciiStrToLower(args[2]);
     if (v != "on" && v != "off") co_return ctx.SendStatus(OpStatus::kSyntaxError);
     (sub == "NO-EVICT" ? st.no_evict : st.no_touch) = v == "on";
     co_return ctx.rb.SendOk();
@@ -332,7 +331,7 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
     for (auto line : kHelp) ctx.rb.SendSimpleString(line);
     co_return;
   }
-  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));
+  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));
 }
 
 }  // namespace

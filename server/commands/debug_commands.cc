@@ -1,7 +1,5 @@
 // DEBUG (POPULATE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP) and MEMORY (USAGE, HELP).
-#include <absl/strings/ascii.h>
 #include <absl/strings/numbers.h>
-#include <absl/strings/str_cat.h>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -10,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"
 #include "server/cmd_context.h"
@@ -106,7 +105,9 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
     PrimeIterator it = shard.db(db).FindQuiet(key, now);
     if (it.is_done()) return out;
     const CompactObj& value = it->second;
-    out = absl::StrCat("Value at:", absl::Hex(reinterpret_cast<uintptr_t>(&value)),
+    char addr[32];
+    snprintf(addr, sizeof(addr), "%p", static_cast<const void*>(&value));
+    out = StrCat("Value at:", std::string_view(addr),
                        " refcount:1 encoding:", value.EncodingName(),
                        " serializedlength:", value.IsString() ? RdbStringLength(value) : 0);
     return out;
@@ -118,7 +119,7 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
 // DEBUG SLEEP seconds: suspends this connection only (the engine keeps serving others).
 awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
   double secs = 0;
-  if (args.size() != 3 || !absl::SimpleAtod(args[2], &secs) || std::isnan(secs)) {
+  if (args.size() != 3 || !absl::SimpleAtod(std::string(args[2]), &secs) || std::isnan(secs)) {
     co_return ctx.SendStatus(OpStatus::kNotAFloat);
   }
   if (secs > 0) {
@@ -132,7 +133,7 @@ awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG subcommand ...
 awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   if (sub == "POPULATE") co_return co_await DebugPopulate(args, ctx);
   if (sub == "OBJECT") co_return co_await DebugObject(args, ctx);
   if (sub == "SLEEP") co_return co_await DebugSleep(args, ctx);
@@ -155,12 +156,12 @@ awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
     for (auto l : kHelp) ctx.rb.SendSimpleString(l);
     co_return;
   }
-  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try DEBUG HELP."));
+  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try DEBUG HELP."));
 }
 
 // MEMORY USAGE key [SAMPLES count] | MEMORY HELP
 awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   if (sub == "USAGE") {
     if (args.size() < 3) {
       co_return ctx.rb.SendError("ERR wrong number of arguments for 'memory|usage' command");
@@ -195,7 +196,7 @@ awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
     for (auto l : kHelp) ctx.rb.SendSimpleString(l);
     co_return;
   }
-  ctx.rb.SendError(absl::StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));
+  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 // Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, TYPE, the EXPIRE family, TTL family, PERSIST,
 // KEYS, SCAN, RANDOMKEY and OBJECT.
 #include <absl/random/random.h>
-#include <absl/strings/ascii.h>
 #include <absl/strings/numbers.h>
-#include <absl/strings/str_cat.h>
 
+#include "core/str_util.h"
 #include "core/glob.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
@@ -64,13 +63,13 @@ enum ExpireFlag : unsigned { kExpNx = 1, kExpXx = 2, kExpGt = 4, kExpLt = 8 };
 std::optional<unsigned> ParseExpireFlags(CmdArgs args, io::ReplyBuilder& rb) {
   unsigned flags = 0;
   for (size_t i = 3; i < args.size(); ++i) {
-    std::string opt = absl::AsciiStrToUpper(args[i]);
+    std::string opt = AsciiStrToUpper(args[i]);
     if (opt == "NX") flags |= kExpNx;
     else if (opt == "XX") flags |= kExpXx;
     else if (opt == "GT") flags |= kExpGt;
     else if (opt == "LT") flags |= kExpLt;
     else {
-      rb.SendError(absl::StrCat("ERR Unsupported option ", args[i]));
+      rb.SendError(StrCat("ERR Unsupported option ", args[i]));
       return std::nullopt;
     }
   }
@@ -174,8 +173,7 @@ constexpr unsigned kShardShift = 48;
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
   uint64_t cursor;
-  if (!absl::SimpleAtoi(args[1], &cursor) || args[1].empty() || args[1][0] == '+' ||
-      args[1][0] == '-') {
+  if (!ParseUint64(args[1], &cursor)) {
     co_return ctx.rb.SendError("ERR invalid cursor");
   }
   std::string_view pattern;
@@ -189,7 +187,7 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
       count = parser.NextInt();
       if (!parser.HasError() && count < 1) parser.SetError(OpStatus::kSyntaxError);
     } else if (parser.Check("TYPE")) {
-      type = absl::AsciiStrToLower(parser.Next());
+      type = AsciiStrToLower(parser.Next());
     } else {
       parser.SetError(OpStatus::kSyntaxError);
     }
@@ -223,7 +221,7 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
   }
   uint64_t next = sid >= ss.size() ? 0 : (uint64_t(sid) << kShardShift) | table_cursor;
   ctx.rb.StartArray(2);
-  ctx.rb.SendBulk(absl::StrCat(next));
+  ctx.rb.SendBulk(StrCat(next));
   ctx.rb.SendBulkArray(keys);
 }
 
@@ -254,7 +252,7 @@ awaitable<void> CmdRandomKey(CmdArgs, ConnCmdContext& ctx) {
 
 // OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key | OBJECT HELP
 awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   if (sub == "HELP" && args.size() == 2) {
     static constexpr std::string_view kHelp[] = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -279,11 +277,11 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
   }
   if (sub != "ENCODING" && sub != "REFCOUNT" && sub != "IDLETIME" && sub != "FREQ") {
     co_return ctx.rb.SendError(
-        absl::StrCat("ERR unknown subcommand '", args[1], "'. Try OBJECT HELP."));
+        StrCat("ERR unknown subcommand '", args[1], "'. Try OBJECT HELP."));
   }
   if (args.size() != 3) {
-    co_return ctx.rb.SendError(absl::StrCat("ERR wrong number of arguments for 'object|",
-                                            absl::AsciiStrToLower(sub), "' command"));
+    co_return ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'object|",
+                                            AsciiStrToLower(sub), "' command"));
   }
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
@@ -300,7 +298,7 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
   if (sub == "REFCOUNT") co_return ctx.rb.SendLong(1);
   // dashkv keeps no per-key access clock or counter (16-byte entries leave no room), so it
   // cannot answer IDLETIME or FREQ truthfully; it says so rather than inventing a value.
-  ctx.rb.SendError(absl::StrCat("ERR OBJECT ", sub,
+  ctx.rb.SendError(StrCat("ERR OBJECT ", sub,
                                 " is not supported: dashkv does not track per-key access"));
 }
 

@@ -1,6 +1,4 @@
 // INFO [section ...]: Redis's sections and field names, gathered from every shard in one hop.
-#include <absl/strings/ascii.h>
-#include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -9,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "core/str_util.h"
 #include "core/memory.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
@@ -33,7 +32,7 @@ struct ShardFigures {
 
 std::string HumanBytes(int64_t n) {
   double d = static_cast<double>(n);
-  if (n < 1024) return absl::StrCat(n, "B");
+  if (n < 1024) return StrCat(n, "B");
   static constexpr char kUnits[] = "KMGTPE";
   int i = -1;
   while (d >= 1024 && i < 5) {
@@ -64,7 +63,7 @@ void AppendServer(std::string& out, Server& server, int64_t now_ms) {
   utsname u;
   uname(&u);
   int64_t uptime = (now_ms - server.start_time_ms()) / 1000;
-  absl::StrAppend(&out, "# Server\r\nredis_version:", kRedisVersion,
+  StrAppend(&out, "# Server\r\nredis_version:", kRedisVersion,
                   "\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n"
                   "redis_mode:standalone\r\nos:",
                   u.sysname, " ", u.release, " ", u.machine,
@@ -82,7 +81,7 @@ void AppendServer(std::string& out, Server& server, int64_t now_ms) {
 }
 
 void AppendClients(std::string& out, Server& server) {
-  absl::StrAppend(&out, "# Clients\r\nconnected_clients:", server.connected_clients().load(),
+  StrAppend(&out, "# Clients\r\nconnected_clients:", server.connected_clients().load(),
                   "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
                   "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
 }
@@ -95,7 +94,7 @@ void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigur
   for (const auto& s : shards) tables += static_cast<int64_t>(s.table_bytes);
   int64_t maxmemory = server.config().maxmemory.load();
   int64_t total = TotalSystemMemory();
-  absl::StrAppend(
+  StrAppend(
       &out, "# Memory\r\nused_memory:", used, "\r\nused_memory_human:", HumanBytes(used),
       "\r\nused_memory_rss:", rss, "\r\nused_memory_rss_human:", HumanBytes(rss),
       "\r\nused_memory_peak:", peak, "\r\nused_memory_peak_human:", HumanBytes(peak),
@@ -122,7 +121,7 @@ void AppendStats(std::string& out, Server& server, const std::vector<ShardFigure
     connections += s.connections_received;
     rejected += s.rejected_calls;
   }
-  absl::StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
+  StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
                   "\r\ninstantaneous_ops_per_sec:", server.instantaneous_ops(),
                   "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
@@ -138,13 +137,13 @@ void AppendCpu(std::string& out) {
   auto secs = [](const timeval& tv) {
     return absl::StrFormat("%.6f", tv.tv_sec + tv.tv_usec / 1e6);
   };
-  absl::StrAppend(&out, "# CPU\r\nused_cpu_sys:", secs(self.ru_stime),
+  StrAppend(&out, "# CPU\r\nused_cpu_sys:", secs(self.ru_stime),
                   "\r\nused_cpu_user:", secs(self.ru_utime),
                   "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
 }
 
 void AppendKeyspace(std::string& out, const std::vector<ShardFigures>& shards, unsigned num_dbs) {
-  absl::StrAppend(&out, "# Keyspace\r\n");
+  StrAppend(&out, "# Keyspace\r\n");
   for (unsigned db = 0; db < num_dbs; ++db) {
     int64_t keys = 0, expires = 0, ttl_sum = 0, ttl_n = 0;
     for (const auto& s : shards) {
@@ -156,7 +155,7 @@ void AppendKeyspace(std::string& out, const std::vector<ShardFigures>& shards, u
       }
     }
     if (keys == 0) continue;
-    absl::StrAppend(&out, "db", db, ":keys=", keys, ",expires=", expires,
+    StrAppend(&out, "db", db, ":keys=", keys, ",expires=", expires,
                     ",avg_ttl=", ttl_n ? ttl_sum / ttl_n : 0, "\r\n");
   }
 }
@@ -166,7 +165,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
   Server& server = ctx.server;
   ShardSet& ss = server.shard_set();
   std::vector<std::string> sections;
-  for (size_t i = 1; i < args.size(); ++i) sections.push_back(absl::AsciiStrToLower(args[i]));
+  for (size_t i = 1; i < args.size(); ++i) sections.push_back(AsciiStrToLower(args[i]));
   bool everything = sections.empty();
   auto want = [&](std::string_view name, bool in_default = true) {
     if (everything) return in_default;
@@ -207,16 +206,16 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
   section("clients", [&] { AppendClients(out, server); });
   section("memory", [&] { AppendMemory(out, server, shards); });
   section("persistence", [&] {
-    absl::StrAppend(&out, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n"
+    StrAppend(&out, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n"
                           "rdb_bgsave_in_progress:0\r\naof_enabled:0\r\n");
   });
   section("stats", [&] { AppendStats(out, server, shards); });
   section("replication", [&] {
-    absl::StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+    StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
   });
   section("cpu", [&] { AppendCpu(out); });
-  section("modules", [&] { absl::StrAppend(&out, "# Modules\r\n"); });
-  section("cluster", [&] { absl::StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });
+  section("modules", [&] { StrAppend(&out, "# Modules\r\n"); });
+  section("cluster", [&] { StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });
   section("keyspace", [&] { AppendKeyspace(out, shards, ss.num_dbs()); });
   ctx.rb.SendVerbatim(out);
 }

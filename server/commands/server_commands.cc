@@ -1,9 +1,8 @@
 // Server commands: DBSIZE, FLUSHDB, FLUSHALL, TIME, CONFIG, COMMAND, SHUTDOWN.
-#include <absl/strings/ascii.h>
-#include <absl/strings/str_cat.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include "core/str_util.h"
 #include "core/glob.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
@@ -17,12 +16,12 @@ namespace {
 using boost::asio::awaitable;
 
 void SendUnknownSubcommand(io::ReplyBuilder& rb, std::string_view sub, std::string_view cmd) {
-  rb.SendError(absl::StrCat("ERR unknown subcommand '", sub, "'. Try ", cmd, " HELP."));
+  rb.SendError(StrCat("ERR unknown subcommand '", sub, "'. Try ", cmd, " HELP."));
 }
 
 void SendSubcommandArity(io::ReplyBuilder& rb, std::string_view cmd, std::string_view sub) {
-  rb.SendError(absl::StrCat("ERR wrong number of arguments for '", cmd, "|",
-                            absl::AsciiStrToLower(sub), "' command"));
+  rb.SendError(StrCat("ERR wrong number of arguments for '", cmd, "|",
+                            AsciiStrToLower(sub), "' command"));
 }
 
 // DBSIZE
@@ -42,8 +41,8 @@ awaitable<void> CmdDbSize(CmdArgs, ConnCmdContext& ctx) {
 // Parses the optional ASYNC|SYNC of FLUSHDB/FLUSHALL; false after replying with an error.
 bool ParseFlushMode(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() == 1) return true;
-  if (args.size() == 2 && (absl::EqualsIgnoreCase(args[1], "ASYNC") ||
-                           absl::EqualsIgnoreCase(args[1], "SYNC"))) {
+  if (args.size() == 2 && (EqualsIgnoreCase(args[1], "ASYNC") ||
+                           EqualsIgnoreCase(args[1], "SYNC"))) {
     return true;
   }
   ctx.SendStatus(OpStatus::kSyntaxError);
@@ -75,14 +74,14 @@ awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
 void CmdTime(CmdArgs, ConnCmdContext& ctx) {
   int64_t us = NowUs();
   ctx.rb.StartArray(2);
-  ctx.rb.SendBulk(absl::StrCat(us / 1000000));
-  ctx.rb.SendBulk(absl::StrCat(us % 1000000));
+  ctx.rb.SendBulk(StrCat(us / 1000000));
+  ctx.rb.SendBulk(StrCat(us % 1000000));
 }
 
 // CONFIG GET parameter [parameter ...] | SET parameter value [parameter value ...] | RESETSTAT |
 // REWRITE | HELP
 void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   Config& config = ctx.server.config();
   if (sub == "GET") {
     if (args.size() < 3) return SendSubcommandArity(ctx.rb, "config", sub);
@@ -143,7 +142,7 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   rb.SendLong(spec.last_key);
   rb.SendLong(spec.key_step);
   rb.StartSet(spec.categories.size());
-  for (auto c : spec.categories) rb.SendSimpleString(absl::StrCat("@", c));
+  for (auto c : spec.categories) rb.SendSimpleString(StrCat("@", c));
   rb.SendEmptyArray();  // tips
   rb.SendEmptyArray();  // key specifications
   rb.SendEmptyArray();  // subcommands
@@ -174,7 +173,7 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
     for (const auto& spec : reg.all()) SendCommandInfo(*spec, rb);
     return;
   }
-  std::string sub = absl::AsciiStrToUpper(args[1]);
+  std::string sub = AsciiStrToUpper(args[1]);
   if (sub == "COUNT") {
     if (args.size() != 2) return SendSubcommandArity(rb, "command", sub);
     return rb.SendLong(static_cast<int64_t>(reg.size()));
@@ -213,8 +212,8 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
     std::vector<std::string_view> names;
     std::string_view pattern, category;
     bool by_pattern = false, by_category = false;
-    if (args.size() == 5 && absl::EqualsIgnoreCase(args[2], "FILTERBY")) {
-      std::string kind = absl::AsciiStrToUpper(args[3]);
+    if (args.size() == 5 && EqualsIgnoreCase(args[2], "FILTERBY")) {
+      std::string kind = AsciiStrToUpper(args[3]);
       if (kind == "PATTERN") {
         by_pattern = true;
         pattern = args[4];
@@ -233,7 +232,7 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
       if (by_pattern && !GlobMatch(pattern, spec->name, true)) continue;
       if (by_category && std::find_if(spec->categories.begin(), spec->categories.end(),
                                        [&](std::string_view c) {
-                                         return absl::EqualsIgnoreCase(c, category);
+                                         return EqualsIgnoreCase(c, category);
                                        }) == spec->categories.end()) {
         continue;
       }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/memory.h"
 
 namespace dashkv {
 namespace {
@@ -115,6 +116,17 @@ TEST(CompactObjTest, BoundariesAndHash) {
   }
 }
 
+TEST(CompactObjTest, KeysAreNotIntEncoded) {
+  for (const auto& [s, form] : BoundaryCases()) {
+    CompactObj key = CompactObj::FromKey(s);
+    ExpectHolds(key, s);
+    EXPECT_EQ(key.IsIntEncoded(), form == Form::kInt && s.size() > CompactObj::kPackedMax);
+    EXPECT_EQ(FormOf(key), form == Form::kInt && !key.IsIntEncoded() ? Form::kInline : form);
+    EXPECT_TRUE(key.Equals(CompactObj::FromString(s)));
+    EXPECT_EQ(key.Hash(), CompactObj::FromString(s).Hash());
+  }
+}
+
 TEST(CompactObjTest, IntegersAndTryGetInt) {
   int64_t v = 0;
   for (int64_t x : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{42}, int64_t{-1000000},
@@ -137,6 +149,45 @@ TEST(CompactObjTest, IntegersAndTryGetInt) {
   ASSERT_TRUE(o.TryGetInt(&v));
   EXPECT_EQ(v, 123);
   EXPECT_EQ(o.EncodingName(), "raw");
+}
+
+TEST(CompactObjTest, IntLengthsAtPowersOfTen) {
+  int64_t p = 1;
+  for (int digits = 1; digits <= 18; ++digits, p *= 10) {
+    for (int64_t x : {p - 1, p, p + 1, -p + 1, -p, -p - 1}) {
+      std::string s = std::to_string(x);
+      CompactObj o = CompactObj::FromString(s);
+      EXPECT_TRUE(o.IsIntEncoded()) << s;
+      ExpectHolds(o, s);
+      EXPECT_FALSE(o.EqualsString(std::to_string(x + 1)));
+    }
+  }
+}
+
+// DEBUG POPULATE n key 16 creates "key:<i>" keys and "value:<i>" values zero-padded to 16
+// bytes: both must fit in their 16 bytes with no allocation.
+TEST(CompactObjTest, PopulateShapesNeedNoAllocation) {
+  std::vector<CompactObj> objs;
+  objs.reserve(2000);
+  int64_t before = ThreadUsedMemory();
+  for (int64_t i : {int64_t{0}, int64_t{9999999}, int64_t{99999999999}}) {
+    for (int j = 0; j < 1000; ++j) {
+      std::string key = "key:" + std::to_string(i + j);
+      std::string value = "value:" + std::to_string(i + j);
+      value.resize(16, '\0');
+      CompactObj k = CompactObj::FromString(key);
+      CompactObj v = CompactObj::FromString(value);
+      EXPECT_TRUE(k.IsInline());
+      EXPECT_TRUE(v.IsInline());
+      EXPECT_EQ(v.EncodingName(), "embstr");
+      EXPECT_EQ(v.Hash(), HashBytes(value));
+      if (i == 0) {
+        objs.push_back(std::move(k));
+        objs.push_back(std::move(v));
+      }
+    }
+  }
+  EXPECT_EQ(ThreadUsedMemory() - before, 0);  // the temporary std::strings were freed
 }
 
 TEST(CompactObjTest, EqualityAcrossForms) {
@@ -240,7 +291,7 @@ TEST(CompactObjTest, ExpiryKeepsStringAndHash) {
     o.ClearExpire();
     EXPECT_FALSE(o.HasExpire());
     ExpectHolds(o, s);
-    EXPECT_EQ(FormOf(o), form);  // back to its smallest form
+    EXPECT_EQ(FormOf(o), FormOf(CompactObj::FromKey(s)));
     EXPECT_EQ(o.user_flags(), 3);
     o.ClearExpire();  // no-op
     ExpectHolds(o, s);

@@ -280,9 +280,15 @@ TEST(DashTableTest, MemoryFigures) {
   const double overhead = double(T::segment_bytes() - 840 * 32) / 840;
   EXPECT_LT(overhead, 4.0);
   T t;
-  for (uint64_t i = 0; i < 100'000; ++i) t.Insert(Obj16{i, 0}, Obj16{i, 1});
-  EXPECT_EQ(t.mem_usage(), sizeof(T) + t.directory_size() * 8 + t.segment_count() * T::segment_bytes());
-  EXPECT_LT(double(t.mem_usage()) / double(t.size()), 64.0);
+  double min_fill = 1;
+  for (uint64_t i = 0; i < 200'000; ++i) {
+    t.Insert(Obj16{i, 0}, Obj16{i, 1});
+    if (i > 1000) min_fill = std::min(min_fill, double(t.size()) / double(t.capacity()));
+  }
+  // Segments split in waves: the fill swings between ~50% (just after a wave) and ~96%.
+  EXPECT_GT(min_fill, 0.45);
+  EXPECT_EQ(t.mem_usage(),
+            sizeof(T) + t.directory_size() * 8 + t.segment_count() * T::segment_bytes());
 }
 
 

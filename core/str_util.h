@@ -1,0 +1,78 @@
+// String helpers over std::string_view. Debian 12's abseil is built with its own
+// absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW 0), which does not convert from
+// std::string_view, so absl::StrCat & co. cannot take our views; these can.
+// Thread: pure functions.
+#pragma once
+
+#include <charconv>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace dashkv {
+
+namespace detail {
+
+// Appends one piece: strings, characters are taken as text; integers in decimal.
+inline void AppendPiece(std::string* out, std::string_view s) { out->append(s); }
+inline void AppendPiece(std::string* out, const char* s) { out->append(s); }
+inline void AppendPiece(std::string* out, const std::string& s) { out->append(s); }
+inline void AppendPiece(std::string* out, char c) { out->push_back(c); }
+template <typename T>
+  requires(std::integral<T> && !std::same_as<T, char> && !std::same_as<T, bool>)
+void AppendPiece(std::string* out, T v) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, res.ptr);
+}
+
+}  // namespace detail
+
+// Appends every piece to `out`.
+template <typename... Pieces>
+void StrAppend(std::string* out, const Pieces&... pieces) {
+  (detail::AppendPiece(out, pieces), ...);
+}
+
+// Returns the concatenation of the pieces (strings, string views, chars, integers).
+template <typename... Pieces>
+std::string StrCat(const Pieces&... pieces) {
+  std::string out;
+  StrAppend(&out, pieces...);
+  return out;
+}
+
+inline char AsciiToLower(char c) { return c >= 'A' && c <= 'Z' ? char(c + 32) : c; }
+inline char AsciiToUpper(char c) { return c >= 'a' && c <= 'z' ? char(c - 32) : c; }
+
+// Returns whether a and b are equal ignoring ASCII case.
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (AsciiToLower(a[i]) != AsciiToLower(b[i])) return false;
+  }
+  return true;
+}
+
+inline std::string AsciiStrToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = AsciiToLower(c);
+  return out;
+}
+
+inline std::string AsciiStrToUpper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = AsciiToUpper(c);
+  return out;
+}
+
+// Parses an unsigned decimal number with no sign, spaces or trailing bytes.
+inline bool ParseUint64(std::string_view s, uint64_t* out) {
+  if (s.empty()) return false;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return res.ec == std::errc() && res.ptr == s.data() + s.size();
+}
+
+}  // namespace dashkv
