@@ -1,6 +1,16 @@
 // Connection: one client socket for its whole life on one engine: read -> parse -> dispatch a
 // batch to the Service -> write all replies with one socket write.
 // Thread: engine-local.
+//
+// Design
+//  One input buffer kept contiguous: [in_start_, in_end_) is unconsumed input. After a batch the
+//  consumed prefix is skipped (reset to 0 when everything was consumed); bytes are moved to the
+//  front only when the free tail is too small, and the buffer grows (at once to the parser's
+//  bytes_needed() for a big bulk string) only when compaction cannot make enough room.
+//  Every complete command in the buffer goes into one batch (argument views into the buffer)
+//  and one Service::Dispatch call; all replies go out with one async write. A protocol error
+//  sends the replies of the commands before it, then "-ERR <error>", then closes (as Redis).
+//  QUIT ends the batch (later pipelined commands are not run) and closes after the replies.
 #pragma once
 
 #include <utility>
@@ -10,6 +20,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
@@ -26,11 +39,13 @@ struct ConnectionOptions {
 
 class Connection {
  public:
+  // REQUIRES: `socket` is open and belongs to engine.context(); runs on that engine.
   Connection(boost::asio::ip::tcp::socket socket, Engine& engine, Service& service,
              ConnectionOptions options);
   ~Connection();
 
-  // Serves the client until it disconnects, sends QUIT, or violates the protocol.
+  // Serves the client until it disconnects, sends QUIT, or violates the protocol. Calls
+  // Service::OnConnect first and Service::OnDisconnect last. Call once, on the engine.
   boost::asio::awaitable<void> Run();
 
   uint64_t id() const { return id_; }
@@ -52,10 +67,25 @@ class Connection {
   size_t query_buffer_free() const;
   size_t output_buffer_size() const { return reply_.size(); }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
+  size_t batch_size() const { return batch_.size(); }
+  // The server's per-connection state (nullptr before Run() has called OnConnect).
   ConnectionState* state() { return state_.get(); }
 
  private:
-  // (implementation detail)
+  enum class BatchEnd : uint8_t {
+    kNeedMore,  // every complete command is in the batch; read more
+    kCut,       // the batch ended early (QUIT, decoded inline args): parse again after it
+    kError,     // protocol error after the batch's commands
+  };
+  // Parses complete commands from in_ into batch_; *end_pos is where parsing stopped.
+  BatchEnd ParseBatch(size_t* end_pos);
+  // Ensures max(kMinRead, parser's bytes_needed) free bytes after the unconsumed input,
+  // compacting or growing in_ only when needed.
+  void MakeRoom();
+  // Forgets consumed input once all of it is consumed; releases an oversized idle buffer.
+  void TrimInput();
+  void CloseSocket();
+
   boost::asio::ip::tcp::socket socket_;
   Engine& engine_;
   Service& service_;
@@ -68,9 +98,16 @@ class Connection {
   int64_t created_ms_ = 0;
   int64_t last_command_ms_ = 0;
   bool close_requested_ = false;
-  std::string in_;      // input buffer
-  size_t in_start_ = 0; // first unconsumed byte of in_
-  size_t in_end_ = 0;   // end of valid data in in_
+  bool closed_ = false;
+  std::string in_;       // input buffer: [in_start_, in_end_) is unconsumed input
+  size_t in_start_ = 0;  // first unconsumed byte of in_
+  size_t in_end_ = 0;    // end of valid data in in_
+  size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
+  // Reused per batch (no allocation in the steady state): the args of all commands of the
+  // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.
+  std::vector<std::string_view> args_;
+  std::vector<std::pair<uint32_t, uint32_t>> cmd_ranges_;
+  std::vector<CmdArgs> batch_;
 };
 
 }  // namespace dashkv::io

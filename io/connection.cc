@@ -1,0 +1,194 @@
+#include "io/connection.h"
+
+#include <absl/base/internal/raw_logging.h>
+#include <absl/base/macros.h>
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+
+#include <atomic>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <cstring>
+
+#include "io/engine.h"
+
+namespace dashkv::io {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr size_t kInitialInput = 16 * 1024;
+// Free bytes wanted before a read: smaller tails are compacted away first.
+constexpr size_t kMinRead = 4 * 1024;
+// Buffers above these sizes are released once idle (after a big bulk string or reply).
+constexpr size_t kMaxIdleInput = 256 * 1024;
+constexpr size_t kMaxIdleOutput = 1024 * 1024;
+
+// Connection ids, unique per process (CLIENT ID); the only global state of this file.
+std::atomic<uint64_t> next_connection_id{1};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string FormatEndpoint(const asio::ip::tcp::endpoint& ep) {
+  const asio::ip::address addr = ep.address();
+  if (addr.is_v6()) return absl::StrCat("[", addr.to_string(), "]:", ep.port());
+  return absl::StrCat(addr.to_string(), ":", ep.port());
+}
+
+bool IsQuit(std::string_view name) {
+  return absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), "quit");
+}
+
+}  // namespace
+
+Connection::Connection(asio::ip::tcp::socket socket, Engine& engine, Service& service,
+                       ConnectionOptions options)
+    : socket_(std::move(socket)),
+      engine_(engine),
+      service_(service),
+      options_(options),
+      parser_(options.limits),
+      id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
+      created_ms_(NowMs()),
+      last_command_ms_(created_ms_) {
+  boost::system::error_code ec;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  auto remote = socket_.remote_endpoint(ec);
+  if (!ec) remote_ = FormatEndpoint(remote);
+  auto local = socket_.local_endpoint(ec);
+  if (!ec) local_ = FormatEndpoint(local);
+  in_.resize(kInitialInput);
+}
+
+Connection::~Connection() = default;
+
+int Connection::fd() { return socket_.is_open() ? socket_.native_handle() : -1; }
+
+size_t Connection::query_buffer_size() const { return in_end_ - in_start_; }
+
+size_t Connection::query_buffer_free() const { return in_.size() - in_end_; }
+
+void Connection::Shutdown() {
+  ABSL_RAW_CHECK(engine_.IsMyThread(), "Connection::Shutdown from another engine");
+  CloseSocket();
+}
+
+void Connection::CloseSocket() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);  // cancels a pending read or write: Run() sees an error and returns
+}
+
+void Connection::MakeRoom() {
+  const size_t used = in_end_ - in_start_;
+  const size_t want = std::max(used + kMinRead, in_needed_);
+  if (in_start_ + want <= in_.size()) return;
+  if (used > 0 && in_start_ > 0) std::memmove(in_.data(), in_.data() + in_start_, used);
+  in_start_ = 0;
+  in_end_ = used;
+  if (want > in_.size()) in_.resize(std::max(want, in_.size() * 2));
+}
+
+void Connection::TrimInput() {
+  if (in_start_ != in_end_) return;
+  in_start_ = in_end_ = 0;
+  if (in_.size() > kMaxIdleInput) std::string(kInitialInput, '\0').swap(in_);
+}
+
+Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
+  args_.clear();
+  cmd_ranges_.clear();
+  batch_.clear();
+  in_needed_ = 0;
+  const char* const begin = in_.data();
+  const char* const end = in_.data() + in_end_;
+  size_t pos = in_start_;
+  BatchEnd result = BatchEnd::kNeedMore;
+  while (pos < in_end_) {
+    RespParser::Status st = parser_.Parse(std::string_view(begin + pos, in_end_ - pos));
+    if (st == RespParser::Status::kNeedMore) {
+      in_needed_ = parser_.bytes_needed();
+      break;
+    }
+    if (st == RespParser::Status::kError) {
+      result = BatchEnd::kError;
+      break;
+    }
+    pos += parser_.consumed();
+    if (st == RespParser::Status::kEmpty) continue;
+    const std::vector<std::string_view>& args = parser_.args();
+    // Quoted inline arguments live in the parser and die at the next Parse(): dispatch them now.
+    bool owned_by_parser = false;
+    for (std::string_view a : args) {
+      owned_by_parser |= a.data() < begin || a.data() + a.size() > end;
+    }
+    cmd_ranges_.emplace_back(static_cast<uint32_t>(args_.size()),
+                             static_cast<uint32_t>(args_.size() + args.size()));
+    args_.insert(args_.end(), args.begin(), args.end());
+    if (owned_by_parser || IsQuit(args.front())) {
+      result = pos < in_end_ ? BatchEnd::kCut : BatchEnd::kNeedMore;
+      break;
+    }
+  }
+  for (auto [first, last] : cmd_ranges_) batch_.emplace_back(args_.data() + first, last - first);
+  *end_pos = pos;
+  return result;
+}
+
+asio::awaitable<void> Connection::Run() {
+  ABSL_ASSERT(engine_.IsMyThread());
+  state_ = service_.OnConnect(*this);
+  boost::system::error_code ec;
+  bool open = true;
+  while (open && !closed_) {
+    MakeRoom();
+    size_t n = co_await socket_.async_read_some(
+        asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+        asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) break;
+    in_end_ += n;
+    if (in_end_ - in_start_ > options_.max_query_buffer) {
+      ABSL_RAW_LOG(WARNING, "closing client %s: query buffer above %zu bytes", remote_.c_str(),
+                   options_.max_query_buffer);
+      break;
+    }
+    // Every complete command, in as few batches as possible (usually one).
+    for (;;) {
+      size_t end_pos = in_start_;
+      BatchEnd end = ParseBatch(&end_pos);
+      if (!batch_.empty()) {
+        last_command_ms_ = NowMs();
+        co_await service_.Dispatch(*this, *state_, batch_, reply_);
+        batch_.clear();
+      }
+      in_start_ = end_pos;  // only now: the batch's views point into [in_start_, end_pos)
+      if (end == BatchEnd::kError) {
+        reply_.SendRaw("-ERR ");
+        reply_.SendRaw(parser_.error());
+        reply_.SendRaw("\r\n");
+      }
+      if (!reply_.empty() && !closed_) {
+        co_await asio::async_write(socket_, asio::buffer(reply_.buffer()),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        reply_.Clear();
+        if (reply_.buffer().capacity() > kMaxIdleOutput) reply_.buffer().shrink_to_fit();
+        if (ec) open = false;
+      }
+      if (end == BatchEnd::kError || close_requested_ || closed_) open = false;
+      if (!open || end != BatchEnd::kCut) break;
+    }
+    TrimInput();
+  }
+  service_.OnDisconnect(*this, *state_);
+  CloseSocket();
+}
+
+}  // namespace dashkv::io
