@@ -36,6 +36,12 @@ std::string_view StatusText(OpStatus status) {
       return "ERR DB index is out of range";
     case OpStatus::kNoSuchKey:
       return "ERR no such key";
+    case OpStatus::kDecrOverflow:
+      return "ERR decrement would overflow";
+    case OpStatus::kInvalidExpire:
+      return "ERR invalid expire time";
+    case OpStatus::kBitfieldReadOnly:
+      return "ERR BITFIELD_RO only supports the GET subcommand";
   }
   return "ERR unknown error";
 }

@@ -29,6 +29,9 @@ enum class OpStatus : uint8_t {
   kBitValue,         // "bit is not an integer or out of range"
   kInvalidDbIndex,   // "DB index is out of range"
   kNoSuchKey,        // "no such key" (RENAME, OBJECT ...)
+  kDecrOverflow,     // "decrement would overflow" (DECRBY of INT64_MIN)
+  kInvalidExpire,    // "invalid expire time in '<cmd>' command": send InvalidExpireText(cmd)
+  kBitfieldReadOnly, // "BITFIELD_RO only supports the GET subcommand"
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for

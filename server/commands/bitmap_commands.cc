@@ -1,0 +1,275 @@
+// Bitmap commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITFIELD and
+// BITFIELD_RO (Redis 7.0 semantics). All are single-key shard commands.
+#include <algorithm>
+#include <vector>
+
+#include "core/bitops.h"
+
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/commands/string_ops.h"
+
+namespace dashkv {
+
+namespace {
+
+// Looks up a string for reading; a missing key reads as the empty string.
+OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
+                                    std::string* scratch) {
+  OpResult<PrimeIterator> res = ctx.db.FindOfType(key, ObjType::kString, ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return std::string_view{};
+    return res.status();
+  }
+  return (*res)->second.GetString(scratch);
+}
+
+// SETBIT key offset value
+void CmdSetBit(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<uint64_t> offset = ParseBitOffset(args[2]);
+  if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
+  std::optional<int64_t> on = ParseStrictInt(args[3]);
+  if (!on || (*on != 0 && *on != 1)) return SendOpError(ctx, StringOpError::kBitValue);
+  OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  CompactObj& value = res->it->second;
+  // In place: O(1) unless the string grows (ResizeString marks it raw, as Redis does).
+  size_t need = static_cast<size_t>(*offset >> 3) + 1;
+  absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), need));
+  auto& byte = reinterpret_cast<unsigned char&>(bytes[*offset >> 3]);
+  unsigned mask = 0x80u >> (*offset & 7);
+  bool old = (byte & mask) != 0;
+  byte = static_cast<unsigned char>(*on ? (byte | mask) : (byte & ~mask));
+  ctx.rb.SendLong(old ? 1 : 0);
+}
+
+// GETBIT key offset
+void CmdGetBit(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<uint64_t> offset = ParseBitOffset(args[2]);
+  if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
+  std::string scratch;
+  OpResult<std::string_view> s = ReadBits(ctx, args[1], &scratch);
+  if (!s) return SendOpError(ctx, s.status());
+  ctx.rb.SendLong(GetBit(*s, *offset));
+}
+
+// Parses BYTE|BIT; records kSyntaxError for anything else.
+BitUnit ParseBitUnit(ArgParser& parser) {
+  if (parser.Check("BIT")) return BitUnit::kBit;
+  if (!parser.Check("BYTE")) parser.SetError(OpStatus::kSyntaxError);
+  return BitUnit::kByte;
+}
+
+// BITCOUNT key [start end [BYTE|BIT]]
+void CmdBitCount(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  if (!found) {  // a missing key counts 0 whatever the other arguments are
+    if (found.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
+    return SendOpError(ctx, found.status());
+  }
+  std::string scratch;
+  std::string_view s = (*found)->second.GetString(&scratch);
+  if (args.size() == 2) return ctx.rb.SendLong(static_cast<int64_t>(BitCount(s)));
+  if (args.size() != 4 && args.size() != 5) return SendOpError(ctx, OpStatus::kSyntaxError);
+  ArgParser parser(args, 2);
+  int64_t start = parser.NextInt();
+  int64_t end = parser.NextInt();
+  BitUnit unit = args.size() == 5 ? ParseBitUnit(parser) : BitUnit::kByte;
+  if (parser.HasError()) return SendOpError(ctx, parser.error());
+  ctx.rb.SendLong(static_cast<int64_t>(BitCount(s, start, end, unit)));
+}
+
+// BITPOS key bit [start [end [BYTE|BIT]]]
+void CmdBitPos(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> bit = ParseStrictInt(args[2]);
+  if (!bit) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  if (*bit != 0 && *bit != 1) return SendOpError(ctx, StringOpError::kBitposBit);
+  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  if (!found) {
+    if (found.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(*bit ? -1 : 0);
+    return SendOpError(ctx, found.status());
+  }
+  std::string scratch;
+  std::string_view s = (*found)->second.GetString(&scratch);
+  if (args.size() > 6) return SendOpError(ctx, OpStatus::kSyntaxError);
+  // Redis reads start, then BYTE|BIT, then end.
+  ArgParser parser(args, 3);
+  int64_t start = args.size() > 3 ? parser.NextInt() : 0;
+  BitUnit unit = BitUnit::kByte;
+  if (args.size() == 6) {
+    ArgParser unit_parser(args, 5);
+    unit = ParseBitUnit(unit_parser);
+    if (unit_parser.HasError()) parser.SetError(unit_parser.error());
+  }
+  std::optional<int64_t> end;
+  if (args.size() > 4) end = parser.NextInt();
+  if (parser.HasError()) return SendOpError(ctx, parser.error());
+  ctx.rb.SendLong(BitPos(s, static_cast<int>(*bit), start, end, unit));
+}
+
+enum class FieldOpKind : uint8_t { kGet, kSet, kIncrBy };
+
+struct FieldOp {
+  FieldOpKind kind;
+  BitfieldType type;
+  uint64_t offset;
+  int64_t value;  // SET value or INCRBY increment
+  BitfieldOverflow overflow;
+};
+
+struct FieldProgram {
+  std::vector<FieldOp> ops;
+  std::optional<uint64_t> last_write_bit;  // the highest bit a SET/INCRBY names
+};
+
+// The first error of a BITFIELD argument list: either an OpStatus or a core/bitops.h check.
+struct FieldError {
+  OpStatus status = OpStatus::kOk;
+  StringOpError check = StringOpError::kOk;
+  explicit operator bool() const {
+    return status != OpStatus::kOk || check != StringOpError::kOk;
+  }
+};
+
+// Parses a bitfield type: i1..i64 or u1..u63 (Redis 7.0 wants the letter in lower case).
+std::optional<BitfieldType> ParseFieldType(std::string_view s) {
+  if (s.empty() || (s[0] != 'i' && s[0] != 'u')) return std::nullopt;
+  return ParseBitfieldType(s);
+}
+
+// Parses "type offset [value]" of one GET/SET/INCRBY (sub-command consumed) into `op`.
+FieldError ParseFieldOp(ArgParser& parser, FieldOp* op) {
+  std::optional<BitfieldType> type = ParseFieldType(parser.Next());
+  if (!type) return {.check = StringOpError::kBitfieldType};
+  op->type = *type;
+  std::optional<uint64_t> offset = ParseBitfieldOffset(parser.Next(), *type);
+  if (!offset) return {.check = StringOpError::kBitOffset};
+  op->offset = *offset;
+  if (op->kind != FieldOpKind::kGet) op->value = parser.NextInt();
+  return {.status = parser.error()};
+}
+
+// Parses the GET/SET/INCRBY/OVERFLOW list of BITFIELD (args[2..]) into `prog`.
+FieldError ParseFieldProgram(CmdArgs args, FieldProgram* prog) {
+  ArgParser parser(args, 2);
+  BitfieldOverflow overflow = BitfieldOverflow::kWrap;
+  while (parser.HasNext()) {
+    size_t rest = parser.remaining() - 1;  // arguments after the sub-command
+    FieldOp op{};
+    if (parser.Check("OVERFLOW") && rest >= 1) {
+      std::optional<BitfieldOverflow> o = ParseBitfieldOverflow(parser.Next());
+      if (!o) return {.check = StringOpError::kBitfieldOverflow};
+      overflow = *o;
+      continue;
+    }
+    if (parser.Check("GET") && rest >= 2) {
+      op.kind = FieldOpKind::kGet;
+    } else if (parser.Check("SET") && rest >= 3) {
+      op.kind = FieldOpKind::kSet;
+    } else if (parser.Check("INCRBY") && rest >= 3) {
+      op.kind = FieldOpKind::kIncrBy;
+    } else {
+      return {.status = OpStatus::kSyntaxError};
+    }
+    op.overflow = overflow;
+    if (FieldError e = ParseFieldOp(parser, &op)) return e;
+    if (op.kind != FieldOpKind::kGet) {
+      uint64_t last = op.offset + op.type.bits - 1;
+      prog->last_write_bit = std::max(prog->last_write_bit.value_or(0), last);
+    }
+    prog->ops.push_back(op);
+  }
+  return {};
+}
+
+// Runs one op over `s`; returns its reply value, nullopt when OVERFLOW FAIL refused it.
+std::optional<int64_t> RunFieldOp(std::string& s, const FieldOp& op) {
+  switch (op.kind) {
+    case FieldOpKind::kGet:
+      return BitfieldGet(s, op.offset, op.type);
+    case FieldOpKind::kSet:
+      return BitfieldSet(s, op.offset, op.type, op.value, op.overflow);
+    case FieldOpKind::kIncrBy:
+      return BitfieldIncrBy(s, op.offset, op.type, op.value, op.overflow);
+  }
+  return std::nullopt;
+}
+
+void SendFieldResults(ShardCmdContext& ctx, const std::vector<std::optional<int64_t>>& results) {
+  ctx.rb.StartArray(results.size());
+  for (const auto& r : results) r ? ctx.rb.SendLong(*r) : ctx.rb.SendNull();
+}
+
+// BITFIELD key [GET type offset | [OVERFLOW WRAP|SAT|FAIL] SET type offset value |
+//     [OVERFLOW WRAP|SAT|FAIL] INCRBY type offset increment ...]
+// BITFIELD_RO key [GET type offset ...]
+template <bool kReadOnlyCmd>
+void CmdBitField(CmdArgs args, ShardCmdContext& ctx) {
+  FieldProgram prog;
+  if (FieldError e = ParseFieldProgram(args, &prog)) {
+    if (e.check != StringOpError::kOk) return SendOpError(ctx, e.check);
+    return SendOpError(ctx, e.status);
+  }
+  if (kReadOnlyCmd && prog.last_write_bit) return SendOpError(ctx, OpStatus::kBitfieldReadOnly);
+  std::vector<std::optional<int64_t>> results;
+  results.reserve(prog.ops.size());
+  if (!prog.last_write_bit) {  // GETs only: a missing key reads as zeros and is not created
+    std::string scratch;
+    OpResult<std::string_view> s = ReadBits(ctx, args[1], &scratch);
+    if (!s) return SendOpError(ctx, s.status());
+    for (const FieldOp& op : prog.ops) results.push_back(BitfieldGet(*s, op.offset, op.type));
+    return SendFieldResults(ctx, results);
+  }
+  OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  // Like Redis, the string grows to the highest bit any write names, even if all of them FAIL.
+  res->it->second.MutateString([&](std::string* s) {
+    GrowForBit(*s, *prog.last_write_bit);
+    for (const FieldOp& op : prog.ops) results.push_back(RunFieldOp(*s, op));
+  });
+  SendFieldResults(ctx, results);
+}
+
+CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
+                 std::string_view since, std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = s.last_key = s.key_step = 1;
+  s.categories = std::move(cats);
+  s.since = since;
+  s.summary = summary;
+  s.group = "bitmap";
+  s.kind = HandlerKind::kShard;
+  return s;
+}
+
+void Add(CommandRegistry* r, CommandSpec s, ShardHandler h) {
+  s.shard_handler = h;
+  r->Register(std::move(s));
+}
+
+}  // namespace
+
+void RegisterBitmapCommands(CommandRegistry* r) {
+  using V = std::vector<std::string_view>;
+  const V w_slow{"write", "bitmap", "slow"}, r_slow{"read", "bitmap", "slow"};
+  const V r_fast{"read", "bitmap", "fast"};
+  Add(r, Spec("setbit", 4, kCmdWrite | kCmdDenyOom, w_slow, "2.2.0",
+              "Sets or clears the bit at offset of the string value. Creates the key if it "
+              "doesn't exist."), CmdSetBit);
+  Add(r, Spec("getbit", 3, kCmdReadOnly | kCmdFast, r_fast, "2.2.0",
+              "Returns a bit value by offset."), CmdGetBit);
+  Add(r, Spec("bitcount", -2, kCmdReadOnly, r_slow, "2.6.0",
+              "Counts the number of set bits (population counting) in a string."), CmdBitCount);
+  Add(r, Spec("bitpos", -3, kCmdReadOnly, r_slow, "2.8.7",
+              "Finds the first set (1) or clear (0) bit in a string."), CmdBitPos);
+  Add(r, Spec("bitfield", -2, kCmdWrite | kCmdDenyOom, w_slow, "3.2.0",
+              "Performs arbitrary bitfield integer operations on strings."), CmdBitField<false>);
+  Add(r, Spec("bitfield_ro", -2, kCmdReadOnly | kCmdFast, r_fast, "6.0.0",
+              "Performs arbitrary read-only bitfield integer operations on strings."),
+      CmdBitField<true>);
+}
+
+}  // namespace dashkv

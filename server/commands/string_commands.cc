@@ -1,0 +1,453 @@
+// String commands: SET, GET, GETSET, GETDEL, GETEX, SETNX, SETEX, PSETEX, MGET, APPEND, STRLEN,
+// INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, GETRANGE, SUBSTR and SETRANGE (Redis 7.0 semantics).
+// All but MGET are single-key shard commands; MGET runs on one shard when its keys allow it and
+// otherwise fans out one hop per shard.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/bitops.h"
+#include "core/numbers.h"
+
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/commands/string_ops.h"
+#include "server/multi_key.h"
+#include "server/server.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+// Sends the string value of a lookup, nil when missing, or the lookup's error.
+void SendStringOrNull(ShardCmdContext& ctx, const OpResult<PrimeIterator>& res) {
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendNull();
+    return SendOpError(ctx, res.status());
+  }
+  std::string scratch;
+  ctx.rb.SendBulk((*res)->second.GetString(&scratch));
+}
+
+// GET key
+void CmdGet(CmdArgs args, ShardCmdContext& ctx) {
+  SendStringOrNull(ctx, ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms));
+}
+
+enum class SetCondition : uint8_t { kAlways, kIfMissing, kIfExists };
+
+struct SetParams {
+  SetCondition cond = SetCondition::kAlways;
+  bool get = false;  // reply with the previous value
+  ExpireKind expire = ExpireKind::kNone;
+  int64_t deadline_ms = 0;
+};
+
+struct SetOutcome {
+  bool written = false;
+  std::optional<std::string> old;  // with SetParams::get, when the key held a string
+};
+
+// Writes `value` at `key` under `p` (the core of SET, GETSET, SETNX, SETEX, PSETEX).
+OpResult<SetOutcome> OpSet(DbSlice& db, std::string_view key, std::string_view value,
+                           const SetParams& p, int64_t now_ms) {
+  SetOutcome out;
+  PrimeIterator it = p.get ? db.Find(key, now_ms) : db.FindQuiet(key, now_ms);
+  bool exists = !it.is_done();
+  if (p.get && exists) {
+    if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
+    out.old = CopyString(it->second);
+  }
+  if ((p.cond == SetCondition::kIfMissing && exists) ||
+      (p.cond == SetCondition::kIfExists && !exists)) {
+    return out;
+  }
+  out.written = true;
+  if (!exists) {
+    if (p.deadline_ms > 0 && p.deadline_ms <= now_ms) return out;  // would expire at once
+    OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+    if (!added) return added.status();
+    it = added->it;
+  }
+  StoreString(it->second, value);
+  (void)ApplyExpire(db, it, p.expire, p.deadline_ms, now_ms);
+  return out;
+}
+
+// Parses SET's options (args[3..]) into `p`; returns kOk or the error to send.
+OpStatus ParseSetOptions(CmdArgs args, int64_t now_ms, SetParams* p) {
+  ArgParser parser(args, 3);
+  ExpireSpec spec;
+  while (parser.HasNext()) {
+    if (parser.Check("NX")) {
+      if (p->cond == SetCondition::kIfExists) parser.SetError(OpStatus::kSyntaxError);
+      p->cond = SetCondition::kIfMissing;
+    } else if (parser.Check("XX")) {
+      if (p->cond == SetCondition::kIfMissing) parser.SetError(OpStatus::kSyntaxError);
+      p->cond = SetCondition::kIfExists;
+    } else if (parser.Check("GET")) {
+      p->get = true;
+    } else if (!ParseExpireOption(parser, ExpireExtra::kKeepTtl, &spec)) {
+      parser.SetError(OpStatus::kSyntaxError);
+    }
+  }
+  if (parser.HasError()) return parser.error();
+  OpResult<int64_t> deadline = ExpireDeadline(spec, now_ms);
+  if (!deadline) return deadline.status();
+  p->expire = spec.kind;
+  p->deadline_ms = *deadline;
+  return OpStatus::kOk;
+}
+
+// SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|
+//     PXAT unix-time-milliseconds|KEEPTTL]
+void CmdSet(CmdArgs args, ShardCmdContext& ctx) {
+  SetParams p;
+  if (OpStatus st = ParseSetOptions(args, ctx.now_ms, &p); st != OpStatus::kOk) {
+    return SendOpError(ctx, st);
+  }
+  OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[2], p, ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  if (p.get) return res->old ? ctx.rb.SendBulk(*res->old) : ctx.rb.SendNull();
+  res->written ? ctx.rb.SendOk() : ctx.rb.SendNull();
+}
+
+// GETSET key value
+void CmdGetSet(CmdArgs args, ShardCmdContext& ctx) {
+  SetParams p;
+  p.get = true;
+  OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[2], p, ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  res->old ? ctx.rb.SendBulk(*res->old) : ctx.rb.SendNull();
+}
+
+// SETNX key value
+void CmdSetNx(CmdArgs args, ShardCmdContext& ctx) {
+  SetParams p;
+  p.cond = SetCondition::kIfMissing;
+  OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[2], p, ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  ctx.rb.SendLong(res->written ? 1 : 0);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value
+template <ExpireKind kKind>
+void CmdSetEx(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<int64_t> deadline = ExpireDeadline(ExpireSpec{kKind, args[2]}, ctx.now_ms);
+  if (!deadline) return SendOpError(ctx, deadline.status());
+  SetParams p;
+  p.expire = kKind;
+  p.deadline_ms = *deadline;
+  OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[3], p, ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  ctx.rb.SendOk();
+}
+
+// GETDEL key
+void CmdGetDel(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  SendStringOrNull(ctx, res);
+  if (res) ctx.db.Erase(*res);
+}
+
+// GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|
+//     PERSIST]
+void CmdGetEx(CmdArgs args, ShardCmdContext& ctx) {
+  ArgParser parser(args, 2);
+  ExpireSpec spec;
+  while (parser.HasNext()) {
+    if (!ParseExpireOption(parser, ExpireExtra::kPersist, &spec)) {
+      parser.SetError(OpStatus::kSyntaxError);
+    }
+  }
+  if (parser.HasError()) return SendOpError(ctx, parser.error());
+  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  if (!res) return SendStringOrNull(ctx, res);
+  OpResult<int64_t> deadline = ExpireDeadline(spec, ctx.now_ms);
+  if (!deadline) return SendOpError(ctx, deadline.status());
+  SendStringOrNull(ctx, res);
+  if (spec.kind != ExpireKind::kNone) {
+    (void)ApplyExpire(ctx.db, *res, spec.kind, *deadline, ctx.now_ms);
+  }
+}
+
+// APPEND key value
+void CmdAppend(CmdArgs args, ShardCmdContext& ctx) {
+  std::string_view tail = args[2];
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  if (it.is_done()) {
+    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
+    if (!added) return SendOpError(ctx, added.status());
+    StoreString(added->it->second, tail);
+    return ctx.rb.SendLong(static_cast<int64_t>(tail.size()));
+  }
+  CompactObj& value = it->second;
+  if (value.type() != ObjType::kString) return SendOpError(ctx, OpStatus::kWrongType);
+  if (StringOpError e = CheckStringLength(value.StringSize(), tail.size()); e != StringOpError::kOk) {
+    return SendOpError(ctx, e);
+  }
+  value.AppendString(tail);  // amortized O(1) per byte; marks the value raw
+  ctx.rb.SendLong(static_cast<int64_t>(value.StringSize()));
+}
+
+// STRLEN key
+void CmdStrlen(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
+    return SendOpError(ctx, res.status());
+  }
+  ctx.rb.SendLong(static_cast<int64_t>((*res)->second.StringSize()));
+}
+
+// Returns the integer held by a string value, or kNotAnInteger.
+OpResult<int64_t> ValueAsInt(const CompactObj& value) {
+  int64_t v;
+  if (value.TryGetInt(&v)) return v;
+  if (value.StringSize() > 20) return OpStatus::kNotAnInteger;
+  std::optional<int64_t> parsed = ParseStrictInt(CopyString(value));
+  if (!parsed) return OpStatus::kNotAnInteger;
+  return *parsed;
+}
+
+// Adds `delta` to the integer at `key` (0 when missing); the core of INCR/DECR/INCRBY/DECRBY.
+OpResult<int64_t> OpIncrBy(DbSlice& db, std::string_view key, int64_t delta, int64_t now_ms) {
+  OpResult<DbSlice::AddResult> res = FindOrAddString(db, key, now_ms);
+  if (!res) return res.status();
+  CompactObj& value = res->it->second;
+  int64_t result = delta;
+  if (!res->inserted) {
+    OpResult<int64_t> current = ValueAsInt(value);
+    if (!current) return current.status();
+    if (__builtin_add_overflow(*current, delta, &result)) return OpStatus::kIncrOverflow;
+  }
+  value.SetInt(result);
+  return result;
+}
+
+void ReplyIncr(ShardCmdContext& ctx, std::string_view key, int64_t delta) {
+  OpResult<int64_t> res = OpIncrBy(ctx.db, key, delta, ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  ctx.rb.SendLong(*res);
+}
+
+// INCR key / DECR key
+template <int64_t kDelta>
+void CmdIncrOne(CmdArgs args, ShardCmdContext& ctx) {
+  ReplyIncr(ctx, args[1], kDelta);
+}
+
+// INCRBY key increment
+void CmdIncrBy(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> delta = ParseStrictInt(args[2]);
+  if (!delta) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  ReplyIncr(ctx, args[1], *delta);
+}
+
+// DECRBY key decrement
+void CmdDecrBy(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> delta = ParseStrictInt(args[2]);
+  if (!delta) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  if (*delta == INT64_MIN) return SendOpError(ctx, OpStatus::kDecrOverflow);
+  ReplyIncr(ctx, args[1], -*delta);
+}
+
+// Adds the float `incr_arg` to the value at `key`; returns the stored text.
+OpResult<std::string> OpIncrByFloat(DbSlice& db, std::string_view key, std::string_view incr_arg,
+                                    int64_t now_ms) {
+  PrimeIterator it = db.FindQuiet(key, now_ms);
+  long double current = 0;
+  if (!it.is_done()) {
+    if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
+    std::optional<long double> v = it->second.StringSize() < kLongDoubleMaxChars
+                                       ? ParseLongDouble(CopyString(it->second))
+                                       : std::nullopt;
+    if (!v) return OpStatus::kNotAFloat;
+    current = *v;
+  }
+  std::optional<long double> incr = ParseLongDouble(incr_arg);
+  if (!incr) return OpStatus::kNotAFloat;
+  long double sum = current + *incr;
+  if (std::isnan(sum) || std::isinf(sum)) return OpStatus::kNanOrInf;
+  std::string text = FormatLongDouble(sum);
+  if (it.is_done()) {
+    OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+    if (!added) return added.status();
+    it = added->it;
+  }
+  it->second.SetString(text);  // Redis keeps INCRBYFLOAT results as strings, never "int"
+  return text;
+}
+
+// INCRBYFLOAT key increment
+void CmdIncrByFloat(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<std::string> res = OpIncrByFloat(ctx.db, args[1], args[2], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  ctx.rb.SendBulk(*res);  // a bulk string in RESP3 too, as Redis 7.0 replies
+}
+
+// GETRANGE key start end / SUBSTR key start end
+void CmdGetRange(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> start = ParseStrictInt(args[2]);
+  std::optional<int64_t> end = ParseStrictInt(args[3]);
+  if (!start || !end) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendBulk("");
+    return SendOpError(ctx, res.status());
+  }
+  std::string scratch;
+  ctx.rb.SendBulk(GetRange((*res)->second.GetString(&scratch), *start, *end));
+}
+
+// SETRANGE key offset value
+void CmdSetRange(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> offset = ParseStrictInt(args[2]);
+  if (!offset) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  std::string_view patch = args[3];
+  StringOpError check = CheckSetRange(*offset, patch.size());
+  if (check == StringOpError::kOffsetOutOfRange) return SendOpError(ctx, check);
+  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  if (!it.is_done() && it->second.type() != ObjType::kString) {
+    return SendOpError(ctx, OpStatus::kWrongType);
+  }
+  if (patch.empty()) {  // only reports the length; never creates the key
+    return ctx.rb.SendLong(it.is_done() ? 0 : static_cast<int64_t>(it->second.StringSize()));
+  }
+  if (check != StringOpError::kOk) return SendOpError(ctx, check);
+  if (it.is_done()) {
+    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
+    if (!added) return SendOpError(ctx, added.status());
+    it = added->it;
+  }
+  CompactObj& value = it->second;
+  size_t off = static_cast<size_t>(*offset);
+  absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), off + patch.size()));
+  std::memcpy(bytes.data() + off, patch.data(), patch.size());
+  ctx.rb.SendLong(static_cast<int64_t>(bytes.size()));
+}
+
+// MGET key [key ...] with all keys on this shard.
+void CmdMGetShard(CmdArgs args, ShardCmdContext& ctx) {
+  ctx.rb.StartArray(args.size() - 1);
+  std::string scratch;
+  for (size_t i = 1; i < args.size(); ++i) {
+    OpResult<PrimeIterator> res = ctx.db.FindOfType(args[i], ObjType::kString, ctx.now_ms);
+    if (res) {
+      ctx.rb.SendBulk((*res)->second.GetString(&scratch));
+    } else {
+      ctx.rb.SendNull();  // missing keys and non-string values
+    }
+  }
+}
+
+// MGET key [key ...] with keys on several shards: one hop per shard, replies in argument order.
+awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
+  ShardSet& ss = ctx.server.shard_set();
+  KeysByShard groups(ss, args, 1, args.size() - 1);
+  std::vector<std::optional<std::string>> values(args.size());  // each shard fills its indexes
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+    DbSlice& slice = shard.db(db);
+    for (uint32_t i : groups.indexes[shard.index()]) {
+      OpResult<PrimeIterator> res = slice.FindOfType(args[i], ObjType::kString, now);
+      if (res) values[i] = CopyString((*res)->second);
+    }
+  });
+  ctx.rb.StartArray(args.size() - 1);
+  for (size_t i = 1; i < args.size(); ++i) {
+    values[i] ? ctx.rb.SendBulk(*values[i]) : ctx.rb.SendNull();
+  }
+}
+
+CommandSpec Spec(std::string name, int arity, uint32_t flags, int last_key,
+                 std::vector<std::string_view> cats, std::string_view since,
+                 std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = 1;
+  s.last_key = last_key;
+  s.key_step = 1;
+  s.categories = std::move(cats);
+  s.since = since;
+  s.summary = summary;
+  s.group = "string";
+  s.kind = HandlerKind::kShard;
+  return s;
+}
+
+void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
+  s.shard_handler = h;
+  s.coord_handler = multi;
+  r->Register(std::move(s));
+}
+
+constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
+constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
+constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
+
+}  // namespace
+
+void RegisterStringCommands(CommandRegistry* r) {
+  using V = std::vector<std::string_view>;
+  const V w_slow{"write", "string", "slow"}, w_fast{"write", "string", "fast"};
+  const V r_slow{"read", "string", "slow"}, r_fast{"read", "string", "fast"};
+  Add(r, Spec("set", -3, kWriteOom, 1, w_slow, "1.0.0",
+              "Sets the string value of a key, ignoring its type. The key is created if it "
+              "doesn't exist."), CmdSet);
+  Add(r, Spec("get", 2, kReadFast, 1, r_fast, "1.0.0", "Returns the string value of a key."),
+      CmdGet);
+  Add(r, Spec("getset", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Returns the previous string value of a key after setting it to a new value."),
+      CmdGetSet);
+  Add(r, Spec("getdel", 2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
+              "Returns the string value of a key after deleting the key."), CmdGetDel);
+  Add(r, Spec("getex", -2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
+              "Returns the string value of a key after setting its expiration time."), CmdGetEx);
+  Add(r, Spec("setnx", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Set the string value of a key only when the key doesn't exist."), CmdSetNx);
+  Add(r, Spec("setex", 4, kWriteOom, 1, w_slow, "2.0.0",
+              "Sets the string value and expiration time of a key. Creates the key if it "
+              "doesn't exist."), CmdSetEx<ExpireKind::kEx>);
+  Add(r, Spec("psetex", 4, kWriteOom, 1, w_slow, "2.6.0",
+              "Sets both string value and expiration time in milliseconds of a key. The key is "
+              "created if it doesn't exist."), CmdSetEx<ExpireKind::kPx>);
+  Add(r, Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
+              "Atomically returns the string values of one or more keys."),
+      CmdMGetShard, CmdMGetMulti);
+  Add(r, Spec("append", 3, kWriteOomFast, 1, w_fast, "2.0.0",
+              "Appends a string to the value of a key. Creates the key if it doesn't exist."),
+      CmdAppend);
+  Add(r, Spec("strlen", 2, kReadFast, 1, r_fast, "2.2.0",
+              "Returns the length of a string value."), CmdStrlen);
+  Add(r, Spec("incr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Increments the integer value of a key by one. Uses 0 as initial value if the key "
+              "doesn't exist."), CmdIncrOne<1>);
+  Add(r, Spec("decr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Decrements the integer value of a key by one. Uses 0 as initial value if the key "
+              "doesn't exist."), CmdIncrOne<-1>);
+  Add(r, Spec("incrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Increments the integer value of a key by a number. Uses 0 as initial value if the "
+              "key doesn't exist."), CmdIncrBy);
+  Add(r, Spec("decrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+              "Decrements a number from the integer value of a key. Uses 0 as initial value if "
+              "the key doesn't exist."), CmdDecrBy);
+  Add(r, Spec("incrbyfloat", 3, kWriteOomFast, 1, w_fast, "2.6.0",
+              "Increment the floating point value of a key by a number. Uses 0 as initial value "
+              "if the key doesn't exist."), CmdIncrByFloat);
+  Add(r, Spec("getrange", 4, kCmdReadOnly, 1, r_slow, "2.4.0",
+              "Returns a substring of the string stored at a key."), CmdGetRange);
+  Add(r, Spec("substr", 4, kCmdReadOnly, 1, r_slow, "1.0.0",
+              "Returns a substring from a string value."), CmdGetRange);
+  Add(r, Spec("setrange", 4, kWriteOom, 1, w_slow, "2.2.0",
+              "Overwrites a part of a string value with another by an offset. Creates the key if "
+              "it doesn't exist."), CmdSetRange);
+}
+
+}  // namespace dashkv
