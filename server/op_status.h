@@ -60,7 +60,9 @@ class [[nodiscard]] OpResult {
     return value_;
   }
   T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
   T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
 
  private:
   T value_{};
