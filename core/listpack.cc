@@ -1,10 +1,12 @@
 #include "core/listpack.h"
 
+#include <malloc.h>
 #include <mimalloc.h>
 
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -352,20 +354,36 @@ bool ListpackView::Validate(std::string_view bytes,
   return hdr_count == kUnknownCount || hdr_count == count;
 }
 
+// ----- allocation -----
+
+namespace detail {
+#ifdef DASHKV_SANITIZER
+void* ListAlloc(size_t n) { return std::malloc(n); }
+void* ListRealloc(void* p, size_t n) { return std::realloc(p, n); }
+void ListFree(void* p) { std::free(p); }
+size_t ListUsableSize(const void* p) { return malloc_usable_size(const_cast<void*>(p)); }
+#else
+void* ListAlloc(size_t n) { return mi_malloc(n); }
+void* ListRealloc(void* p, size_t n) { return mi_realloc(p, n); }
+void ListFree(void* p) { mi_free(p); }
+size_t ListUsableSize(const void* p) { return mi_usable_size(p); }
+#endif
+}  // namespace detail
+
 // ----- Listpack -----
 
-Listpack::Listpack() : data_(static_cast<uint8_t*>(mi_malloc(ListpackView::kEmptySize))) {
+Listpack::Listpack() : data_(static_cast<uint8_t*>(detail::ListAlloc(ListpackView::kEmptySize))) {
   CHECK(data_ != nullptr);
   Store32(data_, ListpackView::kEmptySize);
   Store16(data_ + 4, 0);
   data_[kHeaderSize] = kEof;
 }
 
-Listpack::~Listpack() { mi_free(data_); }
+Listpack::~Listpack() { detail::ListFree(data_); }
 
 Listpack& Listpack::operator=(Listpack&& other) noexcept {
   if (this != &other) {
-    mi_free(data_);
+    detail::ListFree(data_);
     data_ = std::exchange(other.data_, nullptr);
   }
   return *this;
@@ -374,7 +392,7 @@ Listpack& Listpack::operator=(Listpack&& other) noexcept {
 Listpack Listpack::Adopt(uint8_t* bytes) { return Listpack(bytes); }
 
 Listpack Listpack::Copy(std::string_view bytes) {
-  auto* d = static_cast<uint8_t*>(mi_malloc(bytes.size()));
+  auto* d = static_cast<uint8_t*>(detail::ListAlloc(bytes.size()));
   CHECK(d != nullptr);
   std::memcpy(d, bytes.data(), bytes.size());
   return Listpack(d);
@@ -382,12 +400,12 @@ Listpack Listpack::Copy(std::string_view bytes) {
 
 uint8_t* Listpack::Release() { return std::exchange(data_, nullptr); }
 
-size_t Listpack::MallocUsage() const { return mi_usable_size(data_); }
+size_t Listpack::MallocUsage() const { return detail::ListUsableSize(data_); }
 
 void Listpack::OpenGap(uint32_t off, uint32_t n) {
   uint32_t total = total_bytes();
   CHECK(uint64_t{total} + n <= std::numeric_limits<uint32_t>::max());
-  data_ = static_cast<uint8_t*>(mi_realloc(data_, total + n));
+  data_ = static_cast<uint8_t*>(detail::ListRealloc(data_, total + n));
   CHECK(data_ != nullptr);
   std::memmove(data_ + off + n, data_ + off, total - off);
   Store32(data_, total + n);
@@ -397,7 +415,7 @@ void Listpack::CloseGap(uint32_t off, uint32_t n) {
   uint32_t total = total_bytes();
   std::memmove(data_ + off, data_ + off + n, total - off - n);
   Store32(data_, total - n);
-  data_ = static_cast<uint8_t*>(mi_realloc(data_, total - n));
+  data_ = static_cast<uint8_t*>(detail::ListRealloc(data_, total - n));
   CHECK(data_ != nullptr);
 }
 
@@ -494,7 +512,7 @@ size_t Listpack::RemoveMatches(std::string_view v, size_t limit, ListEnd from) {
     w += end - src;
   }
   Store32(data_, w);
-  data_ = static_cast<uint8_t*>(mi_realloc(data_, w));
+  data_ = static_cast<uint8_t*>(detail::ListRealloc(data_, w));
   CHECK(data_ != nullptr);
   AddCount(-static_cast<long>(hits.size()));
   return hits.size();
@@ -505,7 +523,7 @@ Listpack Listpack::SplitAt(Pos p) {
   uint32_t moved = total - 1 - p;
   size_t n = 0;
   for (uint32_t q = p; data_[q] != kEof; q += EntryTotal(data_ + q)) ++n;
-  auto* d = static_cast<uint8_t*>(mi_malloc(ListpackView::kEmptySize + moved));
+  auto* d = static_cast<uint8_t*>(detail::ListAlloc(ListpackView::kEmptySize + moved));
   CHECK(d != nullptr);
   Store32(d, ListpackView::kEmptySize + moved);
   Store16(d + 4, n >= ListpackView::kUnknownCount ? ListpackView::kUnknownCount
@@ -514,7 +532,7 @@ Listpack Listpack::SplitAt(Pos p) {
   d[kHeaderSize + moved] = kEof;
   data_[p] = kEof;
   Store32(data_, p + 1);
-  data_ = static_cast<uint8_t*>(mi_realloc(data_, p + 1));
+  data_ = static_cast<uint8_t*>(detail::ListRealloc(data_, p + 1));
   CHECK(data_ != nullptr);
   AddCount(-static_cast<long>(n));
   return Listpack(d);

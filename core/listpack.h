@@ -39,6 +39,15 @@ namespace dashkv {
 // Complexity: push/insert/delete O(bytes) (one memmove + realloc), Seek O(n) from the nearer end,
 // Next/Prev O(1).
 
+namespace detail {
+// The heap of listpacks and quicklist nodes: mimalloc, or libc malloc in sanitizer builds so that
+// ASan sees every byte of these hand-managed buffers. OOM aborts.
+void* ListAlloc(size_t n);
+void* ListRealloc(void* p, size_t n);
+void ListFree(void* p);
+size_t ListUsableSize(const void* p);
+}  // namespace detail
+
 enum class ListEnd : uint8_t { kHead, kTail };
 enum class Where : uint8_t { kBefore, kAfter };
 
@@ -132,7 +141,7 @@ class ListpackView {
   const uint8_t* data_;
 };
 
-// An owned listpack in one mimalloc allocation. Move-only; 8 bytes (one pointer).
+// An owned listpack in one allocation (detail::ListAlloc: mimalloc). Move-only; 8 bytes (one pointer).
 // Thread: owned by its holder's shard thread.
 class Listpack {
  public:
@@ -147,12 +156,12 @@ class Listpack {
   Listpack(const Listpack&) = delete;
   Listpack& operator=(const Listpack&) = delete;
 
-  // Takes ownership of bytes allocated with mi_malloc.
+  // Takes ownership of bytes allocated with detail::ListAlloc.
   // REQUIRES: bytes hold a valid listpack (validate untrusted input first).
   static Listpack Adopt(uint8_t* bytes);
   // Copies a listpack. REQUIRES: bytes hold a valid listpack.
   static Listpack Copy(std::string_view bytes);
-  // Gives up ownership of the buffer (free with mi_free); the object becomes empty-invalid and
+  // Gives up ownership of the buffer (free with detail::ListFree); the object becomes empty-invalid and
   // may only be destroyed or assigned to.
   uint8_t* Release();
 

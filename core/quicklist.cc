@@ -1,6 +1,5 @@
 #include "core/quicklist.h"
 
-#include <mimalloc.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -123,8 +122,8 @@ QuickList::QuickList(int fill, int compress_depth) {
 QuickList::~QuickList() {
   for (Node* n = head_; n != nullptr;) {
     Node* next = n->next;
-    mi_free(n->data);
-    mi_free(n);
+    detail::ListFree(n->data);
+    detail::ListFree(n);
     n = next;
   }
 }
@@ -179,7 +178,7 @@ bool QuickList::AllowMerge(const Node* a, const Node* b) const {
 // ----- nodes and links -----
 
 QuickList::Node* QuickList::NewNode(Listpack lp) {
-  auto* n = static_cast<Node*>(mi_malloc(sizeof(Node)));
+  auto* n = static_cast<Node*>(detail::ListAlloc(sizeof(Node)));
   CHECK(n != nullptr);
   n->prev = n->next = nullptr;
   n->raw_bytes = lp.total_bytes();
@@ -211,8 +210,8 @@ void QuickList::Unlink(Node* n) {
   if (n->prev != nullptr) n->prev->next = n->next; else head_ = n->next;
   if (n->next != nullptr) n->next->prev = n->prev; else tail_ = n->prev;
   --nodes_;
-  mi_free(n->data);
-  mi_free(n);
+  detail::ListFree(n->data);
+  detail::ListFree(n);
 }
 
 std::pair<QuickList::Node*, size_t> QuickList::Locate(long index) const {
@@ -241,10 +240,10 @@ std::pair<QuickList::Node*, size_t> QuickList::Locate(long index) const {
 
 void QuickList::Decompress(Node* n) {
   if (!n->compressed) return;
-  auto* raw = static_cast<uint8_t*>(mi_malloc(n->raw_bytes));
+  auto* raw = static_cast<uint8_t*>(detail::ListAlloc(n->raw_bytes));
   CHECK(raw != nullptr);
   Zstd().Decompress(n->data, raw, n->raw_bytes);
-  mi_free(n->data);
+  detail::ListFree(n->data);
   n->data = raw;
   n->compressed = 0;
 }
@@ -261,12 +260,12 @@ void QuickList::Compress(Node* n) {
     n->incompressible = 1;
     return;
   }
-  auto* blob = static_cast<uint8_t*>(mi_malloc(zsize + 4));
+  auto* blob = static_cast<uint8_t*>(detail::ListAlloc(zsize + 4));
   CHECK(blob != nullptr);
   uint32_t z32 = static_cast<uint32_t>(zsize);
   std::memcpy(blob, &z32, 4);
   std::memcpy(blob + 4, z.scratch(), zsize);
-  mi_free(n->data);
+  detail::ListFree(n->data);
   n->data = blob;
   n->compressed = 1;
 }
@@ -657,7 +656,7 @@ QuickList::Stats QuickList::GetStats() const {
 size_t QuickList::BytesUsed() const {
   size_t total = 0;
   for (const Node* n = head_; n != nullptr; n = n->next) {
-    total += mi_usable_size(n) + mi_usable_size(n->data);
+    total += detail::ListUsableSize(n) + detail::ListUsableSize(n->data);
   }
   return total;
 }

@@ -20,7 +20,7 @@ namespace dashkv {
 //
 // Nodes. Each node holds one listpack (Redis byte format) of `count` elements. A node is 32 bytes:
 // prev/next links, a data pointer, the listpack's (uncompressed) byte size, the element count and
-// flags. Node and data are mi_malloc'ed.
+// flags. Node and data come from detail::ListAlloc (mimalloc).
 //
 // Node limit (`fill`, Redis's list-max-listpack-size): negative = byte limit per node (-1 4 KiB,
 // -2 8 KiB, -3 16 KiB, -4 32 KiB, -5 64 KiB); positive = element count per node, with an 8 KiB
