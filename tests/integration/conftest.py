@@ -82,9 +82,9 @@ class Server:
                     "--enable-debug-command", "yes", "--databases", "16"]
         exe = os.environ.get("DASHKV_BIN", str(REPO_ROOT / "build" / "dashkv"))
         if not os.path.isfile(exe) or not os.access(exe, os.X_OK):
-            pytest.fail("dashkv binary not found at %s: build it (cmake --build build) or set "
-                        "DASHKV_BIN, or run against Redis with DASHKV_TEST_TARGET=redis" % exe,
-                        pytrace=False)
+            pytest.exit("dashkv binary not found at %s: build it (cmake --build build) or "
+                        "set DASHKV_BIN, or run against Redis with DASHKV_TEST_TARGET=redis"
+                        % exe, returncode=3)
         return [exe, "--port", str(port), "--bind", "127.0.0.1", "--threads",
                 str(self.threads), "--dir", str(self.workdir), "--dbfilename", "dump.rdb",
                 "--dbnum", "16"]
