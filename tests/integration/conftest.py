@@ -59,10 +59,11 @@ def _free_port():
 class Server:
     """A server process under test, listening on 127.0.0.1:port."""
 
-    def __init__(self, kind, threads, workdir):
+    def __init__(self, kind, threads, workdir, extra_args=()):
         self.kind = kind  # "dashkv" or "redis"
         self.threads = threads
         self.workdir = workdir
+        self.extra_args = list(extra_args)
         self.host = "127.0.0.1"
         self.port = None
         self.proc = None
@@ -79,7 +80,7 @@ class Server:
                 pytest.fail("redis-server not found (%s)" % exe, pytrace=False)
             return [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                     "--appendonly", "no", "--dir", str(self.workdir),
-                    "--enable-debug-command", "yes", "--databases", "16"]
+                    "--enable-debug-command", "yes", "--databases", "16"] + self.extra_args
         exe = os.environ.get("DASHKV_BIN", str(REPO_ROOT / "build" / "dashkv"))
         if not os.path.isfile(exe) or not os.access(exe, os.X_OK):
             pytest.exit("dashkv binary not found at %s: build it (cmake --build build) or "
@@ -87,7 +88,7 @@ class Server:
                         % exe, returncode=3)
         return [exe, "--port", str(port), "--bind", "127.0.0.1", "--threads",
                 str(self.threads), "--dir", str(self.workdir), "--dbfilename", "dump.rdb",
-                "--dbnum", "16"]
+                "--dbnum", "16"] + self.extra_args
 
     def stderr_text(self, limit=8000):
         try:
@@ -108,15 +109,23 @@ class Server:
         finally:
             c.close()
 
+    def spawn(self, port):
+        """Starts the process on `port` without waiting; returns the Popen."""
+        self.port = port
+        argv = self._argv(port)
+        with open(self.stderr_path, "ab") as err, open(self.workdir / "server.stdout",
+                                                       "ab") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL, cwd=self.workdir)
+        return self.proc
+
     def start(self):
+        """Starts on a free port and waits until PING answers; fails the test with
+        the server's stderr otherwise."""
         # A free port can be taken between probing and binding; retry a few times.
         for _attempt in range(3):
-            self.port = _free_port()
-            argv = self._argv(self.port)
-            with open(self.stderr_path, "ab") as err, open(self.workdir / "server.stdout",
-                                                           "ab") as out:
-                self.proc = subprocess.Popen(argv, stdout=out, stderr=err,
-                                             stdin=subprocess.DEVNULL, cwd=self.workdir)
+            self.spawn(_free_port())
+            argv = self.proc.args
             deadline = time.monotonic() + STARTUP_TIMEOUT
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
@@ -224,3 +233,22 @@ def raw_factory(server, r):
     yield make
     for c in conns:
         c.close()
+
+
+@pytest.fixture
+def server_factory(server, tmp_path_factory):
+    """Starts extra servers of the same kind as `server` (for start-up/shutdown
+    tests): make(extra_args=(), start=True) -> Server. All are stopped at teardown."""
+    made = []
+
+    def make(extra_args=(), start=True):
+        srv = Server(server.kind, server.threads, tmp_path_factory.mktemp("extra"),
+                     extra_args)
+        made.append(srv)
+        if start:
+            srv.start()
+        return srv
+
+    yield make
+    for srv in made:
+        srv.stop()
