@@ -77,6 +77,13 @@ class TestSet:
         assert raw.call("SET", "k", "c", "XX", "GET") == b"a"
         assert raw.call("GET", "k") == b"c"
 
+    def test_get_with_expiry(self, raw):
+        raw.call("SET", "k", "old")
+        assert raw.call("SET", "k", "new", "GET", "EX", "100") == b"old"
+        assert 98 <= raw.call("TTL", "k") <= 100
+        assert raw.call("SET", "k", "newer", "KEEPTTL", "GET") == b"new"
+        assert 98 <= raw.call("TTL", "k") <= 100
+
     def test_ex_px(self, raw):
         assert raw.call("SET", "k", "v", "EX", "100") == "OK"
         assert 98 <= raw.call("TTL", "k") <= 100
@@ -469,6 +476,11 @@ class TestRanges:
         assert raw.call("SETRANGE", "s", "4", "c") == 5
         assert raw.call("GET", "s") == b"ab\x00\x00c"
 
+    def test_setrange_large_offset(self, raw):
+        assert raw.call("SETRANGE", "k", str(1 << 20), "end") == (1 << 20) + 3
+        assert raw.call("GETRANGE", "k", "0", "3") == b"\x00" * 4
+        assert raw.call("GETRANGE", "k", "-3", "-1") == b"end"
+
     def test_setrange_empty_value(self, raw):
         assert raw.call("SETRANGE", "k", "0", "") == 0
         assert raw.call("EXISTS", "k") == 0
@@ -516,6 +528,20 @@ class TestBits:
         assert raw.call("GET", "b") == b"\x80"
         assert raw.call("SETBIT", "b", "23", "1") == 0
         assert raw.call("GET", "b") == b"\x80\x00\x01"
+
+    def test_setbit_large_offset(self, raw):
+        assert raw.call("SETBIT", "b", str(1 << 20), "1") == 0
+        assert raw.call("STRLEN", "b") == (1 << 17) + 1
+        assert raw.call("BITCOUNT", "b") == 1
+        assert raw.call("BITPOS", "b", "1") == 1 << 20
+
+    def test_bits_on_integer_encoded(self, raw):
+        raw.call("SET", "n", "1")  # the byte '1' is 0x31 = 00110001
+        assert raw.call("BITCOUNT", "n") == 3
+        assert raw.call("GETBIT", "n", "2") == 1
+        assert raw.call("BITPOS", "n", "1") == 2
+        assert raw.call("SETBIT", "n", "6", "1") == 0
+        assert raw.call("GET", "n") == b"3"
 
     def test_setbit_errors(self, raw):
         bit_err = "ERR bit is not an integer or out of range"
@@ -571,6 +597,12 @@ class TestBits:
         assert raw.call("BITPOS", "f", "0", "0") == 24
         assert raw.call("BITPOS", "f", "0", "0", "-1") == -1
         assert raw.call("BITPOS", "f", "0", "0", "-1", "BIT") == -1
+
+    def test_bitpos_start_beyond_end(self, raw):
+        raw.call("SET", "k", b"\xff")
+        assert raw.call("BITPOS", "k", "1", "5") == -1
+        assert raw.call("BITPOS", "k", "0", "5") == -1
+        assert raw.call("BITPOS", "k", "1", "3", "1") == -1
 
     def test_bitpos_missing_key(self, raw):
         assert raw.call("BITPOS", "missing", "0") == 0
