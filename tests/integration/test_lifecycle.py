@@ -1,7 +1,6 @@
 """Process-level behaviour: clean shutdown on signals, start-up failures,
 one thread per shard. Each test starts its own server instance."""
 
-import os
 import signal
 import subprocess
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from helpers import arity, assert_err, assert_err_prefix
-from resp_client import Closed, Error, Map, Simple, encode
+from resp_client import Error, Map, encode
 
 
 # ------------------------------------------------------------- pipelining
