@@ -1,0 +1,42 @@
+"""Small shared helpers for the integration tests."""
+
+import time
+
+from resp_client import Error
+
+
+def wait_until(pred, timeout=5.0, interval=0.01, what="condition"):
+    """Polls pred() until it returns a truthy value, which is returned; raises
+    AssertionError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def assert_err(reply, text):
+    """Asserts `reply` (from RawClient) is an error with exactly `text`
+    (full text without the leading '-', e.g. 'ERR syntax error')."""
+    assert isinstance(reply, Error), "expected error %r, got %r" % (text, reply)
+    assert reply == text
+
+
+def assert_err_prefix(reply, prefix):
+    """Asserts `reply` is an error starting with `prefix`."""
+    assert isinstance(reply, Error), "expected error %r..., got %r" % (prefix, reply)
+    assert reply.startswith(prefix), reply
+
+
+ERR_SYNTAX = "ERR syntax error"
+ERR_NOT_INT = "ERR value is not an integer or out of range"
+ERR_NOT_FLOAT = "ERR value is not a valid float"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+
+def arity(cmd):
+    """The wrong-arity error text for `cmd` (lower-case as Redis prints it)."""
+    return "ERR wrong number of arguments for '%s' command" % cmd.lower()
