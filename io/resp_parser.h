@@ -14,7 +14,7 @@ namespace dashkv::io {
 // Limits, with Redis's defaults. Set from flags/CONFIG by the owner of the parser.
 struct RespLimits {
   int64_t max_bulk_len = 512LL * 1024 * 1024;    // proto-max-bulk-len
-  int64_t max_multibulk_len = 1024LL * 1024 * 1024;  // Redis accepts up to INT_MAX args; we cap
+  int64_t max_multibulk_len = 2147483647;  // INT_MAX, as Redis; memory grows only with data
   size_t max_inline_len = 64 * 1024;             // PROTO_INLINE_MAX_SIZE
 };
 

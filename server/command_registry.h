@@ -73,6 +73,7 @@ struct CommandSpec {
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...
+  bool container = false;    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
 
   // Returns whether `argc` (name included) satisfies the arity.
   bool ArityOk(size_t argc) const {

@@ -263,9 +263,17 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
       }
     }
   }
+  // Apply in order; on the first failure restore the values already changed (Redis's rollback).
+  std::vector<std::pair<const Entry*, std::string>> applied;
   for (const auto& [name, value] : pairs) {
-    std::string err = Find(name)->set(value);
-    if (!err.empty()) return err;
+    const Entry* e = Find(name);
+    std::string previous = e->get();
+    std::string err = e->set(value);
+    if (!err.empty()) {
+      for (auto it = applied.rbegin(); it != applied.rend(); ++it) it->first->set(it->second);
+      return err;
+    }
+    applied.emplace_back(e, std::move(previous));
   }
   return "";
 }

@@ -137,6 +137,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       continue;
     }
     state.last_cmd = spec;
+    if (spec->container && args.size() > 1) state.last_subcommand = AsciiStrToLower(args[1]);
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
     if (spec->kind == HandlerKind::kConn) {
       spec->conn_handler(args, ctx);

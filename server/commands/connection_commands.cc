@@ -18,6 +18,9 @@ using boost::asio::awaitable;
 
 // PING [message]
 void CmdPing(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() > 2) {
+    return ctx.rb.SendError("ERR wrong number of arguments for 'ping' command");
+  }
   if (args.size() == 1) return ctx.rb.SendSimpleString("PONG");
   ctx.rb.SendBulk(args[1]);
 }
@@ -147,7 +150,10 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   io::Connection& c = *state.conn;
   int64_t age = (now_ms - c.created_ms()) / 1000;
   int64_t idle = (now_ms - c.last_command_ms()) / 1000;
-  std::string_view cmd = state.last_cmd ? std::string_view(state.last_cmd->name) : "NULL";
+  std::string cmd = state.last_cmd ? state.last_cmd->name : "NULL";
+  if (state.last_cmd && state.last_cmd->container && !state.last_subcommand.empty()) {
+    StrAppend(&cmd, "|", state.last_subcommand);
+  }
   return StrCat(
       "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
       " name=", state.name, " age=", age, " idle=", idle, " flags=N db=", state.db,
@@ -372,6 +378,7 @@ void RegisterConnectionCommands(CommandRegistry* registry) {
   client.categories = {"slow", "connection"};
   client.summary = "A container for client connection commands.";
   client.group = "connection";
+  client.container = true;
   registry->Register(std::move(client));
 }
 

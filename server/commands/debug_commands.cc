@@ -39,11 +39,15 @@ int64_t RdbStringLength(const CompactObj& value) {
   return header + n;
 }
 
+// Redis's one error for an unknown DEBUG subcommand or a wrong number of arguments.
+void SendDebugUsage(ConnCmdContext& ctx, std::string_view sub) {
+  ctx.rb.SendError(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                          "'. Try DEBUG HELP."));
+}
+
 // DEBUG POPULATE count [prefix] [size]
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() < 3 || args.size() > 5) {
-    co_return ctx.rb.SendError("ERR wrong number of arguments for 'debug|populate' command");
-  }
+  if (args.size() < 3 || args.size() > 5) co_return SendDebugUsage(ctx, args[1]);
   std::optional<int64_t> count = ParseStrictInt(args[2]);
   if (!count || *count < 0) {
     co_return ctx.rb.SendError("ERR value is out of range, must be positive");
@@ -93,9 +97,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG OBJECT key
 awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() != 3) {
-    co_return ctx.rb.SendError("ERR wrong number of arguments for 'debug|object' command");
-  }
+  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
@@ -118,8 +120,9 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG SLEEP seconds: suspends this connection only (the engine keeps serving others).
 awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   double secs = 0;
-  if (args.size() != 3 || !absl::SimpleAtod(std::string(args[2]), &secs) || std::isnan(secs)) {
+  if (!absl::SimpleAtod(std::string(args[2]), &secs) || std::isnan(secs)) {
     co_return ctx.SendStatus(OpStatus::kNotAFloat);
   }
   if (secs > 0) {
@@ -156,7 +159,7 @@ awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
     for (auto l : kHelp) ctx.rb.SendSimpleString(l);
     co_return;
   }
-  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try DEBUG HELP."));
+  SendDebugUsage(ctx, args[1]);
 }
 
 // MEMORY USAGE key [SAMPLES count] | MEMORY HELP
@@ -211,6 +214,7 @@ void RegisterDebugCommands(CommandRegistry* r) {
   debug.categories = {"admin", "slow", "dangerous"};
   debug.summary = "A container for debugging commands.";
   debug.group = "server";
+  debug.container = true;
   r->Register(std::move(debug));
 
   CommandSpec memory;
@@ -222,6 +226,7 @@ void RegisterDebugCommands(CommandRegistry* r) {
   memory.categories = {"slow"};
   memory.summary = "A container for memory diagnostics commands.";
   memory.group = "server";
+  memory.container = true;
   r->Register(std::move(memory));
 }
 

@@ -125,7 +125,7 @@ void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
   if (it.is_done()) return ctx.rb.SendLong(-2);
   if (!it->first.HasExpire()) return ctx.rb.SendLong(-1);
   int64_t deadline = it->first.ExpireTimeMs();
-  if (kAbsolute) return ctx.rb.SendLong(kMillis ? deadline : deadline / 1000);
+  if (kAbsolute) return ctx.rb.SendLong(kMillis ? deadline : (deadline + 500) / 1000);
   int64_t ttl = std::max<int64_t>(0, deadline - ctx.now_ms);
   ctx.rb.SendLong(kMillis ? ttl : (ttl + 500) / 1000);
 }
@@ -286,20 +286,45 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view key = args[2];
-  std::optional<std::string> encoding = co_await ctx.server.shard_set().Await(
+  struct ObjectInfo {
+    std::string encoding;
+    bool shared_int;  // Redis shares the objects of integers 0..9999
+  };
+  std::optional<ObjectInfo> info = co_await ctx.server.shard_set().Await(
       ctx.server.shard_set().ShardOf(key), [&](Shard& shard) {
-        std::optional<std::string> out;
+        std::optional<ObjectInfo> out;
         PrimeIterator it = shard.db(db).FindQuiet(key, now);
-        if (!it.is_done()) out = std::string(it->second.EncodingName());
+        if (it.is_done()) return out;
+        int64_t v = -1;
+        bool small_int = it->second.IsIntEncoded() && it->second.TryGetInt(&v) && v >= 0 &&
+                         v < 10000;
+        out = ObjectInfo{std::string(it->second.EncodingName()), small_int};
         return out;
       });
-  if (!encoding) co_return ctx.rb.SendNull();
-  if (sub == "ENCODING") co_return ctx.rb.SendBulk(*encoding);
-  if (sub == "REFCOUNT") co_return ctx.rb.SendLong(1);
+  if (!info) co_return ctx.rb.SendNull();
+  if (sub == "ENCODING") co_return ctx.rb.SendBulk(info->encoding);
+  std::string policy = ctx.server.config().maxmemory_policy();
+  bool lfu = policy.find("lfu") != std::string::npos;
+  bool lru = policy.find("lru") != std::string::npos;
+  if (sub == "REFCOUNT") {
+    // As Redis: shared integer objects report INT_MAX unless an LRU/LFU policy disables sharing.
+    co_return ctx.rb.SendLong(info->shared_int && !lfu && !lru ? 2147483647 : 1);
+  }
+  if (sub == "FREQ" && !lfu) {
+    co_return ctx.rb.SendError(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+        "note that when switching between policies at runtime LRU and LFU data will take some "
+        "time to adjust.");
+  }
+  if (sub == "IDLETIME" && lfu) {
+    co_return ctx.rb.SendError(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
   // dashkv keeps no per-key access clock or counter (16-byte entries leave no room), so it
   // cannot answer IDLETIME or FREQ truthfully; it says so rather than inventing a value.
   ctx.rb.SendError(StrCat("ERR OBJECT ", sub,
-                                " is not supported: dashkv does not track per-key access"));
+                          " is not supported: dashkv does not track per-key access"));
 }
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int last, int step,
@@ -383,8 +408,10 @@ void RegisterGenericCommands(CommandRegistry* r) {
                    "Iterates over the key names in the database."), CmdScan);
   AddCoord(r, Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
                    "Returns a random key name from the database."), CmdRandomKey);
-  AddCoord(r, Spec("object", -2, kCmdReadOnly, 2, 2, 1, {"keyspace", "read", "slow"},
-                   "A container for object introspection commands."), CmdObject);
+  CommandSpec object = Spec("object", -2, kCmdReadOnly, 2, 2, 1, {"keyspace", "read", "slow"},
+                            "A container for object introspection commands.");
+  object.container = true;
+  AddCoord(r, std::move(object), CmdObject);
 }
 
 }  // namespace dashkv

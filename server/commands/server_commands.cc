@@ -327,10 +327,12 @@ void RegisterServerCommands(CommandRegistry* r) {
   s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kConn,
            {"admin", "slow", "dangerous"}, "A container for server configuration commands.");
   s.conn_handler = CmdConfig;
+  s.container = true;
   r->Register(std::move(s));
   s = Spec("command", -1, kCmdLoading | kCmdStale, HandlerKind::kConn, {"slow", "connection"},
            "Returns detailed information about all commands.");
   s.conn_handler = CmdCommand;
+  s.container = true;
   r->Register(std::move(s));
   s = Spec("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti,
            HandlerKind::kConn, {"admin", "slow", "dangerous"},
