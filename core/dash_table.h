@@ -127,7 +127,7 @@ class DashTable {
 
   // Returns the entry equal to `key`, or end(). `hash` must be Policy::HashFn(key).
   template <typename U>
-  iterator Find(const U& key, uint64_t hash) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE iterator Find(const U& key, uint64_t hash) {
     const uint32_t idx = DirIndex(hash);
     auto ref = dir_[idx]->Find(key, hash);
     return ref.found() ? iterator(this, idx, ref.bucket, ref.slot, false) : end();
