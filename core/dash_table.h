@@ -78,6 +78,10 @@ struct DashPolicyBase {
 //   void RecordSplit(const DashTable&)                      -- called after each split
 struct NoDashHooks {};
 
+// An unordered map from Key to Value that grows by splitting one segment at a time (see Design).
+// Owned by one shard; Thread: owned by the shard thread (no internal synchronization).
+// Iterators stay valid until the next insert, split or Clear; Erase invalidates only iterators
+// to the erased entry.
 template <typename Key, typename Value, typename Policy>
 class DashTable {
   using SegmentT = detail::Segment<Key, Value, Policy>;
@@ -99,8 +103,9 @@ class DashTable {
   // still names its bucket when done (GetVersion/SetVersion work on it).
   using bucket_iterator = iterator;
 
-  // The buckets an insert of `key_hash` touches when its segment is full: home - 1, home,
-  // home + 1, home + 2 and every stash bucket, as bucket iterators (some may be done/empty).
+  // The buckets an insert of `key_hash` touches when its segment is full, as bucket iterators
+  // (done when empty): buckets[0..3] = home - 1, home, home + 1, home + 2; buckets[4..] = the
+  // stash buckets. Hooks may Erase entries through them (other iterators stay valid).
   struct HotBuckets {
     static constexpr unsigned kNumRegular = 4;
     static constexpr unsigned kNum = kNumRegular + kStashBuckets;
