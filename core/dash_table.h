@@ -22,30 +22,38 @@ namespace dashkv {
 // global_depth bits of the 64-bit hash. A segment of local depth d is referenced by the
 // 2^(global_depth - d) consecutive directory entries that share its d-bit prefix. A segment
 // (core/segment.h) holds kRegularBuckets regular + kStashBuckets stash buckets of
-// kSlotsPerBucket slots; a bucket is 40 bytes of metadata (fingerprints, busy/probe bitmaps,
-// stash hints, 64-bit version) followed by the keys, then the values.
+// kSlotsPerBucket slots, laid out as: header (size, local depth, home bucket of each stash slot),
+// then the 32-byte metadata of every bucket packed two per cache line (fingerprints, busy/probe
+// bitmaps, stash hints), then one 64-bit version per bucket, then per bucket its keys and values.
+// Packing the metadata keeps a lookup's home and neighbour metadata on one or two adjacent cache
+// lines and the metadata of all segments small enough to stay in the last-level cache longer.
 //
 // Placement. fingerprint = hash bits 0..7; home bucket = bits 8..39 scaled to kRegularBuckets
 // (independent of the segment bits for global depth <= 24). An entry lives in its home bucket,
 // in the next one (probe bit set), or in a stash bucket (hint or overflow count in its home).
-// Insert order: the emptier of home/next; else one displacement (a probing entry of home goes
-// back to home-1, or an entry of next homed there moves to next+1); else a stash bucket. When
-// the segment is full: Hooks::GarbageCollect on the hot buckets, stash unloading, Hooks::Evict,
+// Insert order: the home bucket while it has room (so most hits are found in the first bucket
+// probed), else the neighbour; else one displacement (a probing entry of home goes back to
+// home-1, or an entry of next homed there moves to next+1); else a stash bucket. When the
+// segment is full: Hooks::GarbageCollect on the hot buckets, stash unloading, Hooks::Evict,
 // Hooks::CanGrow, then split: entries whose hash bit (63 - local_depth) is set move to a new
 // segment at the *same bucket and slot* (so a split never fails and never changes a bucket
-// index), versions are copied, the directory doubles when local depth == global depth.
+// index), versions are copied, the directory doubles when local depth == global depth; after a
+// split both halves unload their stash where room appeared.
 //
 // Invariants. An entry's home bucket never changes (splits keep bucket indices), so SCAN by
 // home bucket is stable. Per home bucket: stash entries homed there == hints + overflow. A
-// bucket's version never decreases when entries move into it (max of the two).
+// bucket's version never decreases when entries move into it (max of the two). Erase never moves
+// another entry. CheckInvariants() verifies all of this (tests).
 //
 // Complexity. Find: 1 directory load + SSE2 match over 2 buckets (+ stash when hinted), O(1).
-// Insert: O(1), worst case one split = O(segment) rehash of 840 keys + directory doubling
-// (O(#segments) pointer copies, amortized; ~8 bytes per segment).
+// Insert: O(1); the worst case is one split = rehash of one segment's keys (840) + directory
+// doubling (O(#segments) pointer copies, rare). No whole-table rehash ever happens.
 //
-// Memory (server policy: 16-byte key and value, 56+4 buckets x 14 slots): bucket = 40 + 14*32 =
-// 488 bytes, segment = 64 + 60*488 = 29,344 bytes for 840 slots: 2.93 bytes of overhead per slot
-// plus 8 bytes of directory per segment (<= 0.02 bytes per slot), ~3 bytes per slot in total.
+// Memory (server policy, 16-byte key and value objects): per bucket 32 bytes of metadata +
+// 8 bytes of version + 14 * 32 bytes of slots; segment = 64 + 60 * (32 + 8) + 60 * 448 = 29,344
+// bytes for 840 slots (fits a 32 KiB allocation class): 2.93 bytes of overhead per slot, plus
+// 8 bytes of directory per segment (< 0.02 bytes per slot). Segments split in waves, so the load
+// factor swings between ~50% (just after a wave) and ~96%; bytes per entry = 34.9 / load factor.
 //
 // Cursors. Traverse() cursors: bits 40..47 = home bucket, bits 0..39 = segment hash prefix
 // left-aligned to 40 bits (global depth <= 40); bits 48..63 are always 0 and free for the caller.
@@ -70,6 +78,10 @@ struct DashPolicyBase {
 //   void RecordSplit(const DashTable&)                      -- called after each split
 struct NoDashHooks {};
 
+// An unordered map from Key to Value that grows by splitting one segment at a time (see Design).
+// Owned by one shard; Thread: owned by the shard thread (no internal synchronization).
+// Iterators stay valid until the next insert, split or Clear; Erase invalidates only iterators
+// to the erased entry.
 template <typename Key, typename Value, typename Policy>
 class DashTable {
   using SegmentT = detail::Segment<Key, Value, Policy>;
@@ -91,8 +103,9 @@ class DashTable {
   // still names its bucket when done (GetVersion/SetVersion work on it).
   using bucket_iterator = iterator;
 
-  // The buckets an insert of `key_hash` touches when its segment is full: home - 1, home,
-  // home + 1, home + 2 and every stash bucket, as bucket iterators (some may be done/empty).
+  // The buckets an insert of `key_hash` touches when its segment is full, as bucket iterators
+  // (done when empty): buckets[0..3] = home - 1, home, home + 1, home + 2; buckets[4..] = the
+  // stash buckets. Hooks may Erase entries through them (other iterators stay valid).
   struct HotBuckets {
     static constexpr unsigned kNumRegular = 4;
     static constexpr unsigned kNum = kNumRegular + kStashBuckets;
@@ -127,7 +140,7 @@ class DashTable {
 
   // Returns the entry equal to `key`, or end(). `hash` must be Policy::HashFn(key).
   template <typename U>
-  iterator Find(const U& key, uint64_t hash) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE iterator Find(const U& key, uint64_t hash) {
     const uint32_t idx = DirIndex(hash);
     auto ref = dir_[idx]->Find(key, hash);
     return ref.found() ? iterator(this, idx, ref.bucket, ref.slot, false) : end();

@@ -14,12 +14,13 @@
 #include <emmintrin.h>
 #endif
 
+#include "absl/base/attributes.h"
 #include "core/detail_check.h"
 
 namespace dashkv {
 namespace detail {
 
-// Metadata of one bucket: 40 bytes for up to 16 slots.
+// Metadata of one bucket: 32 bytes for up to 16 slots (its version is kept apart, see Segment).
 //   fp[16]      one fingerprint byte per slot (low 8 bits of the hash); 16 bytes so a single SSE2
 //               load covers them (bytes past the slot count are masked off).
 //   busy        bit i set when slot i holds an entry.
@@ -28,7 +29,6 @@ namespace detail {
 //   hint_*      up to 4 stash hints: an entry whose home is this bucket and that lives in stash
 //               bucket hint_stash(i), with fingerprint hint_fp[i]. Entries stashed when the 4 hints
 //               are taken are counted in `overflow` (then a lookup scans every stash bucket).
-//   version     snapshot version of the bucket; never decreases when entries move.
 struct BucketMeta {
   static constexpr unsigned kHints = 4;
 
@@ -39,13 +39,11 @@ struct BucketMeta {
   uint8_t hint_stash;  // 2 bits per hint
   uint8_t hint_busy;   // low 4 bits
   uint8_t overflow;
-  uint8_t reserved;
-  uint32_t reserved2;
-  uint64_t version;
+  uint8_t reserved[5];
 
   unsigned HintStash(unsigned i) const { return (hint_stash >> (2 * i)) & 3u; }
 };
-static_assert(sizeof(BucketMeta) == 40);
+static_assert(sizeof(BucketMeta) == 32, "two bucket metadata blocks per cache line");
 
 // Returns a bitmap of the slots among the first 16 whose fingerprint equals `fp` (busy or not).
 inline uint32_t MatchFingerprints(const BucketMeta& m, uint8_t fp) {
@@ -122,6 +120,7 @@ class Segment {
 
   explicit Segment(uint8_t local_depth) : local_depth_(local_depth) {
     std::memset(metas_, 0, sizeof(metas_));
+    std::memset(versions_, 0, sizeof(versions_));
   }
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -149,8 +148,9 @@ class Segment {
   const BucketMeta& meta(unsigned b) const { return metas_[b]; }
   // Returns the address of bucket b's keys (for prefetching).
   const void* keys_address(unsigned b) const { return &buckets_[b]; }
-  uint64_t version(unsigned b) const { return metas_[b].version; }
-  void set_version(unsigned b, uint64_t v) { metas_[b].version = v; }
+  // Returns the snapshot version of bucket b; it never decreases when entries move in.
+  uint64_t version(unsigned b) const { return versions_[b]; }
+  void set_version(unsigned b, uint64_t v) { versions_[b] = v; }
 
   // Returns the home bucket of the entry at (b, s).
   unsigned HomeOf(unsigned b, unsigned s) const {
@@ -172,7 +172,7 @@ class Segment {
 
   // Returns where `probe_key` (of hash `hash`) lives, or a SlotRef with found() false.
   template <typename U>
-  SlotRef Find(const U& probe_key, uint64_t hash) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE SlotRef Find(const U& probe_key, uint64_t hash) const {
     const uint8_t fp = Fingerprint(hash);
     const unsigned home = HomeBucket(hash);
     const BucketMeta& hm = metas_[home];
@@ -252,7 +252,7 @@ class Segment {
     DASH_DCHECK(dest->size_ == 0u);
     const unsigned bit = 63 - local_depth_;
     for (unsigned b = 0; b < kTotal; ++b) {
-      dest->metas_[b].version = metas_[b].version;
+      dest->versions_[b] = versions_[b];
       for (uint16_t bits = busy(b); bits; bits &= bits - 1) {
         const unsigned s = __builtin_ctz(bits);
         const uint64_t hash = Policy::HashFn(key(b, s));
@@ -302,6 +302,7 @@ class Segment {
   void Clear() {
     DestroyAll();
     std::memset(metas_, 0, sizeof(metas_));
+    std::memset(versions_, 0, sizeof(versions_));
     size_ = 0;
   }
 
@@ -331,8 +332,8 @@ class Segment {
   };
 
   template <typename U>
-  bool Probe(unsigned bucket, uint8_t fp, uint32_t candidates, const U& probe_key,
-             uint8_t* slot) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Probe(unsigned bucket, uint8_t fp, uint32_t candidates,
+                                          const U& probe_key, uint8_t* slot) const {
     for (uint32_t m = MatchFingerprints(metas_[bucket], fp) & candidates; m; m &= m - 1) {
       const unsigned s = __builtin_ctz(m);
       if (PolicyEqual<Policy>(buckets_[bucket].key(s), probe_key)) {
@@ -428,7 +429,7 @@ class Segment {
     Vacate(fb, fs);
     MarkBusy(tb, ts, fp, probing);
     ++size_;
-    if (metas_[tb].version < metas_[fb].version) metas_[tb].version = metas_[fb].version;
+    if (versions_[tb] < versions_[fb]) versions_[tb] = versions_[fb];
   }
 
   void AddHint(unsigned home, uint8_t fp, unsigned stash) {
@@ -475,7 +476,9 @@ class Segment {
   uint32_t size_ = 0;
   uint8_t local_depth_;
   uint8_t stash_home_[kStash * kSlots];  // home bucket of each stash slot
-  BucketMeta metas_[kTotal];  // all metadata first: home and neighbour share cache lines
+  // All metadata first, two buckets per cache line: home and neighbour usually share a line.
+  alignas(64) BucketMeta metas_[kTotal];
+  uint64_t versions_[kTotal];
   Bucket buckets_[kTotal];
 };
 
