@@ -23,7 +23,7 @@ namespace {
 using boost::asio::awaitable;
 
 // Sends the string value of a lookup, nil when missing, or the lookup's error.
-void SendStringOrNull(ShardCmdContext& ctx, const OpResult<PrimeIterator>& res) {
+void SendStringOrNull(ShardCmdContext& ctx, OpResult<PrimeIterator> res) {
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendNull();
     return SendOpError(ctx, res.status());

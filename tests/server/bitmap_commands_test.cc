@@ -1,11 +1,16 @@
 // Bitmap command tests against a real 2-shard server. Expected replies were taken from
 // redis-server 7.0.15 (same commands run by hand), not from dashkv's output.
+// GCC 12 reports a false -Wrestrict in std::string operator+ once RespClient::Encode is inlined
+// (GCC bug 105329); the suppression only covers this test file.
+#pragma GCC diagnostic ignored "-Wrestrict"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "server/cmd_context.h"
 #include "tests/testing/test_server.h"
 
 namespace dashkv {
@@ -21,6 +26,12 @@ constexpr char kBitOffset[] = "ERR bit offset is not an integer or out of range"
 constexpr char kBadType[] =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
     "i64 is.";
+
+// A stand-in for a list value (see MakeNonString).
+class FakeList : public ObjectBase {
+ public:
+  size_t MallocUsed() const override { return sizeof(*this); }
+};
 
 std::string Err(const RespValue& v) {
   if (v.is_error()) return v.str;
@@ -41,9 +52,18 @@ class BitmapCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override { c_ = srv_.Connect(); }
   RespValue Run(std::initializer_list<std::string_view> args) { return c_->Run(args); }
+  // Makes `key` hold a non-string value (a stand-in list object put straight into its shard), so
+  // WRONGTYPE paths are testable without the list family.
   void MakeNonString(std::string_view key) {
-    RespValue r = Run({"LPUSH", key, "a"});
-    if (r.is_error()) GTEST_SKIP() << "no list commands yet: " << r;
+    std::string k(key);
+    ShardSet& ss = srv_.server().shard_set();
+    unsigned sid = ss.ShardOf(k);
+    ss.RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() != sid) return;
+      OpResult<DbSlice::AddResult> res = shard.db(0).FindOrAdd(k, NowMs());
+      if (res) res->it->second.SetObject(ObjType::kList, 0, new FakeList);
+    });
+    ASSERT_EQ(Run({"TYPE", key}), "list");
   }
 
   TestServer srv_{2};
