@@ -63,6 +63,8 @@ class ReplyBuilder {
   void Clear() { buf_.clear(); }
   // Errors sent since construction (the server counts failed calls from it).
   uint64_t error_count() const { return error_count_; }
+  // Adds errors sent through another builder whose bytes were copied in with SendRaw.
+  void AddErrorCount(uint64_t n) { error_count_ += n; }
 
  private:
   void AppendHeader(char type, int64_t n);  // "<type><n>\r\n"

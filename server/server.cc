@@ -93,6 +93,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   auto& state = static_cast<ConnState&>(state_base);
   const unsigned my_engine = conn.engine().index();
   int64_t now_ms = NowMs();
+  const uint64_t errors_before = out.error_count();
   // Admission gates, evaluated once per batch: authentication and maxmemory.
   bool need_auth = config_.auth_required.load(std::memory_order_relaxed) && !state.authenticated;
   int64_t maxmemory = config_.maxmemory.load(std::memory_order_relaxed);
@@ -149,6 +150,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     need_auth = need_auth && !state.authenticated;
   }
   BumpCounter(engine_states_[my_engine].commands_processed, batch.size());
+  BumpCounter(engine_states_[my_engine].error_replies, out.error_count() - errors_before);
 }
 
 asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
@@ -163,6 +165,7 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
       for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
+      BumpCounter(engine_states_[my_engine].shard_hops);
       co_await shard_set_->Await(first, [&](Shard& shard) {
         for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
       });
@@ -174,13 +177,18 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
   state.shard_replies.resize(shard_set_->size());
   state.reply_ends.resize(cmds.size());
   absl::InlinedVector<unsigned, 8> targets;
+  absl::InlinedVector<uint64_t, 8> errors_before(shard_set_->size(), 0);
   for (const PendingCmd& c : cmds) {
     if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
       targets.push_back(c.sid);
       state.shard_replies[c.sid].Clear();
       state.shard_replies[c.sid].set_version(out.version());
+      errors_before[c.sid] = state.shard_replies[c.sid].error_count();
     }
   }
+  BumpCounter(engine_states_[my_engine].shard_hops,
+              targets.size() - (std::find(targets.begin(), targets.end(), my_engine) !=
+                                targets.end()));
   co_await shard_set_->AwaitMany(targets, [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
     for (size_t k = 0; k < cmds.size(); ++k) {
@@ -195,6 +203,9 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
     const std::string& buf = state.shard_replies[sid].buffer();
     out.SendRaw(std::string_view(buf).substr(pos[sid], state.reply_ends[k] - pos[sid]));
     pos[sid] = state.reply_ends[k];
+  }
+  for (unsigned t : targets) {
+    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
   }
 }
 

@@ -38,6 +38,9 @@ struct alignas(64) EngineState {
   std::atomic<uint64_t> commands_processed{0};
   std::atomic<uint64_t> connections_received{0};
   std::atomic<uint64_t> rejected_calls{0};
+  // Messages sent to other shards by the pipeline dispatcher (one per remote shard per group).
+  std::atomic<uint64_t> shard_hops{0};
+  std::atomic<uint64_t> error_replies{0};
 };
 
 class Server : public io::Service {

@@ -29,6 +29,8 @@ struct ShardFigures {
   uint64_t commands_processed = 0;
   uint64_t connections_received = 0;
   uint64_t rejected_calls = 0;
+  uint64_t shard_hops = 0;
+  uint64_t error_replies = 0;
   size_t table_bytes = 0;
 };
 
@@ -114,14 +116,15 @@ void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigur
 
 void AppendStats(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
   ShardStats sum;
-  uint64_t commands = 0, connections = 0, rejected = 0;
+  uint64_t commands = 0, connections = 0, hops = 0, errors = 0;
   for (const auto& s : shards) {
     sum.expired_keys += s.stats.expired_keys;
     sum.keyspace_hits += s.stats.keyspace_hits;
     sum.keyspace_misses += s.stats.keyspace_misses;
     commands += s.commands_processed;
     connections += s.connections_received;
-    rejected += s.rejected_calls;
+    hops += s.shard_hops;
+    errors += s.error_replies;
   }
   StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
@@ -130,7 +133,8 @@ void AppendStats(std::string& out, Server& server, const std::vector<ShardFigure
                   "\r\nevicted_keys:0\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
                   "\r\npubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:",
-                  rejected, "\r\n");
+                  errors, "\r\ndashkv_shard_hops:", hops,
+                  "\r\n");
 }
 
 void AppendCpu(std::string& out) {
@@ -197,6 +201,8 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     f.commands_processed = es.commands_processed.load(std::memory_order_relaxed);
     f.connections_received = es.connections_received.load(std::memory_order_relaxed);
     f.rejected_calls = es.rejected_calls.load(std::memory_order_relaxed);
+    f.shard_hops = es.shard_hops.load(std::memory_order_relaxed);
+    f.error_replies = es.error_replies.load(std::memory_order_relaxed);
   });
   std::string out;
   auto section = [&](std::string_view name, auto&& fn, bool in_default = true) {
