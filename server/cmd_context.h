@@ -7,6 +7,7 @@
 
 #include "io/reply_builder.h"
 #include "server/command_registry.h"
+#include "server/config.h"
 #include "server/op_status.h"
 #include "server/shard.h"
 
@@ -14,6 +15,7 @@ namespace dashkv {
 
 class Server;
 class ConnState;
+class Config;
 
 // Returns the wall-clock time in milliseconds since the epoch.
 int64_t NowMs();
@@ -27,9 +29,9 @@ void SendStatus(io::ReplyBuilder& rb, OpStatus status);
 class ShardCmdContext {
  public:
   ShardCmdContext(Shard& shard, unsigned db_index, io::ReplyBuilder& rb, int64_t now_ms,
-                  const CommandSpec& spec)
+                  const CommandSpec& spec, const Config& config)
       : shard(shard), db(shard.db(db_index)), rb(rb), now_ms(now_ms), db_index(db_index),
-        spec(spec) {}
+        spec(spec), config(config) {}
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
 
@@ -39,6 +41,7 @@ class ShardCmdContext {
   int64_t now_ms;  // the command's clock (one reading per batch, like Redis's cached time)
   unsigned db_index;
   const CommandSpec& spec;
+  const Config& config;  // thread-safe: hot settings are atomics
 };
 
 // Thread: the connection's thread, for the duration of one command.

@@ -167,6 +167,41 @@ void Config::AddEntries() {
            return std::string();
          }});
   };
+  // An integer setting read on hot paths; `aliases` are older names (the *-ziplist-* ones).
+  auto atomic_int_entry = [this](std::vector<std::string> names, std::atomic<int64_t>* field,
+                                 int64_t lo, int64_t hi) {
+    for (std::string& name : names) {
+      entries_.push_back(
+          {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
+           [field, name, lo, hi](std::string_view v) {
+             int64_t x;
+             if (!absl::SimpleAtoi(std::string(v), &x)) {
+               return SetFailed(name, "argument couldn't be parsed into an integer");
+             }
+             if (x < lo || x > hi) {
+               return SetFailed(name, StrCat("argument must be between ", lo, " and ", hi,
+                                             " inclusive"));
+             }
+             field->store(x, std::memory_order_relaxed);
+             return std::string();
+           }});
+    }
+  };
+  atomic_int_entry({"list-max-listpack-size", "list-max-ziplist-size"}, &list_max_listpack_size,
+                   INT32_MIN, INT32_MAX);
+  atomic_int_entry({"list-compress-depth"}, &list_compress_depth, 0, INT32_MAX);
+  atomic_int_entry({"hash-max-listpack-entries", "hash-max-ziplist-entries"},
+                   &hash_max_listpack_entries, 0, INT64_MAX);
+  atomic_int_entry({"hash-max-listpack-value", "hash-max-ziplist-value"},
+                   &hash_max_listpack_value, 0, INT64_MAX);
+  atomic_int_entry({"set-max-intset-entries"}, &set_max_intset_entries, 0, INT64_MAX);
+  atomic_int_entry({"set-max-listpack-entries"}, &set_max_listpack_entries, 0, INT64_MAX);
+  atomic_int_entry({"set-max-listpack-value"}, &set_max_listpack_value, 0, INT64_MAX);
+  atomic_int_entry({"zset-max-listpack-entries", "zset-max-ziplist-entries"},
+                   &zset_max_listpack_entries, 0, INT64_MAX);
+  atomic_int_entry({"zset-max-listpack-value", "zset-max-ziplist-value"},
+                   &zset_max_listpack_value, 0, INT64_MAX);
+
   auto fixed = [this](std::string name, std::string value) {
     entries_.push_back({std::move(name), [value] { return value; }, nullptr});
   };

@@ -46,6 +46,18 @@ class Config {
   std::atomic<int> hz{10};
   std::atomic<bool> auth_required{false};  // requirepass is set
 
+  // Encoding thresholds of the aggregate types (Redis 7 names and defaults; the *-ziplist-*
+  // names are aliases).
+  std::atomic<int64_t> list_max_listpack_size{-2};  // <0: node bytes (-2 = 8 KiB); >0: entries
+  std::atomic<int64_t> list_compress_depth{0};
+  std::atomic<int64_t> hash_max_listpack_entries{128};
+  std::atomic<int64_t> hash_max_listpack_value{64};
+  std::atomic<int64_t> set_max_intset_entries{512};
+  std::atomic<int64_t> set_max_listpack_entries{128};
+  std::atomic<int64_t> set_max_listpack_value{64};
+  std::atomic<int64_t> zset_max_listpack_entries{128};
+  std::atomic<int64_t> zset_max_listpack_value{64};
+
   // Immutable after Init().
   uint16_t port = 6379;
   std::string bind;

@@ -82,7 +82,7 @@ std::optional<unsigned> Server::SingleShardOf(const CommandSpec& spec, io::CmdAr
 
 void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                              io::ReplyBuilder& rb, int64_t now_ms) {
-  ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec);
+  ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, config_);
   cmd.spec->shard_handler(cmd.args, ctx);
   ++shard.stats().commands;
 }
