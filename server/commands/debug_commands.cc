@@ -13,6 +13,7 @@
 #include "io/engine.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/list_value.h"
 #include "server/server.h"
 
 namespace dashkv {
@@ -111,7 +112,9 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
     snprintf(addr, sizeof(addr), "%p", static_cast<const void*>(&value));
     out = StrCat("Value at:", std::string_view(addr),
                        " refcount:1 encoding:", value.EncodingName(),
-                       " serializedlength:", value.IsString() ? RdbStringLength(value) : 0);
+                       " serializedlength:",
+                 value.IsString() ? RdbStringLength(value) : ObjectSerializedLength(value),
+                 DebugObjectExtra(value));
     return out;
   });
   if (!line) co_return ctx.rb.SendError("ERR no such key");

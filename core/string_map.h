@@ -1,0 +1,80 @@
+// StringMap: a field -> value hash table of compact strings, the "hashtable" encoding of hashes.
+// Thread: not synchronized; owned by the shard thread that owns the hash value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
+#include "core/compact_object.h"
+
+namespace dashkv {
+
+// Design
+//
+// Chained hashing over a power-of-two bucket array. Each entry is one allocation holding the
+// chain link and two CompactObj (field and value: strings up to 15 bytes, 17 ASCII bytes, or
+// integers stay inline): 40 bytes, a 48-byte allocator class. With the load factor kept between
+// 1/8 and 1 this costs 56-112 bytes per entry besides long strings, about what Redis's dict of
+// sds strings costs.
+//
+// Growth doubles the bucket array when size exceeds it; shrinking halves it below 1/8 full.
+// Both rehash at once: O(size), amortized O(1) per insert (hashes are large only when built by
+// many commands).
+//
+// Scan uses reverse-binary cursors over the bucket index (the classic technique): a cursor
+// visits buckets in an order where every bucket of a smaller or larger table maps to a
+// contiguous run of the sequence, so a field present for the whole scan is reported at least
+// once even if the table is resized between calls; a field may be reported twice.
+//
+// Complexity: Find/Set/Erase O(1) expected; ForEach O(size + buckets).
+class StringMap {
+ public:
+  StringMap() = default;
+  ~StringMap();
+  StringMap(StringMap&& other) noexcept;
+  StringMap& operator=(StringMap&& other) noexcept;
+  StringMap(const StringMap&) = delete;
+  StringMap& operator=(const StringMap&) = delete;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t bucket_count() const { return mask_ + (buckets_ ? 1 : 0); }
+
+  // Returns the value of `field`, or nullptr.
+  const CompactObj* Find(std::string_view field) const;
+  // Sets field to value; returns true when the field is new. Neither may point into the map.
+  bool Set(std::string_view field, std::string_view value);
+  // Adds field with value only when it is missing; returns whether it did.
+  bool SetIfMissing(std::string_view field, std::string_view value);
+  // Removes field; returns whether it was present.
+  bool Erase(std::string_view field);
+
+  using EntryFn = absl::FunctionRef<void(const CompactObj& field, const CompactObj& value)>;
+  // Calls fn for every entry (unspecified order). REQUIRES: fn does not modify the map.
+  void ForEach(EntryFn fn) const;
+  // Visits one bucket at `cursor` (see Design); returns the next cursor, 0 when done.
+  uint64_t Scan(uint64_t cursor, EntryFn fn) const;
+  // Calls fn with a random entry; `rand` supplies random 64-bit numbers. REQUIRES: !empty().
+  // Close to uniform: a random non-empty bucket, then a random entry of its chain.
+  void RandomEntry(absl::FunctionRef<uint64_t()> rand, EntryFn fn) const;
+
+  // Returns the heap bytes used (entries, buckets and out-of-line strings).
+  size_t MallocUsed() const;
+
+ private:
+  struct Entry;
+  static uint64_t HashOf(std::string_view field);
+  static uint64_t HashOf(const CompactObj& field);
+  Entry** Slot(std::string_view field, uint64_t hash) const;
+  void Rehash(size_t new_buckets);
+  void MaybeShrink();
+
+  Entry** buckets_ = nullptr;
+  size_t mask_ = 0;  // bucket count - 1 (0 with no buckets)
+  size_t size_ = 0;
+  size_t string_bytes_ = 0;  // heap bytes owned by the CompactObj of all entries
+};
+
+}  // namespace dashkv

@@ -1,0 +1,372 @@
+// Hash commands (Redis 7.0 semantics, plus HSCAN's NOVALUES from 7.4): HSET, HSETNX, HGET,
+// HMGET, HMSET, HDEL, HLEN, HSTRLEN, HEXISTS, HKEYS, HVALS, HGETALL, HINCRBY, HINCRBYFLOAT,
+// HRANDFIELD and HSCAN. All are single-key shard commands. Empty hashes are deleted.
+#include <cmath>
+#include <vector>
+
+#include "core/glob.h"
+#include "core/numbers.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/commands/string_ops.h"
+#include "server/hash_value.h"
+
+namespace dashkv {
+
+namespace {
+
+HashValue::Limits HashLimits(const Config& config) {
+  HashValue::Limits l;
+  l.max_entries =
+      static_cast<size_t>(config.hash_max_listpack_entries.load(std::memory_order_relaxed));
+  l.max_value = static_cast<size_t>(config.hash_max_listpack_value.load(std::memory_order_relaxed));
+  return l;
+}
+
+HashValue* GetHash(const CompactObj& obj) { return static_cast<HashValue*>(obj.GetObject()); }
+
+OpResult<HashValue*> FindHash(DbSlice& db, std::string_view key, int64_t now_ms) {
+  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kHash, now_ms);
+  if (!res) return res.status();
+  return GetHash((*res)->second);
+}
+
+// Returns the hash at key, creating an empty one when missing. Invalidates iterators.
+OpResult<HashValue*> FindOrAddHash(DbSlice& db, std::string_view key, int64_t now_ms) {
+  PrimeIterator it = db.FindQuiet(key, now_ms);
+  if (!it.is_done()) {
+    if (it->second.type() != ObjType::kHash) return OpStatus::kWrongType;
+    return GetHash(it->second);
+  }
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
+  auto* hash = new HashValue();
+  added->it->second.SetObject(ObjType::kHash, HashValue::kListpack, hash);
+  return hash;
+}
+
+// After a write: deletes the key when its hash became empty, else records the encoding.
+void FinishWrite(DbSlice& db, std::string_view key, int64_t now_ms) {
+  PrimeIterator it = db.FindQuiet(key, now_ms);
+  if (it.is_done() || it->second.type() != ObjType::kHash) return;
+  HashValue* hash = GetHash(it->second);
+  if (hash->empty()) return db.Erase(it);
+  it->second.set_object_encoding(hash->encoding());
+}
+
+// Sends the error of a failed lookup; missing keys get `on_missing` instead.
+template <typename OnMissing>
+void ReplyLookupError(ShardCmdContext& ctx, OpStatus st, OnMissing on_missing) {
+  if (st == OpStatus::kKeyNotFound) return on_missing();
+  SendOpError(ctx, st);
+}
+
+// HSET key field value [field value ...] / HMSET (replies OK)
+template <bool kReplyOk>
+void CmdHSet(CmdArgs args, ShardCmdContext& ctx) {
+  if (args.size() % 2 != 0) {
+    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
+                                   "' command"));
+  }
+  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  HashValue::Limits limits = HashLimits(ctx.config);
+  int64_t added = 0;
+  for (size_t i = 2; i < args.size(); i += 2) added += (*res)->Set(args[i], args[i + 1], limits);
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  kReplyOk ? ctx.rb.SendOk() : ctx.rb.SendLong(added);
+}
+
+// HSETNX key field value
+void CmdHSetNx(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  bool added = (*res)->Set(args[2], args[3], HashLimits(ctx.config),
+                           HashValue::SetMode::kIfMissing);
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(added ? 1 : 0);
+}
+
+// HGET key field
+void CmdHGet(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendNull(); });
+  std::string scratch;
+  std::optional<std::string_view> v = (*res)->Get(args[2], &scratch);
+  v ? ctx.rb.SendBulk(*v) : ctx.rb.SendNull();
+}
+
+// HMGET key field [field ...]
+void CmdHMGet(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res && res.status() != OpStatus::kKeyNotFound) return SendOpError(ctx, res.status());
+  ctx.rb.StartArray(args.size() - 2);
+  std::string scratch;
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::optional<std::string_view> v = res ? (*res)->Get(args[i], &scratch) : std::nullopt;
+    v ? ctx.rb.SendBulk(*v) : ctx.rb.SendNull();
+  }
+}
+
+// HDEL key field [field ...]
+void CmdHDel(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendLong(0); });
+  int64_t deleted = 0;
+  for (size_t i = 2; i < args.size() && !(*res)->empty(); ++i) deleted += (*res)->Delete(args[i]);
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(deleted);
+}
+
+// HLEN key
+void CmdHLen(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendLong(0); });
+  ctx.rb.SendLong(static_cast<int64_t>((*res)->size()));
+}
+
+// HSTRLEN key field
+void CmdHStrLen(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendLong(0); });
+  std::string scratch;
+  std::optional<std::string_view> v = (*res)->Get(args[2], &scratch);
+  ctx.rb.SendLong(v ? static_cast<int64_t>(v->size()) : 0);
+}
+
+// HEXISTS key field
+void CmdHExists(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendLong(0); });
+  ctx.rb.SendLong((*res)->Contains(args[2]) ? 1 : 0);
+}
+
+enum class Parts : uint8_t { kKeys, kValues, kBoth };
+
+// HKEYS / HVALS / HGETALL key
+template <Parts kParts>
+void CmdHGetAll(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    return ReplyLookupError(ctx, res.status(), [&] {
+      kParts == Parts::kBoth ? ctx.rb.StartMap(0) : ctx.rb.SendEmptyArray();
+    });
+  }
+  size_t n = (*res)->size();
+  kParts == Parts::kBoth ? ctx.rb.StartMap(n) : ctx.rb.StartArray(n);
+  (*res)->ForEach([&](std::string_view f, std::string_view v) {
+    if (kParts != Parts::kValues) ctx.rb.SendBulk(f);
+    if (kParts != Parts::kKeys) ctx.rb.SendBulk(v);
+  });
+}
+
+// HINCRBY key field increment
+void CmdHIncrBy(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> incr = ParseStrictInt(args[3]);
+  if (!incr) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  HashValue* hash = *res;
+  std::string scratch;
+  int64_t current = 0;
+  if (std::optional<std::string_view> v = hash->Get(args[2], &scratch)) {
+    std::optional<int64_t> parsed = ParseStrictInt(*v);
+    if (!parsed) {
+      FinishWrite(ctx.db, args[1], ctx.now_ms);
+      return ctx.rb.SendError("ERR hash value is not an integer");
+    }
+    current = *parsed;
+  }
+  int64_t result;
+  if (__builtin_add_overflow(current, *incr, &result)) {
+    FinishWrite(ctx.db, args[1], ctx.now_ms);
+    return SendOpError(ctx, OpStatus::kIncrOverflow);
+  }
+  char buf[24];
+  size_t len = FormatInt64(result, buf);
+  hash->Set(args[2], std::string_view(buf, len), HashLimits(ctx.config));
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(result);
+}
+
+// HINCRBYFLOAT key field increment
+void CmdHIncrByFloat(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<long double> incr = ParseLongDouble(args[3]);
+  if (!incr) return SendOpError(ctx, OpStatus::kNotAFloat);
+  if (std::isinf(*incr)) return ctx.rb.SendError("ERR value is NaN or Infinity");
+  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  HashValue* hash = *res;
+  std::string scratch;
+  long double current = 0;
+  if (std::optional<std::string_view> v = hash->Get(args[2], &scratch)) {
+    std::optional<long double> parsed = ParseLongDouble(*v);
+    if (!parsed) {
+      FinishWrite(ctx.db, args[1], ctx.now_ms);
+      return ctx.rb.SendError("ERR hash value is not a float");
+    }
+    current = *parsed;
+  }
+  long double sum = current + *incr;
+  if (std::isnan(sum) || std::isinf(sum)) {
+    FinishWrite(ctx.db, args[1], ctx.now_ms);
+    return SendOpError(ctx, OpStatus::kNanOrInf);
+  }
+  std::string text = FormatLongDouble(sum);
+  hash->Set(args[2], text, HashLimits(ctx.config));
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendBulk(text);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+void CmdHRandField(CmdArgs args, ShardCmdContext& ctx) {
+  if (args.size() == 2) {
+    OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+    if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendNull(); });
+    auto pairs = (*res)->RandomPairs(1);
+    return ctx.rb.SendBulk(pairs[0].first);
+  }
+  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  if (!count) return SendOpError(ctx, OpStatus::kNotAnInteger);
+  bool with_values = false;
+  if (args.size() == 4) {
+    if (!EqualsIgnoreCase(args[3], "WITHVALUES")) return SendOpError(ctx, OpStatus::kSyntaxError);
+    with_values = true;
+  } else if (args.size() > 4) {
+    return SendOpError(ctx, OpStatus::kSyntaxError);
+  }
+  if (*count == INT64_MIN) {
+    return ctx.rb.SendError(
+        "ERR value is out of range, value must between -9223372036854775807 and "
+        "9223372036854775807");
+  }
+  if (with_values && (*count > INT64_MAX / 2 || *count < -(INT64_MAX / 2))) {
+    return ctx.rb.SendError("ERR value is out of range");
+  }
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendEmptyArray(); });
+  auto pairs = (*res)->RandomPairs(*count);
+  if (!with_values) {
+    ctx.rb.StartArray(pairs.size());
+    for (const auto& p : pairs) ctx.rb.SendBulk(p.first);
+    return;
+  }
+  bool resp3 = ctx.rb.resp3();
+  ctx.rb.StartArray(resp3 ? pairs.size() : pairs.size() * 2);
+  for (const auto& p : pairs) {
+    if (resp3) ctx.rb.StartArray(2);
+    ctx.rb.SendBulk(p.first);
+    ctx.rb.SendBulk(p.second);
+  }
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
+void CmdHScan(CmdArgs args, ShardCmdContext& ctx) {
+  uint64_t cursor;
+  if (!ParseUint64(args[2], &cursor)) return ctx.rb.SendError("ERR invalid cursor");
+  ArgParser parser(args, 3);
+  std::string_view pattern;
+  int64_t count = 10;
+  bool no_values = false;
+  while (parser.HasNext()) {
+    if (parser.Check("MATCH")) {
+      pattern = parser.Next();
+    } else if (parser.Check("COUNT")) {
+      count = parser.NextInt();
+      if (!parser.HasError() && count < 1) parser.SetError(OpStatus::kSyntaxError);
+    } else if (parser.Check("NOVALUES")) {
+      no_values = true;
+    } else {
+      parser.SetError(OpStatus::kSyntaxError);
+    }
+  }
+  if (parser.HasError()) return SendOpError(ctx, parser.error());
+  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  if (!res && res.status() != OpStatus::kKeyNotFound) return SendOpError(ctx, res.status());
+  std::vector<std::string> items;
+  uint64_t next = 0;
+  if (res) {
+    bool match_all = pattern.empty() || IsMatchAllPattern(pattern);
+    next = (*res)->Scan(cursor, static_cast<size_t>(count),
+                        [&](std::string_view f, std::string_view v) {
+                          if (!match_all && !GlobMatch(pattern, f)) return;
+                          items.emplace_back(f);
+                          if (!no_values) items.emplace_back(v);
+                        });
+  }
+  ctx.rb.StartArray(2);
+  ctx.rb.SendBulk(Int64ToString(static_cast<int64_t>(next)));
+  ctx.rb.StartArray(items.size());
+  for (const std::string& s : items) ctx.rb.SendBulk(s);
+}
+
+CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
+                 std::string_view since, std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = 1;
+  s.last_key = 1;
+  s.key_step = 1;
+  s.categories = std::move(cats);
+  s.since = since;
+  s.summary = summary;
+  s.group = "hash";
+  s.kind = HandlerKind::kShard;
+  return s;
+}
+
+void Add(CommandRegistry* r, CommandSpec s, ShardHandler h) {
+  s.shard_handler = h;
+  r->Register(std::move(s));
+}
+
+constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
+constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
+
+}  // namespace
+
+void RegisterHashCommands(CommandRegistry* r) {
+  using V = std::vector<std::string_view>;
+  const V w_fast{"write", "hash", "fast"}, r_fast{"read", "hash", "fast"};
+  const V r_slow{"read", "hash", "slow"};
+  Add(r, Spec("hset", -4, kWriteOomFast, w_fast, "2.0.0",
+              "Creates or modifies the value of a field in a hash."), CmdHSet<false>);
+  Add(r, Spec("hmset", -4, kWriteOomFast, w_fast, "2.0.0",
+              "Sets the values of multiple fields."), CmdHSet<true>);
+  Add(r, Spec("hsetnx", 4, kWriteOomFast, w_fast, "2.0.0",
+              "Sets the value of a field in a hash only when the field doesn't exist."),
+      CmdHSetNx);
+  Add(r, Spec("hget", 3, kReadFast, r_fast, "2.0.0", "Returns the value of a field in a hash."),
+      CmdHGet);
+  Add(r, Spec("hmget", -3, kReadFast, r_fast, "2.0.0",
+              "Returns the values of all fields in a hash."), CmdHMGet);
+  Add(r, Spec("hdel", -3, kCmdWrite | kCmdFast, w_fast, "2.0.0",
+              "Deletes one or more fields and their values from a hash. Deletes the hash if no "
+              "fields remain."), CmdHDel);
+  Add(r, Spec("hlen", 2, kReadFast, r_fast, "2.0.0", "Returns the number of fields in a hash."),
+      CmdHLen);
+  Add(r, Spec("hstrlen", 3, kReadFast, r_fast, "3.2.0",
+              "Returns the length of the value of a field."), CmdHStrLen);
+  Add(r, Spec("hexists", 3, kReadFast, r_fast, "2.0.0",
+              "Determines whether a field exists in a hash."), CmdHExists);
+  Add(r, Spec("hkeys", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all fields in a hash."),
+      CmdHGetAll<Parts::kKeys>);
+  Add(r, Spec("hvals", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all values in a hash."),
+      CmdHGetAll<Parts::kValues>);
+  Add(r, Spec("hgetall", 2, kCmdReadOnly, r_slow, "2.0.0",
+              "Returns all fields and values in a hash."), CmdHGetAll<Parts::kBoth>);
+  Add(r, Spec("hincrby", 4, kWriteOomFast, w_fast, "2.0.0",
+              "Increments the integer value of a field in a hash by a number. Uses 0 as initial "
+              "value if the field doesn't exist."), CmdHIncrBy);
+  Add(r, Spec("hincrbyfloat", 4, kWriteOomFast, w_fast, "2.6.0",
+              "Increments the floating point value of a field by a number. Uses 0 as initial "
+              "value if the field doesn't exist."), CmdHIncrByFloat);
+  Add(r, Spec("hrandfield", -2, kCmdReadOnly, r_slow, "6.2.0",
+              "Returns one or more random fields from a hash."), CmdHRandField);
+  Add(r, Spec("hscan", -3, kCmdReadOnly, r_slow, "2.8.0",
+              "Iterates over fields and values of a hash."), CmdHScan);
+}
+
+}  // namespace dashkv

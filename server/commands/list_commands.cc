@@ -1,0 +1,584 @@
+// List commands (Redis 7.0 semantics): LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LINDEX,
+// LSET, LRANGE, LTRIM, LINSERT, LREM, LPOS, LMPOP, RPOPLPUSH and LMOVE.
+//
+// All are single-shard commands except:
+//  - LMPOP (a coordinator): it visits its keys in argument order, one hop per run of consecutive
+//    keys on the same shard, and pops from the first non-empty list. Each key is checked and
+//    popped atomically on its shard, but the whole command is not atomic across shards (a key
+//    visited earlier may receive elements before the command ends); atomic multi-shard LMPOP
+//    comes with the transactions issue.
+//  - RPOPLPUSH / LMOVE with the two keys on different shards: pop on the source's shard, then
+//    push on the destination's shard (two hops, not atomic: another client may observe the
+//    element in neither list in between). No element is lost: if the destination turned out not
+//    to be a list, the element is pushed back to the end of the source it came from (recreating
+//    the source list if it became empty); it is dropped only if the source key itself was
+//    replaced by a non-list meanwhile, a write that would have discarded the element anyway.
+// Empty lists are deleted, as Redis never keeps them.
+#include <vector>
+
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/commands/string_ops.h"
+#include "server/list_value.h"
+#include "server/multi_key.h"
+#include "server/server.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+ListValue::Options ListOptions(const Config& config) {
+  ListValue::Options o;
+  o.fill = static_cast<int>(config.list_max_listpack_size.load(std::memory_order_relaxed));
+  o.compress_depth = static_cast<int>(config.list_compress_depth.load(std::memory_order_relaxed));
+  return o;
+}
+
+// Returns the list at key (kKeyNotFound / kWrongType otherwise).
+OpResult<ListValue*> FindList(DbSlice& db, std::string_view key, int64_t now_ms) {
+  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kList, now_ms);
+  if (!res) return res.status();
+  return GetList((*res)->second);
+}
+
+// Returns the list at key, creating an empty one when missing. Invalidates iterators.
+OpResult<ListValue*> FindOrAddList(DbSlice& db, std::string_view key, int64_t now_ms) {
+  PrimeIterator it = db.FindQuiet(key, now_ms);
+  if (!it.is_done()) {
+    if (it->second.type() != ObjType::kList) return OpStatus::kWrongType;
+    return GetList(it->second);
+  }
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
+  auto* list = new ListValue();
+  added->it->second.SetObject(ObjType::kList, ListValue::kListpack, list);
+  return list;
+}
+
+// After a write: deletes the key when its list became empty, else records the encoding.
+void FinishWrite(DbSlice& db, std::string_view key, int64_t now_ms) {
+  PrimeIterator it = db.FindQuiet(key, now_ms);
+  if (it.is_done() || it->second.type() != ObjType::kList) return;
+  ListValue* list = GetList(it->second);
+  if (list->empty()) return db.Erase(it);
+  it->second.set_object_encoding(list->encoding());
+}
+
+void SendError(ShardCmdContext& ctx, OpStatus st) { SendOpError(ctx, st); }
+
+// LPUSH/RPUSH/LPUSHX/RPUSHX key element [element ...]
+template <ListEnd kEnd, bool kOnlyExisting>
+void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<ListValue*> res = kOnlyExisting ? FindList(ctx.db, args[1], ctx.now_ms)
+                                           : FindOrAddList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
+    return SendError(ctx, res.status());
+  }
+  ListValue::Options opts = ListOptions(ctx.config);
+  for (size_t i = 2; i < args.size(); ++i) (*res)->Push(args[i], kEnd, opts);
+  int64_t len = static_cast<int64_t>((*res)->size());
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(len);
+}
+
+// LPOP/RPOP key [count]
+template <ListEnd kEnd>
+void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
+  bool with_count = args.size() == 3;
+  int64_t count = 1;
+  if (with_count) {
+    std::optional<int64_t> c = ParseStrictInt(args[2]);
+    if (!c || *c < 0) return ctx.rb.SendError("ERR value is out of range, must be positive");
+    count = *c;
+  }
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
+    return with_count ? ctx.rb.SendNullArray() : ctx.rb.SendNull();
+  }
+  ListValue::Options opts = ListOptions(ctx.config);
+  ListValue* list = *res;
+  if (!with_count) {
+    ctx.rb.SendBulk(*list->Pop(kEnd, opts));
+  } else {
+    size_t n = std::min<size_t>(static_cast<size_t>(count), list->size());
+    ctx.rb.StartArray(n);
+    for (size_t i = 0; i < n; ++i) ctx.rb.SendBulk(*list->Pop(kEnd, opts));
+  }
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+}
+
+// LLEN key
+void CmdLLen(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res && res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
+  ctx.rb.SendLong(res ? static_cast<int64_t>((*res)->size()) : 0);
+}
+
+// LINDEX key index
+void CmdLIndex(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> index = ParseStrictInt(args[2]);
+  if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendNull();
+    return SendError(ctx, res.status());
+  }
+  std::optional<std::string> v = (*res)->Index(*index);
+  v ? ctx.rb.SendBulk(*v) : ctx.rb.SendNull();
+}
+
+// LSET key index element
+void CmdLSet(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> index = ParseStrictInt(args[2]);
+  if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    return SendError(ctx, res.status() == OpStatus::kKeyNotFound ? OpStatus::kNoSuchKey
+                                                                 : res.status());
+  }
+  if (!(*res)->Set(*index, args[3], ListOptions(ctx.config))) {
+    return SendError(ctx, OpStatus::kOutOfRange);
+  }
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendOk();
+}
+
+// Normalizes a Redis [start, stop] range over a list of `len` elements; false when empty.
+bool NormalizeRange(int64_t len, int64_t* start, int64_t* stop) {
+  if (*start < 0) *start += len;
+  if (*stop < 0) *stop += len;
+  if (*start < 0) *start = 0;
+  if (*start > *stop || *start >= len) return false;
+  if (*stop >= len) *stop = len - 1;
+  return true;
+}
+
+// LRANGE key start stop
+void CmdLRange(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> start = ParseStrictInt(args[2]);
+  std::optional<int64_t> stop = ParseStrictInt(args[3]);
+  if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendEmptyArray();
+    return SendError(ctx, res.status());
+  }
+  ListValue* list = *res;
+  if (!NormalizeRange(static_cast<int64_t>(list->size()), &*start, &*stop)) {
+    return ctx.rb.SendEmptyArray();
+  }
+  size_t n = static_cast<size_t>(*stop - *start + 1);
+  ctx.rb.StartArray(n);
+  char buf[ListpackValue::kIntBufSize];
+  list->Walk(static_cast<long>(*start), ListEnd::kTail, [&](const ListpackValue& v) {
+    ctx.rb.SendBulk(v.AsText(buf));
+    return --n > 0;
+  });
+}
+
+// LTRIM key start stop
+void CmdLTrim(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> start = ParseStrictInt(args[2]);
+  std::optional<int64_t> stop = ParseStrictInt(args[3]);
+  if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendOk();
+    return SendError(ctx, res.status());
+  }
+  (*res)->Trim(static_cast<long>(*start), static_cast<long>(*stop), ListOptions(ctx.config));
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendOk();
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+void CmdLInsert(CmdArgs args, ShardCmdContext& ctx) {
+  Where where;
+  if (EqualsIgnoreCase(args[2], "BEFORE")) {
+    where = Where::kBefore;
+  } else if (EqualsIgnoreCase(args[2], "AFTER")) {
+    where = Where::kAfter;
+  } else {
+    return SendError(ctx, OpStatus::kSyntaxError);
+  }
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
+    return SendError(ctx, res.status());
+  }
+  if (!(*res)->Insert(args[3], args[4], where, ListOptions(ctx.config))) {
+    return ctx.rb.SendLong(-1);
+  }
+  int64_t len = static_cast<int64_t>((*res)->size());
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(len);
+}
+
+// LREM key count element
+void CmdLRem(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  if (!count) return SendError(ctx, OpStatus::kNotAnInteger);
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res) {
+    if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
+    return SendError(ctx, res.status());
+  }
+  size_t n = (*res)->Remove(args[3], static_cast<long>(*count), ListOptions(ctx.config));
+  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  ctx.rb.SendLong(static_cast<int64_t>(n));
+}
+
+struct LPosParams {
+  int64_t rank = 1;
+  int64_t count = -1;  // -1: no COUNT given
+  int64_t maxlen = 0;
+};
+
+// Parses LPOS's options; returns false after sending the error.
+bool ParseLPos(CmdArgs args, ShardCmdContext& ctx, LPosParams* p) {
+  ArgParser parser(args, 3);
+  while (parser.HasNext()) {
+    if (parser.Check("RANK")) {
+      p->rank = parser.NextInt();
+      if (!parser.HasError() && p->rank == 0) {
+        ctx.rb.SendError(
+            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
+            "or use negative to start from the end of the list");
+        return false;
+      }
+    } else if (parser.Check("COUNT")) {
+      p->count = parser.NextInt();
+      if (!parser.HasError() && p->count < 0) {
+        ctx.rb.SendError("ERR COUNT can't be negative");
+        return false;
+      }
+    } else if (parser.Check("MAXLEN")) {
+      p->maxlen = parser.NextInt();
+      if (!parser.HasError() && p->maxlen < 0) {
+        ctx.rb.SendError("ERR MAXLEN can't be negative");
+        return false;
+      }
+    } else {
+      parser.SetError(OpStatus::kSyntaxError);
+    }
+  }
+  if (parser.HasError()) {
+    SendError(ctx, parser.error());
+    return false;
+  }
+  return true;
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void CmdLPos(CmdArgs args, ShardCmdContext& ctx) {
+  LPosParams p;
+  if (!ParseLPos(args, ctx, &p)) return;
+  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  if (!res && res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
+  std::vector<int64_t> found;
+  if (res) {
+    ListValue* list = *res;
+    int64_t len = static_cast<int64_t>(list->size());
+    bool backward = p.rank < 0;
+    // |rank| - 1 matches to skip; rank may be INT64_MIN.
+    uint64_t skip = backward ? uint64_t(0) - uint64_t(p.rank) - 1 : uint64_t(p.rank) - 1;
+    uint64_t want = p.count < 0 ? 1 : (p.count == 0 ? UINT64_MAX : uint64_t(p.count));
+    int64_t visited = 0, index = backward ? len - 1 : 0;
+    list->Walk(backward ? -1 : 0, backward ? ListEnd::kHead : ListEnd::kTail,
+               [&](const ListpackValue& v) {
+                 if (p.maxlen > 0 && visited >= p.maxlen) return false;
+                 ++visited;
+                 if (v.Equals(args[2])) {
+                   if (skip > 0) {
+                     --skip;
+                   } else {
+                     found.push_back(index);
+                     if (found.size() >= want) return false;
+                   }
+                 }
+                 index += backward ? -1 : 1;
+                 return true;
+               });
+  }
+  if (p.count < 0) return found.empty() ? ctx.rb.SendNull() : ctx.rb.SendLong(found[0]);
+  ctx.rb.StartArray(found.size());
+  for (int64_t i : found) ctx.rb.SendLong(i);
+}
+
+// Parses LEFT|RIGHT.
+std::optional<ListEnd> ParseEnd(std::string_view s) {
+  if (EqualsIgnoreCase(s, "LEFT")) return ListEnd::kHead;
+  if (EqualsIgnoreCase(s, "RIGHT")) return ListEnd::kTail;
+  return std::nullopt;
+}
+
+// Pops one element from src and pushes it to dst (same shard); nullopt when src is missing.
+OpResult<std::optional<std::string>> OpMove(DbSlice& db, const Config& config,
+                                            std::string_view src, std::string_view dst,
+                                            ListEnd from, ListEnd to, int64_t now_ms) {
+  OpResult<ListValue*> source = FindList(db, src, now_ms);
+  if (!source) {
+    if (source.status() == OpStatus::kKeyNotFound) return std::optional<std::string>();
+    return source.status();
+  }
+  PrimeIterator dit = db.FindQuiet(dst, now_ms);
+  if (!dit.is_done() && dit->second.type() != ObjType::kList) return OpStatus::kWrongType;
+  ListValue::Options opts = ListOptions(config);
+  std::optional<std::string> v = (*source)->Pop(from, opts);
+  FinishWrite(db, src, now_ms);  // may erase src before dst is added (iterators change)
+  OpResult<ListValue*> dest = FindOrAddList(db, dst, now_ms);
+  if (!dest) return dest.status();
+  (*dest)->Push(*v, to, opts);
+  FinishWrite(db, dst, now_ms);
+  return v;
+}
+
+void ReplyMove(ShardCmdContext& ctx, CmdArgs args, ListEnd from, ListEnd to) {
+  OpResult<std::optional<std::string>> res =
+      OpMove(ctx.db, ctx.config, args[1], args[2], from, to, ctx.now_ms);
+  if (!res) return SendError(ctx, res.status());
+  *res ? ctx.rb.SendBulk(**res) : ctx.rb.SendNull();
+}
+
+// RPOPLPUSH source destination
+void CmdRPopLPush(CmdArgs args, ShardCmdContext& ctx) {
+  ReplyMove(ctx, args, ListEnd::kTail, ListEnd::kHead);
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+void CmdLMove(CmdArgs args, ShardCmdContext& ctx) {
+  std::optional<ListEnd> from = ParseEnd(args[3]), to = ParseEnd(args[4]);
+  if (!from || !to) return SendError(ctx, OpStatus::kSyntaxError);
+  ReplyMove(ctx, args, *from, *to);
+}
+
+// The cross-shard form of LMOVE/RPOPLPUSH (see the file comment).
+awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from, ListEnd to) {
+  ShardSet& ss = ctx.server.shard_set();
+  const Config& config = ctx.server.config();
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  std::string_view src = args[1], dst = args[2];
+  // Hop 1: pop from the source, unless the destination is known to be of the wrong type.
+  OpResult<std::optional<std::string>> popped =
+      co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) -> OpResult<std::optional<std::string>> {
+        OpResult<ListValue*> list = FindList(shard.db(db), src, now);
+        if (!list) {
+          if (list.status() == OpStatus::kKeyNotFound) return std::optional<std::string>();
+          return list.status();
+        }
+        std::optional<std::string> v = (*list)->Pop(from, ListOptions(config));
+        FinishWrite(shard.db(db), src, now);
+        return v;
+      });
+  if (!popped) co_return ctx.SendStatus(popped.status());
+  if (!*popped) co_return ctx.rb.SendNull();
+  const std::string& value = **popped;
+  // Hop 2: push to the destination.
+  OpStatus pushed = co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
+    OpResult<ListValue*> list = FindOrAddList(shard.db(db), dst, now);
+    if (!list) return list.status();
+    (*list)->Push(value, to, ListOptions(config));
+    FinishWrite(shard.db(db), dst, now);
+    return OpStatus::kOk;
+  });
+  if (pushed == OpStatus::kOk) co_return ctx.rb.SendBulk(value);
+  // Hop 3: give the element back to the source end it came from.
+  co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
+    OpResult<ListValue*> list = FindOrAddList(shard.db(db), src, now);
+    if (!list) return;  // the source was replaced by a non-list meanwhile
+    (*list)->Push(value, from, ListOptions(config));
+    FinishWrite(shard.db(db), src, now);
+  });
+  ctx.SendStatus(pushed);
+}
+
+awaitable<void> CmdRPopLPushMulti(CmdArgs args, ConnCmdContext& ctx) {
+  co_await MoveAcrossShards(args, ctx, ListEnd::kTail, ListEnd::kHead);
+}
+
+awaitable<void> CmdLMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
+  std::optional<ListEnd> from = ParseEnd(args[3]), to = ParseEnd(args[4]);
+  if (!from || !to) co_return ctx.SendStatus(OpStatus::kSyntaxError);
+  co_await MoveAcrossShards(args, ctx, *from, *to);
+}
+
+struct LMPopArgs {
+  size_t first_key = 2;
+  size_t num_keys = 0;
+  ListEnd end = ListEnd::kHead;
+  int64_t count = 1;
+};
+
+// Parses LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; returns false after replying.
+bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
+  std::optional<int64_t> numkeys = ParseStrictInt(args[1]);
+  if (!numkeys || *numkeys <= 0) {
+    ctx.rb.SendError("ERR numkeys should be greater than 0");
+    return false;
+  }
+  if (static_cast<uint64_t>(*numkeys) > args.size() - 3) {
+    ctx.SendStatus(OpStatus::kSyntaxError);
+    return false;
+  }
+  out->num_keys = static_cast<size_t>(*numkeys);
+  ArgParser parser(args, 2 + out->num_keys);
+  std::optional<ListEnd> end = ParseEnd(parser.Next());
+  if (!end) parser.SetError(OpStatus::kSyntaxError);
+  out->end = end.value_or(ListEnd::kHead);
+  if (parser.Check("COUNT")) {
+    out->count = parser.NextInt();
+    if (!parser.HasError() && out->count <= 0) {
+      ctx.rb.SendError("ERR count should be greater than 0");
+      return false;
+    }
+  }
+  if (parser.HasNext()) parser.SetError(OpStatus::kSyntaxError);
+  if (parser.HasError()) {
+    ctx.SendStatus(parser.error());
+    return false;
+  }
+  return true;
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
+  LMPopArgs a;
+  if (!ParseLMPop(args, ctx, &a)) co_return;
+  ShardSet& ss = ctx.server.shard_set();
+  const Config& config = ctx.server.config();
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  size_t i = a.first_key, end = a.first_key + a.num_keys;
+  while (i < end) {
+    // The run of consecutive keys owned by one shard: one hop.
+    unsigned sid = ss.ShardOf(args[i]);
+    size_t run_end = i + 1;
+    while (run_end < end && ss.ShardOf(args[run_end]) == sid) ++run_end;
+    struct Found {
+      OpStatus status = OpStatus::kOk;
+      size_t key = 0;  // 0: none
+      std::vector<std::string> items;
+    };
+    Found f = co_await ss.Await(sid, [&](Shard& shard) {
+      Found out;
+      for (size_t k = i; k < run_end; ++k) {
+        OpResult<ListValue*> list = FindList(shard.db(db), args[k], now);
+        if (!list) {
+          if (list.status() == OpStatus::kKeyNotFound) continue;
+          out.status = list.status();
+          return out;
+        }
+        ListValue::Options opts = ListOptions(config);
+        size_t n = std::min<size_t>(static_cast<size_t>(a.count), (*list)->size());
+        for (size_t j = 0; j < n; ++j) out.items.push_back(*(*list)->Pop(a.end, opts));
+        FinishWrite(shard.db(db), args[k], now);
+        out.key = k;
+        return out;
+      }
+      return out;
+    });
+    if (f.status != OpStatus::kOk) co_return ctx.SendStatus(f.status);
+    if (f.key != 0) {
+      ctx.rb.StartArray(2);
+      ctx.rb.SendBulk(args[f.key]);
+      ctx.rb.StartArray(f.items.size());
+      for (const std::string& s : f.items) ctx.rb.SendBulk(s);
+      co_return;
+    }
+    i = run_end;
+  }
+  ctx.rb.SendNullArray();
+}
+
+CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
+                 std::vector<std::string_view> cats, std::string_view since,
+                 std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = first_key;
+  s.last_key = last_key;
+  s.key_step = first_key > 0 ? 1 : 0;
+  s.categories = std::move(cats);
+  s.since = since;
+  s.summary = summary;
+  s.group = "list";
+  s.kind = HandlerKind::kShard;
+  return s;
+}
+
+void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
+  s.shard_handler = h;
+  s.coord_handler = multi;
+  r->Register(std::move(s));
+}
+
+constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
+constexpr uint32_t kWriteFast = kCmdWrite | kCmdFast;
+constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
+
+}  // namespace
+
+void RegisterListCommands(CommandRegistry* r) {
+  using V = std::vector<std::string_view>;
+  const V w_fast{"write", "list", "fast"}, w_slow{"write", "list", "slow"};
+  const V r_fast{"read", "list", "fast"}, r_slow{"read", "list", "slow"};
+  Add(r, Spec("lpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
+              "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
+      CmdPush<ListEnd::kHead, false>);
+  Add(r, Spec("rpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
+              "Appends one or more elements to a list. Creates the key if it doesn't exist."),
+      CmdPush<ListEnd::kTail, false>);
+  Add(r, Spec("lpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
+              "Prepends one or more elements to a list only when the list exists."),
+      CmdPush<ListEnd::kHead, true>);
+  Add(r, Spec("rpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
+              "Appends an element to a list only when the list exists."),
+      CmdPush<ListEnd::kTail, true>);
+  Add(r, Spec("lpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
+              "Returns the first elements in a list after removing it. Deletes the list if the "
+              "last element was popped."), CmdPop<ListEnd::kHead>);
+  Add(r, Spec("rpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
+              "Returns and removes the last elements of a list. Deletes the list if the last "
+              "element was popped."), CmdPop<ListEnd::kTail>);
+  Add(r, Spec("llen", 2, kReadFast, 1, 1, r_fast, "1.0.0", "Returns the length of a list."),
+      CmdLLen);
+  Add(r, Spec("lindex", 3, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+              "Returns an element from a list by its index."), CmdLIndex);
+  Add(r, Spec("lset", 4, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "1.0.0",
+              "Sets the value of an element in a list by its index."), CmdLSet);
+  Add(r, Spec("lrange", 4, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+              "Returns a range of elements from a list."), CmdLRange);
+  Add(r, Spec("ltrim", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
+              "Removes elements from both ends a list. Deletes the list if all elements were "
+              "trimmed."), CmdLTrim);
+  Add(r, Spec("linsert", 5, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "2.2.0",
+              "Inserts an element before or after another element in a list."), CmdLInsert);
+  Add(r, Spec("lrem", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
+              "Removes elements from a list. Deletes the list if the last element was removed."),
+      CmdLRem);
+  Add(r, Spec("lpos", -3, kCmdReadOnly, 1, 1, r_slow, "6.0.6",
+              "Returns the index of matching elements in a list."), CmdLPos);
+  Add(r, Spec("rpoplpush", 3, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "1.2.0",
+              "Returns the last element of a list after removing and pushing it to another "
+              "list. Deletes the list if the last element was popped."),
+      CmdRPopLPush, CmdRPopLPushMulti);
+  Add(r, Spec("lmove", 5, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "6.2.0",
+              "Returns an element after popping it from one list and pushing it to another. "
+              "Deletes the list if the last element was moved."),
+      CmdLMove, CmdLMoveMulti);
+  CommandSpec lmpop = Spec("lmpop", -4, kCmdWrite, 0, 0, w_slow, "7.0.0",
+                           "Returns multiple elements from a list after removing them. Deletes "
+                           "the list if the last element was popped.");
+  lmpop.kind = HandlerKind::kCoord;
+  lmpop.coord_handler = CmdLMPop;
+  r->Register(std::move(lmpop));
+}
+
+}  // namespace dashkv
