@@ -29,7 +29,7 @@ class HashValue : public ObjectBase {
   enum Encoding : uint8_t { kListpack = 0, kHashtable = 1 };
 
   struct Limits {
-    size_t max_entries = 128;
+    size_t max_entries = 512;
     size_t max_value = 64;
   };
 

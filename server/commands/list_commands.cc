@@ -87,6 +87,10 @@ void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
 // LPOP/RPOP key [count]
 template <ListEnd kEnd>
 void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
+  if (args.size() > 3) {
+    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
+                                   "' command"));
+  }
   bool with_count = args.size() == 3;
   int64_t count = 1;
   if (with_count) {
@@ -284,8 +288,11 @@ void CmdLPos(CmdArgs args, ShardCmdContext& ctx) {
     ListValue* list = *res;
     int64_t len = static_cast<int64_t>(list->size());
     bool backward = p.rank < 0;
-    // |rank| - 1 matches to skip; rank may be INT64_MIN.
-    uint64_t skip = backward ? uint64_t(0) - uint64_t(p.rank) - 1 : uint64_t(p.rank) - 1;
+    // |rank| - 1 matches to skip. Redis 7.0 negates INT64_MIN into itself and then matches
+    // the first candidate: RANK INT64_MIN acts as -1.
+    uint64_t skip = p.rank == INT64_MIN ? 0
+                    : backward          ? uint64_t(0) - uint64_t(p.rank) - 1
+                                        : uint64_t(p.rank) - 1;
     uint64_t want = p.count < 0 ? 1 : (p.count == 0 ? UINT64_MAX : uint64_t(p.count));
     int64_t visited = 0, index = backward ? len - 1 : 0;
     list->Walk(backward ? -1 : 0, backward ? ListEnd::kHead : ListEnd::kTail,

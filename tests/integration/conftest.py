@@ -8,11 +8,11 @@ Environment:
   DASHKV_BIN          path to the dashkv binary (default: <repo>/build/dashkv)
   DASHKV_TEST_TARGET  "dashkv" (default) or "redis"
   REDIS_SERVER_BIN    redis-server to use for the redis target (default: redis-server)
-  DASHKV_HAS_LISTS=1  run tests marked needs_lists against dashkv too
+  DASHKV_HAS_LISTS=0  skip tests marked needs_lists on dashkv (lists exist: they run by default)
 
 Markers:
   dashkv_only   only meaningful on dashkv (skipped against redis)
-  needs_lists   uses list commands (skipped on dashkv until lists land)
+  needs_lists   uses list commands (run everywhere unless DASHKV_HAS_LISTS=0)
 """
 
 import os
@@ -42,7 +42,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    lists_ok = TARGET == "redis" or os.environ.get("DASHKV_HAS_LISTS") == "1"
+    lists_ok = TARGET == "redis" or os.environ.get("DASHKV_HAS_LISTS", "1") != "0"
     for item in items:
         if TARGET == "redis" and item.get_closest_marker("dashkv_only"):
             item.add_marker(pytest.mark.skip(reason="dashkv-only test"))
