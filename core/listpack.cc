@@ -1,7 +1,5 @@
 #include "core/listpack.h"
 
-#include <malloc.h>
-#include <mimalloc.h>
 
 #include <algorithm>
 #include <bit>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "core/logging.h"
+#include "core/memory.h"
 
 namespace dashkv {
 namespace {
@@ -357,17 +356,21 @@ bool ListpackView::Validate(std::string_view bytes,
 // ----- allocation -----
 
 namespace detail {
-#ifdef DASHKV_SANITIZER
-void* ListAlloc(size_t n) { return std::malloc(n); }
-void* ListRealloc(void* p, size_t n) { return std::realloc(p, n); }
-void ListFree(void* p) { std::free(p); }
-size_t ListUsableSize(const void* p) { return malloc_usable_size(const_cast<void*>(p)); }
-#else
-void* ListAlloc(size_t n) { return mi_malloc(n); }
-void* ListRealloc(void* p, size_t n) { return mi_realloc(p, n); }
-void ListFree(void* p) { mi_free(p); }
-size_t ListUsableSize(const void* p) { return mi_usable_size(p); }
-#endif
+// Counted like operator new (core/memory.h), so that INFO used_memory and maxmemory see lists and
+// hashes; the allocator is mimalloc (libc malloc in sanitizer builds).
+void* ListAlloc(size_t n) { return AllocateBytes(n); }
+void* ListRealloc(void* p, size_t n) {
+  if (p == nullptr) return AllocateBytes(n);
+  size_t usable = AllocationSize(p);
+  // Grow or shrink in place while the block fits and is at least half used (as mi_realloc).
+  if (n <= usable && n >= usable / 2) return p;
+  void* q = AllocateBytes(n);
+  std::memcpy(q, p, std::min(n, usable));
+  FreeBytes(p);
+  return q;
+}
+void ListFree(void* p) { FreeBytes(p); }
+size_t ListUsableSize(const void* p) { return AllocationSize(p); }
 }  // namespace detail
 
 // ----- Listpack -----

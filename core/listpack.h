@@ -40,8 +40,8 @@ namespace dashkv {
 // Next/Prev O(1).
 
 namespace detail {
-// The heap of listpacks and quicklist nodes: mimalloc, or libc malloc in sanitizer builds so that
-// ASan sees every byte of these hand-managed buffers. OOM aborts.
+// The heap of listpacks and quicklist nodes: AllocateBytes (core/memory.h), i.e. mimalloc counted
+// in UsedMemory(), or libc malloc in sanitizer builds so that ASan sees every byte. OOM aborts.
 void* ListAlloc(size_t n);
 void* ListRealloc(void* p, size_t n);
 void ListFree(void* p);
