@@ -80,6 +80,14 @@ std::optional<unsigned> Server::SingleShardOf(const CommandSpec& spec, io::CmdAr
   return sid;
 }
 
+void Server::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
+  if (cmds.size() < 2) return;  // nothing to overlap
+  PrimeTable& table = shard.db(db).table();
+  for (const PendingCmd& c : cmds) {
+    if (c.sid == shard.index()) table.Prefetch(HashBytes(c.args[c.spec->first_key]));
+  }
+}
+
 void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                              io::ReplyBuilder& rb, int64_t now_ms) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, config_);
@@ -162,11 +170,13 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
   if (single) {
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
+      PrefetchKeys(shard, db, cmds);
       for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(engine_states_[my_engine].shard_hops);
       co_await shard_set_->Await(first, [&](Shard& shard) {
+        PrefetchKeys(shard, db, cmds);
         for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
       });
     }
@@ -191,6 +201,7 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
                                 targets.end()));
   co_await shard_set_->AwaitMany(targets, [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
+    PrefetchKeys(shard, db, cmds);
     for (size_t k = 0; k < cmds.size(); ++k) {
       if (cmds[k].sid != shard.index()) continue;
       RunShardCommand(cmds[k], shard, db, rb, now_ms);

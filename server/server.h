@@ -87,6 +87,9 @@ class Server : public io::Service {
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, io::CmdArgs args) const;
+  // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
+  // group pays its cache misses in parallel rather than one after another.
+  void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms);
 
