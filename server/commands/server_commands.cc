@@ -103,10 +103,7 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
     if (!err.empty()) return ctx.rb.SendError(err);
     return ctx.rb.SendOk();
   }
-  if (sub == "RESETSTAT") {
-    if (args.size() != 2) return SendSubcommandArity(ctx.rb, "config", sub);
-    return ctx.rb.SendOk();
-  }
+
   if (sub == "REWRITE") {
     return ctx.rb.SendError("ERR The server is running without a config file");
   }
@@ -129,6 +126,15 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
     return;
   }
   SendUnknownSubcommand(ctx.rb, args[1], "CONFIG");
+}
+
+// CONFIG RESETSTAT needs a hop to every engine; the other subcommands run synchronously.
+awaitable<void> CmdConfigCoord(CmdArgs args, ConnCmdContext& ctx) {
+  if (!EqualsIgnoreCase(args[1], "RESETSTAT")) co_return CmdConfig(args, ctx);
+  if (args.size() != 2) co_return SendSubcommandArity(ctx.rb, "config", "resetstat");
+  Server& server = ctx.server;
+  co_await server.pool().AwaitAll([&server](unsigned i) { server.ResetStats(i); });
+  ctx.rb.SendOk();
 }
 
 // Sends one COMMAND INFO entry (Redis 7's 10-element layout).
@@ -324,9 +330,9 @@ void RegisterServerCommands(CommandRegistry* r) {
            "Returns the server time.");
   s.conn_handler = CmdTime;
   r->Register(std::move(s));
-  s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kConn,
+  s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kCoord,
            {"admin", "slow", "dangerous"}, "A container for server configuration commands.");
-  s.conn_handler = CmdConfig;
+  s.coord_handler = CmdConfigCoord;
   s.container = true;
   r->Register(std::move(s));
   s = Spec("command", -1, kCmdLoading | kCmdStale, HandlerKind::kConn, {"slow", "connection"},
