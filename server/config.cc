@@ -4,6 +4,7 @@
 #include <absl/flags/flag.h>
 #include <absl/strings/numbers.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/glob.h"
@@ -47,8 +48,13 @@ std::optional<int64_t> ParseMemory(std::string_view s) {
   strip("gb", 1LL << 30) || strip("mb", 1LL << 20) || strip("kb", 1LL << 10) ||
       strip("g", 1000LL * 1000 * 1000) || strip("m", 1000LL * 1000) || strip("k", 1000) ||
       strip("b", 1);
+  // Digits only, like Redis's memtoull: no sign, spaces or hex (SimpleAtoi alone allows them).
+  if (lower.empty() ||
+      !std::all_of(lower.begin(), lower.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
   int64_t v;
-  if (lower.empty() || !absl::SimpleAtoi(lower, &v) || v < 0) return std::nullopt;
+  if (!absl::SimpleAtoi(lower, &v)) return std::nullopt;
   if (v > INT64_MAX / mul) return std::nullopt;
   return v * mul;
 }

@@ -96,7 +96,9 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
     return;
   }
   if (sub == "SET") {
-    if (args.size() < 4 || args.size() % 2 != 0) return SendSubcommandArity(ctx.rb, "config", sub);
+    if (args.size() < 4) return SendSubcommandArity(ctx.rb, "config", sub);
+    // Like Redis 7: a name without a value is a syntax error, not an arity error.
+    if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
     std::vector<std::pair<std::string_view, std::string_view>> pairs;
     for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
     std::string err = config.Set(pairs);
@@ -248,14 +250,15 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
     return rb.SendBulkArray(names);
   }
   if (sub == "GETKEYS") {
-    if (args.size() < 3) return SendSubcommandArity(rb, "command", sub);
+    // Redis 7 wants the command and at least one argument of it.
+    if (args.size() < 4) return SendSubcommandArity(rb, "command", sub);
     CmdArgs cmd = args.subspan(2);
     const CommandSpec* spec = reg.Find(cmd[0]);
     if (!spec) return rb.SendError("ERR Invalid command specified");
+    if (spec->first_key == 0) return rb.SendError("ERR The command has no key arguments");
     if (!spec->ArityOk(cmd.size())) {
       return rb.SendError("ERR Invalid number of arguments specified for command");
     }
-    if (spec->first_key == 0) return rb.SendError("ERR The command has no key arguments");
     size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : size_t(spec->last_key);
     std::vector<std::string_view> keys;
     for (size_t k = spec->first_key; k <= last && k < cmd.size(); k += spec->key_step) {
