@@ -288,7 +288,8 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
   for (const auto& e : entries_) {
     for (auto p : patterns) {
       if (GlobMatch(p, e.name, GlobCase::kNoCase)) {
-        out.emplace_back(e.name, e.get());
+        // Like Redis, a plain name is answered with the client's own spelling.
+        out.emplace_back(IsPlainPattern(p) ? std::string(p) : e.name, e.get());
         break;
       }
     }

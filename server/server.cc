@@ -47,6 +47,8 @@ Server::~Server() = default;
 
 std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
+  // As Redis: a connection opened while no password is set stays authenticated afterwards.
+  state->authenticated = !config_.auth_required.load(std::memory_order_relaxed);
   EngineState& es = engine_states_[conn.engine().index()];
   es.clients.insert(state.get());
   BumpCounter(es.connections_received);
