@@ -146,13 +146,15 @@ class DashTable {
     return ref.found() ? iterator(this, idx, ref.bucket, ref.slot, false) : end();
   }
   template <typename U>
-  iterator Find(const U& key) { return Find(key, Policy::HashFn(key)); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE iterator Find(const U& key) { return Find(key, Policy::HashFn(key)); }
   template <typename U>
-  const_iterator Find(const U& key, uint64_t hash) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const_iterator Find(const U& key, uint64_t hash) const {
     return const_cast<DashTable*>(this)->Find(key, hash);
   }
   template <typename U>
-  const_iterator Find(const U& key) const { return Find(key, Policy::HashFn(key)); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const_iterator Find(const U& key) const {
+    return Find(key, Policy::HashFn(key));
+  }
 
   // Prefetches the home bucket of `hash` (metadata and the first keys) ahead of a Find.
   void Prefetch(uint64_t hash) const {
@@ -348,9 +350,8 @@ class DashTable {
  private:
   static constexpr uint64_t kPrefixMask = (uint64_t(1) << kMaxGlobalDepth) - 1;
 
-  uint32_t DirIndex(uint64_t hash) const {
-    return global_depth_ == 0 ? 0 : uint32_t(hash >> (64 - global_depth_));
-  }
+  // Returns the top global_depth_ bits of `hash` (0 when the depth is 0), without a branch.
+  uint32_t DirIndex(uint64_t hash) const { return uint32_t((hash >> 1) >> (63 - global_depth_)); }
   // Returns the first directory index of the segment at `idx`, and the count of its entries.
   uint32_t SpanOf(uint32_t idx) const { return 1u << (global_depth_ - dir_[idx]->local_depth()); }
   uint32_t SegmentStart(uint32_t idx) const { return idx & ~(SpanOf(idx) - 1); }
