@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/segment.h"
+#include "core/segment_arena.h"
 
 namespace dashkv {
 
@@ -113,7 +114,7 @@ class DashTable {
     uint64_t key_hash = 0;
   };
 
-  DashTable() { dir_.push_back(new SegmentT(0)); }
+  DashTable() { dir_.push_back(NewSegment()); }
   DashTable(const DashTable&) = delete;
   DashTable& operator=(const DashTable&) = delete;
   ~DashTable() { FreeSegments(); }
@@ -129,7 +130,7 @@ class DashTable {
   // Returns the bytes the table itself occupies: directory + segments + this object. Memory owned
   // by keys and values is not included.
   size_t mem_usage() const {
-    return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + segment_count_ * sizeof(SegmentT);
+    return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + arena_.bytes();
   }
   static constexpr size_t segment_bytes() { return sizeof(SegmentT); }
 
@@ -221,7 +222,7 @@ class DashTable {
   // Destroys every entry and frees all segments but one; versions are reset to 0.
   void Clear() {
     FreeSegments();
-    dir_.assign(1, new SegmentT(0));
+    dir_.assign(1, NewSegment());
     dir_.shrink_to_fit();
     global_depth_ = 0;
     segment_count_ = 1;
@@ -373,8 +374,10 @@ class DashTable {
   HotBuckets MakeHotBuckets(uint32_t idx, uint64_t hash);
   void Split(uint32_t idx);
   void FreeSegments();
+  SegmentT* NewSegment() { return new (arena_.Allocate()) SegmentT(0); }
   absl::Status CheckSegment(uint32_t idx, size_t* total) const;
 
+  detail::SegmentArena<sizeof(SegmentT), alignof(SegmentT)> arena_;  // declared before dir_
   std::vector<SegmentT*> dir_;
   unsigned global_depth_ = 0;
   size_t segment_count_ = 1;
