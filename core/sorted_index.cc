@@ -273,7 +273,20 @@ void FillChild(Inner* x, uint32_t j, size_t* node_bytes) {
 
 }  // namespace
 
-SortedIndex::SortedIndex() : root_(NewNode(true, &node_bytes_)) {}
+SortedIndex::SortedIndex(MemberOwnership ownership)
+    : root_(NewNode(true, &node_bytes_)), owns_members_(ownership == MemberOwnership::kOwned) {}
+
+void SortedIndex::ReleaseMember(PackedMember m) {
+  if (!owns_members_) return;
+  member_bytes_ -= m.HeapBytes();
+  m.Free();
+}
+
+bool SortedIndex::InsertBorrowed(double score, PackedMember member) {
+  DCHECK(!owns_members_);
+  DCHECK(!std::isnan(score));
+  return InsertSlot(score, member);
+}
 
 SortedIndex::~SortedIndex() {
   if (root_ != nullptr) FreeSubtree(root_);
@@ -283,7 +296,8 @@ SortedIndex::SortedIndex(SortedIndex&& other) noexcept
     : root_(std::exchange(other.root_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       node_bytes_(std::exchange(other.node_bytes_, 0)),
-      member_bytes_(std::exchange(other.member_bytes_, 0)) {
+      member_bytes_(std::exchange(other.member_bytes_, 0)),
+      owns_members_(other.owns_members_) {
   other.root_ = NewNode(true, &other.node_bytes_);
 }
 
@@ -293,6 +307,7 @@ SortedIndex& SortedIndex::operator=(SortedIndex&& other) noexcept {
     std::swap(size_, other.size_);
     std::swap(node_bytes_, other.node_bytes_);
     std::swap(member_bytes_, other.member_bytes_);
+    std::swap(owns_members_, other.owns_members_);
     other.Clear();
   }
   return *this;
@@ -303,8 +318,7 @@ void SortedIndex::FreeSubtree(Node* x) {
     for (uint32_t j = 0; j <= x->n; ++j) FreeSubtree(AsInner(x)->child[j]);
   }
   for (uint32_t j = 0; j < x->n; ++j) {
-    member_bytes_ -= x->keys[j].member.HeapBytes();
-    x->keys[j].member.Free();
+    ReleaseMember(x->keys[j].member);
   }
   FreeNode(x, &node_bytes_);
 }
@@ -440,8 +454,7 @@ bool SortedIndex::Delete(double score, std::string_view member) {
   Slot s = RemoveAtRank(root_, *rank);
   size_--;
   CollapseRoot();
-  member_bytes_ -= s.member.HeapBytes();
-  s.member.Free();
+  ReleaseMember(s.member);
   return true;
 }
 
@@ -473,8 +486,7 @@ bool SortedIndex::UpdateScore(double old_score, std::string_view member, double 
   CollapseRoot();
   if (!InsertSlot(new_score, s.member)) {
     DCHECK(false);  // REQUIRES violated: (new_score, member) was present.
-    member_bytes_ -= s.member.HeapBytes();
-    s.member.Free();
+    ReleaseMember(s.member);
   }
   return true;
 }
@@ -569,8 +581,7 @@ uint64_t SortedIndex::DeleteRankRange(uint64_t first, uint64_t last, DeleteCallb
     size_--;
     CollapseRoot();
     on_delete(s.score, s.member.view());
-    member_bytes_ -= s.member.HeapBytes();
-    s.member.Free();
+    ReleaseMember(s.member);
   }
   return last - first;
 }

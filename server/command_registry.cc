@@ -49,6 +49,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
   RegisterDebugCommands(registry);
+  RegisterSetCommands(registry);
+  RegisterZsetCommands(registry);
 }
 
 }  // namespace dashkv
