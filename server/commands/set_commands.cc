@@ -99,8 +99,7 @@ void CmdSPop(CmdArgs args, ShardCmdContext& ctx) {
   int64_t count = -1;  // no count
   if (args.size() == 3) {
     std::optional<int64_t> c = ParseStrictInt(args[2]);
-    if (!c) return ctx.SendStatus(OpStatus::kNotAnInteger);
-    if (*c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
+    if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }
   OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);

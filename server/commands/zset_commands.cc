@@ -320,8 +320,7 @@ void CmdZPop(CmdArgs args, ShardCmdContext& ctx) {
   int64_t count = 1;
   if (args.size() == 3) {
     std::optional<int64_t> c = ParseStrictInt(args[2]);
-    if (!c) return ctx.SendStatus(OpStatus::kNotAnInteger);
-    if (*c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
+    if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }
   OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
@@ -486,6 +485,11 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 awaitable<void> CmdZInterCard(CmdArgs args, ConnCmdContext& ctx) {
+  // numkeys is checked as ZUNION's (its own errors), LIMIT as SINTERCARD's.
+  std::optional<int64_t> n = ParseStrictInt(args[1]);
+  if (!n) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
+  if (*n < 1) co_return ctx.rb.SendError(NoInputKeyText(ctx.spec.name));
+  if (static_cast<uint64_t>(*n) > args.size() - 2) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   OpResult<NumKeysArgs> parsed = ParseSInterCard(args);
   if (!parsed) co_return ctx.SendStatus(parsed.status());
   size_t first = 2, last = 1 + parsed->numkeys;
