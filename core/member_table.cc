@@ -23,10 +23,22 @@ uint64_t InlineBits(std::string_view m) {
   return bits;
 }
 
+// Slot arrays come from operator new so that the server's memory accounting (core/memory.h)
+// sees them; plain malloc is not counted.
 uint64_t* NewSlots(uint32_t n) {
-  auto* p = static_cast<uint64_t*>(std::calloc(n, sizeof(uint64_t)));
-  CHECK(p != nullptr);
+  auto* p = static_cast<uint64_t*>(::operator new(size_t{n} * sizeof(uint64_t)));
+  std::memset(p, 0, size_t{n} * sizeof(uint64_t));
   return p;
+}
+
+double* NewScores(uint32_t n) {
+  auto* p = static_cast<double*>(::operator new(size_t{n} * sizeof(double)));
+  std::memset(p, 0, size_t{n} * sizeof(double));
+  return p;
+}
+
+void FreeArray(void* p) {
+  if (p != nullptr) ::operator delete(p);
 }
 
 }  // namespace
@@ -36,7 +48,7 @@ MemberTable::MemberTable(Scores scores)
       mask_(kMinCapacity - 1),
       shift_(64 - std::countr_zero(kMinCapacity)),
       with_scores_(scores == Scores::kWith) {
-  if (with_scores_) scores_ = static_cast<double*>(std::calloc(kMinCapacity, sizeof(double)));
+  if (with_scores_) scores_ = NewScores(kMinCapacity);
 }
 
 MemberTable::~MemberTable() { Free(); }
@@ -46,8 +58,8 @@ void MemberTable::Free() {
   for (uint32_t i = 0; i <= mask_; ++i) {
     if (keys_[i] != 0) PackedMember::FromBits(keys_[i]).Free();
   }
-  std::free(keys_);
-  std::free(scores_);
+  FreeArray(keys_);
+  FreeArray(scores_);
   keys_ = nullptr;
   scores_ = nullptr;
 }
@@ -154,8 +166,7 @@ void MemberTable::Rehash(uint32_t new_capacity) {
   double* old_scores = scores_;
   uint32_t old_cap = capacity();
   keys_ = NewSlots(new_capacity);
-  scores_ = with_scores_ ? static_cast<double*>(std::calloc(new_capacity, sizeof(double)))
-                         : nullptr;
+  scores_ = with_scores_ ? NewScores(new_capacity) : nullptr;
   mask_ = new_capacity - 1;
   shift_ = static_cast<uint8_t>(64 - std::countr_zero(new_capacity));
   for (uint32_t s = 0; s < old_cap; ++s) {
@@ -172,8 +183,8 @@ void MemberTable::Rehash(uint32_t new_capacity) {
     keys_[i] = bits;
     if (with_scores_) scores_[i] = old_scores[s];
   }
-  std::free(old_keys);
-  std::free(old_scores);
+  FreeArray(old_keys);
+  FreeArray(old_scores);
 }
 
 uint32_t MemberTable::RandomSlot(uint64_t r) const {

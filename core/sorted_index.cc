@@ -30,8 +30,8 @@ PackedMember PackedMember::Make(std::string_view s) {
     len_buf[len_bytes++] = byte;
     if (v < 0x80) break;
   }
-  auto* blob = static_cast<uint8_t*>(std::malloc(len_bytes + s.size()));
-  CHECK(blob != nullptr);
+  // operator new, not malloc: the server's memory accounting (core/memory.h) counts it.
+  auto* blob = static_cast<uint8_t*>(::operator new(len_bytes + s.size()));
   std::memcpy(blob, len_buf, len_bytes);
   std::memcpy(blob + len_bytes, s.data(), s.size());
   uint64_t bits = reinterpret_cast<uintptr_t>(blob);
@@ -57,7 +57,7 @@ std::pair<size_t, size_t> BlobLength(const uint8_t* p) {
 }  // namespace
 
 void PackedMember::Free() {
-  if (!is_inline()) std::free(reinterpret_cast<void*>(bits_));
+  if (!is_inline()) ::operator delete(reinterpret_cast<void*>(bits_));
 }
 
 std::string_view PackedMember::view() const {
@@ -202,8 +202,7 @@ namespace {
 
 Node* NewNode(bool leaf, size_t* node_bytes) {
   size_t bytes = leaf ? sizeof(Node) : sizeof(Inner);
-  auto* n = static_cast<Node*>(std::malloc(bytes));
-  CHECK(n != nullptr);
+  auto* n = static_cast<Node*>(::operator new(bytes));  // counted by core/memory.h
   n->n = 0;
   n->leaf = leaf;
   *node_bytes += bytes;
@@ -212,7 +211,7 @@ Node* NewNode(bool leaf, size_t* node_bytes) {
 
 void FreeNode(Node* n, size_t* node_bytes) {
   *node_bytes -= n->leaf ? sizeof(Node) : sizeof(Inner);
-  std::free(n);
+  ::operator delete(n);
 }
 
 // Splits the full child i of x around its median, which moves up into x.
