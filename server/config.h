@@ -63,6 +63,8 @@ class Config {
   std::string bind;
   unsigned threads = 1;
   unsigned databases = 16;
+  uint32_t spin_us = 30;
+  bool pin_cpus = false;
   bool maxmemory_from_cgroup = false;
 
   std::string dir() const;

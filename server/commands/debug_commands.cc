@@ -62,7 +62,8 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  std::vector<bool> oom(ss.size(), false);
+  // One byte per shard: the shards write in parallel (vector<bool> would share words).
+  std::vector<char> oom(ss.size(), 0);
   // Every shard walks the whole index range and inserts the keys it owns: no messages between
   // shards, all of them in parallel.
   co_await ss.AwaitAll([&](Shard& shard) {
@@ -79,7 +80,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
       if (ss.ShardOf(key) != shard.index()) continue;
       OpResult<DbSlice::AddResult> res = slice.FindOrAdd(key, now);
       if (!res.ok()) {
-        oom[shard.index()] = true;
+        oom[shard.index()] = 1;
         return;
       }
       if (!res->inserted) continue;  // like Redis: existing keys are left alone
@@ -89,7 +90,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
       res->it->second.SetString(value);
     }
   });
-  for (bool o : oom) {
+  for (char o : oom) {
     if (o) co_return ctx.SendStatus(OpStatus::kOutOfMemory);
   }
   ctx.rb.SendOk();
