@@ -50,6 +50,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
   RegisterDebugCommands(registry);
+  RegisterSetCommands(registry);
+  RegisterZsetCommands(registry);
 }
 
 }  // namespace dashkv

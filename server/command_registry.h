@@ -109,6 +109,8 @@ void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);
 void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
+void RegisterSetCommands(CommandRegistry* registry);
+void RegisterZsetCommands(CommandRegistry* registry);
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);
