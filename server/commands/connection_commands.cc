@@ -339,8 +339,7 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "HELP", "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));

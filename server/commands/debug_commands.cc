@@ -156,8 +156,7 @@ awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   SendDebugUsage(ctx, args[1]);
@@ -196,8 +195,7 @@ awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));

@@ -123,8 +123,7 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    SendHelp(ctx.rb, kHelp);
     return;
   }
   SendUnknownSubcommand(ctx.rb, args[1], "CONFIG");
@@ -279,8 +278,7 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
         "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
         "HELP", "    Print this help.",
     };
-    rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) rb.SendSimpleString(line);
+    SendHelp(rb, kHelp);
     return;
   }
   SendUnknownSubcommand(rb, args[1], "COMMAND");
