@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/segment.h"
+#include "core/segment_arena.h"
 
 namespace dashkv {
 
@@ -113,7 +114,7 @@ class DashTable {
     uint64_t key_hash = 0;
   };
 
-  DashTable() { dir_.push_back(new SegmentT(0)); }
+  DashTable() { dir_.push_back(NewSegment()); }
   DashTable(const DashTable&) = delete;
   DashTable& operator=(const DashTable&) = delete;
   ~DashTable() { FreeSegments(); }
@@ -129,7 +130,7 @@ class DashTable {
   // Returns the bytes the table itself occupies: directory + segments + this object. Memory owned
   // by keys and values is not included.
   size_t mem_usage() const {
-    return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + segment_count_ * sizeof(SegmentT);
+    return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + arena_.bytes();
   }
   static constexpr size_t segment_bytes() { return sizeof(SegmentT); }
 
@@ -146,13 +147,15 @@ class DashTable {
     return ref.found() ? iterator(this, idx, ref.bucket, ref.slot, false) : end();
   }
   template <typename U>
-  iterator Find(const U& key) { return Find(key, Policy::HashFn(key)); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE iterator Find(const U& key) { return Find(key, Policy::HashFn(key)); }
   template <typename U>
-  const_iterator Find(const U& key, uint64_t hash) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const_iterator Find(const U& key, uint64_t hash) const {
     return const_cast<DashTable*>(this)->Find(key, hash);
   }
   template <typename U>
-  const_iterator Find(const U& key) const { return Find(key, Policy::HashFn(key)); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const_iterator Find(const U& key) const {
+    return Find(key, Policy::HashFn(key));
+  }
 
   // Prefetches the home bucket of `hash` (metadata and the first keys) ahead of a Find.
   void Prefetch(uint64_t hash) const {
@@ -219,7 +222,7 @@ class DashTable {
   // Destroys every entry and frees all segments but one; versions are reset to 0.
   void Clear() {
     FreeSegments();
-    dir_.assign(1, new SegmentT(0));
+    dir_.assign(1, NewSegment());
     dir_.shrink_to_fit();
     global_depth_ = 0;
     segment_count_ = 1;
@@ -348,9 +351,8 @@ class DashTable {
  private:
   static constexpr uint64_t kPrefixMask = (uint64_t(1) << kMaxGlobalDepth) - 1;
 
-  uint32_t DirIndex(uint64_t hash) const {
-    return global_depth_ == 0 ? 0 : uint32_t(hash >> (64 - global_depth_));
-  }
+  // Returns the top global_depth_ bits of `hash` (0 when the depth is 0), without a branch.
+  uint32_t DirIndex(uint64_t hash) const { return uint32_t((hash >> 1) >> (63 - global_depth_)); }
   // Returns the first directory index of the segment at `idx`, and the count of its entries.
   uint32_t SpanOf(uint32_t idx) const { return 1u << (global_depth_ - dir_[idx]->local_depth()); }
   uint32_t SegmentStart(uint32_t idx) const { return idx & ~(SpanOf(idx) - 1); }
@@ -372,8 +374,10 @@ class DashTable {
   HotBuckets MakeHotBuckets(uint32_t idx, uint64_t hash);
   void Split(uint32_t idx);
   void FreeSegments();
+  SegmentT* NewSegment() { return new (arena_.Allocate()) SegmentT(0); }
   absl::Status CheckSegment(uint32_t idx, size_t* total) const;
 
+  detail::SegmentArena<sizeof(SegmentT), alignof(SegmentT)> arena_;  // declared before dir_
   std::vector<SegmentT*> dir_;
   unsigned global_depth_ = 0;
   size_t segment_count_ = 1;

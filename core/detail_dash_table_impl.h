@@ -84,7 +84,7 @@ void DashTable<Key, Value, Policy>::Split(uint32_t idx) {
     idx *= 2;
   }
   const uint32_t start = SegmentStart(idx), span = SpanOf(idx);
-  SegmentT* upper = new SegmentT(0);
+  SegmentT* upper = NewSegment();
   seg->Split(upper);
   for (uint32_t i = start + span / 2; i < start + span; ++i) dir_[i] = upper;
   ++segment_count_;
@@ -201,10 +201,11 @@ void DashTable<Key, Value, Policy>::FreeSegments() {
   while (idx < dir_.size()) {
     SegmentT* seg = dir_[idx];
     const uint32_t next = NextSegment(idx);
-    delete seg;
+    seg->~SegmentT();
     idx = next;
   }
   dir_.clear();
+  arena_.Release();
 }
 
 template <typename Key, typename Value, typename Policy>

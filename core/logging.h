@@ -1,9 +1,9 @@
 // Logging and invariant checks for core/ and server/. Debian 12's abseil (20220623) has no
-// absl/log, so these are thin wrappers over abseil's raw logging (async-signal-safe, one write
-// per message): CHECK(cond) aborts on failure in every build; DCHECK(cond) only in debug builds
-// (the condition is not evaluated under NDEBUG); LOG(INFO|WARNING|ERROR|FATAL) << ... streams
-// one line to stderr. io/ may not include core/, and uses ABSL_RAW_LOG/ABSL_RAW_CHECK directly.
-// Thread-safe.
+// absl/log: CHECK(cond) aborts on failure in every build (abseil's raw logging); DCHECK(cond)
+// only in debug builds (the condition is not evaluated under NDEBUG); LOG(INFO|WARNING|ERROR|
+// FATAL) << ... writes one line to stderr in Redis's log format ("pid:M dd Mon yyyy hh:mm:ss.mmm
+// * message", one write(2) per line; FATAL aborts). io/ may not include core/, and uses
+// ABSL_RAW_LOG/ABSL_RAW_CHECK directly. Thread-safe.
 #pragma once
 
 #include <absl/base/internal/raw_logging.h>
@@ -19,10 +19,10 @@ class LogLine {
  public:
   LogLine(absl::LogSeverity severity, const char* file, int line)
       : severity_(severity), file_(file), line_(line) {}
-  ~LogLine() {
-    std::string s = stream_.str();
-    ::absl::raw_logging_internal::RawLog(severity_, file_, line_, "%s", s.c_str());
-  }
+  ~LogLine() { Emit(severity_, file_, line_, stream_.str()); }
+  // Writes one formatted line to stderr; aborts after a FATAL one.
+  static void Emit(absl::LogSeverity severity, const char* file, int line,
+                   const std::string& message);
   std::ostream& stream() { return stream_; }
 
  private:

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/str_util.h"
+
 namespace dashkv {
 
 namespace {
@@ -15,26 +17,6 @@ inline bool IsCSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-// A NUL-terminated copy of a string_view: on the stack when short.
-class CString {
- public:
-  explicit CString(std::string_view s) {
-    if (s.size() < sizeof(small_)) {
-      std::memcpy(small_, s.data(), s.size());
-      small_[s.size()] = '\0';
-      ptr_ = small_;
-    } else {
-      large_.assign(s.data(), s.size());
-      ptr_ = large_.c_str();
-    }
-  }
-  const char* c_str() const { return ptr_; }
-
- private:
-  char small_[128];
-  std::string large_;
-  const char* ptr_;
-};
 
 // Applies Redis's acceptance rules to a strtod/strtold result: the whole input consumed, no
 // leading space, no NaN, no overflow to infinity and no underflow to zero.
@@ -99,7 +81,7 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
 
 std::optional<double> ParseDouble(std::string_view s) {
   if (s.empty() || IsCSpace(s[0])) return std::nullopt;
-  CString cs(s);
+  NulTerminated cs(s);
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(cs.c_str(), &end);
@@ -109,7 +91,7 @@ std::optional<double> ParseDouble(std::string_view s) {
 
 std::optional<long double> ParseLongDouble(std::string_view s) {
   if (s.empty() || s.size() >= kLongDoubleMaxChars || IsCSpace(s[0])) return std::nullopt;
-  CString cs(s);
+  NulTerminated cs(s);
   char* end = nullptr;
   errno = 0;
   const long double v = std::strtold(cs.c_str(), &end);

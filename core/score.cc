@@ -8,37 +8,18 @@
 #include <cstring>
 
 #include "core/logging.h"
+#include "core/str_util.h"
 
 namespace dashkv {
 
 namespace {
 
-// strtod needs a NUL-terminated string: copy into a stack buffer when short.
-class CString {
- public:
-  explicit CString(std::string_view s) {
-    if (s.size() < sizeof(small_)) {
-      std::memcpy(small_, s.data(), s.size());
-      small_[s.size()] = '\0';
-      ptr_ = small_;
-    } else {
-      large_.assign(s.data(), s.size());
-      ptr_ = large_.c_str();
-    }
-  }
-  const char* c_str() const { return ptr_; }
-
- private:
-  char small_[64];
-  std::string large_;
-  const char* ptr_;
-};
 
 // Reads one end of a score range: strtod up to the first NUL, must consume everything up to it.
 bool ParseRangeEnd(std::string_view s, double* value, bool* exclusive) {
   *exclusive = !s.empty() && s[0] == '(';
   if (*exclusive) s.remove_prefix(1);
-  CString c(s);
+  NulTerminated c(s);
   char* end = nullptr;
   double v = std::strtod(c.c_str(), &end);
   if (*end != '\0' || std::isnan(v)) return false;
@@ -57,7 +38,7 @@ int CompareBytes(std::string_view a, std::string_view b) {
 
 std::optional<double> ParseScore(std::string_view s) {
   if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
-  CString c(s);
+  NulTerminated c(s);
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(c.c_str(), &end);

@@ -15,6 +15,7 @@
 #endif
 
 #include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "core/detail_check.h"
 
 namespace dashkv {
@@ -132,7 +133,8 @@ class Segment {
   static unsigned HomeBucket(uint64_t hash) {
     return unsigned((((hash >> 8) & 0xffffffffu) * kRegular) >> 32);
   }
-  static unsigned NextBucket(unsigned b) { return b + 1 == kRegular ? 0 : b + 1; }
+  // Branch-free: the lookup path computes it for every Find.
+  static unsigned NextBucket(unsigned b) { return (b + 1) & -unsigned(b + 1 < kRegular); }
   static unsigned PrevBucket(unsigned b) { return b == 0 ? kRegular - 1 : b - 1; }
 
   uint32_t size() const { return size_; }
@@ -171,20 +173,26 @@ class Segment {
   }
 
   // Returns where `probe_key` (of hash `hash`) lives, or a SlotRef with found() false.
+  // One candidate bitmap covers the home bucket (bits 0..15) and the neighbour's probing entries
+  // (bits 16..31), so a hit in either costs the same branches (see "Find" in dash_table.h).
   template <typename U>
   ABSL_ATTRIBUTE_ALWAYS_INLINE SlotRef Find(const U& probe_key, uint64_t hash) const {
     const uint8_t fp = Fingerprint(hash);
     const unsigned home = HomeBucket(hash);
-    const BucketMeta& hm = metas_[home];
-    if (uint8_t s; Probe(home, fp, hm.busy & ~hm.probe, probe_key, &s)) {
-      return {uint8_t(home), s};
-    }
     const unsigned next = NextBucket(home);
-    const BucketMeta& nm = metas_[next];  // usually on the home metadata's cache line
-    if (uint8_t s; Probe(next, fp, nm.busy & nm.probe, probe_key, &s)) {
-      return {uint8_t(next), s};
+    const BucketMeta& hm = metas_[home];
+    const BucketMeta& nm = metas_[next];
+    uint32_t cand = (MatchFingerprints(hm, fp) & hm.busy & ~uint32_t(hm.probe)) |
+                    ((MatchFingerprints(nm, fp) & nm.busy & nm.probe) << 16);
+    for (; cand != 0; cand &= cand - 1) {
+      const unsigned bit = __builtin_ctz(cand);
+      const unsigned b = bit < 16 ? home : next;
+      const unsigned s = bit & 15;
+      if (ABSL_PREDICT_TRUE(PolicyEqual<Policy>(buckets_[b].key(s), probe_key))) {
+        return {uint8_t(b), uint8_t(s)};
+      }
     }
-    if (hm.hint_busy == 0 && hm.overflow == 0) return {};
+    if (ABSL_PREDICT_TRUE(hm.hint_busy == 0 && hm.overflow == 0)) return {};
     return FindInStash(hm, fp, probe_key);
   }
 

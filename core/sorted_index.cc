@@ -30,8 +30,8 @@ PackedMember PackedMember::Make(std::string_view s) {
     len_buf[len_bytes++] = byte;
     if (v < 0x80) break;
   }
-  auto* blob = static_cast<uint8_t*>(std::malloc(len_bytes + s.size()));
-  CHECK(blob != nullptr);
+  // operator new, not malloc: the server's memory accounting (core/memory.h) counts it.
+  auto* blob = static_cast<uint8_t*>(::operator new(len_bytes + s.size()));
   std::memcpy(blob, len_buf, len_bytes);
   std::memcpy(blob + len_bytes, s.data(), s.size());
   uint64_t bits = reinterpret_cast<uintptr_t>(blob);
@@ -57,7 +57,7 @@ std::pair<size_t, size_t> BlobLength(const uint8_t* p) {
 }  // namespace
 
 void PackedMember::Free() {
-  if (!is_inline()) std::free(reinterpret_cast<void*>(bits_));
+  if (!is_inline()) ::operator delete(reinterpret_cast<void*>(bits_));
 }
 
 std::string_view PackedMember::view() const {
@@ -202,8 +202,7 @@ namespace {
 
 Node* NewNode(bool leaf, size_t* node_bytes) {
   size_t bytes = leaf ? sizeof(Node) : sizeof(Inner);
-  auto* n = static_cast<Node*>(std::malloc(bytes));
-  CHECK(n != nullptr);
+  auto* n = static_cast<Node*>(::operator new(bytes));  // counted by core/memory.h
   n->n = 0;
   n->leaf = leaf;
   *node_bytes += bytes;
@@ -212,7 +211,7 @@ Node* NewNode(bool leaf, size_t* node_bytes) {
 
 void FreeNode(Node* n, size_t* node_bytes) {
   *node_bytes -= n->leaf ? sizeof(Node) : sizeof(Inner);
-  std::free(n);
+  ::operator delete(n);
 }
 
 // Splits the full child i of x around its median, which moves up into x.
@@ -273,7 +272,20 @@ void FillChild(Inner* x, uint32_t j, size_t* node_bytes) {
 
 }  // namespace
 
-SortedIndex::SortedIndex() : root_(NewNode(true, &node_bytes_)) {}
+SortedIndex::SortedIndex(MemberOwnership ownership)
+    : root_(NewNode(true, &node_bytes_)), owns_members_(ownership == MemberOwnership::kOwned) {}
+
+void SortedIndex::ReleaseMember(PackedMember m) {
+  if (!owns_members_) return;
+  member_bytes_ -= m.HeapBytes();
+  m.Free();
+}
+
+bool SortedIndex::InsertBorrowed(double score, PackedMember member) {
+  DCHECK(!owns_members_);
+  DCHECK(!std::isnan(score));
+  return InsertSlot(score, member);
+}
 
 SortedIndex::~SortedIndex() {
   if (root_ != nullptr) FreeSubtree(root_);
@@ -283,7 +295,8 @@ SortedIndex::SortedIndex(SortedIndex&& other) noexcept
     : root_(std::exchange(other.root_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       node_bytes_(std::exchange(other.node_bytes_, 0)),
-      member_bytes_(std::exchange(other.member_bytes_, 0)) {
+      member_bytes_(std::exchange(other.member_bytes_, 0)),
+      owns_members_(other.owns_members_) {
   other.root_ = NewNode(true, &other.node_bytes_);
 }
 
@@ -293,6 +306,7 @@ SortedIndex& SortedIndex::operator=(SortedIndex&& other) noexcept {
     std::swap(size_, other.size_);
     std::swap(node_bytes_, other.node_bytes_);
     std::swap(member_bytes_, other.member_bytes_);
+    std::swap(owns_members_, other.owns_members_);
     other.Clear();
   }
   return *this;
@@ -303,8 +317,7 @@ void SortedIndex::FreeSubtree(Node* x) {
     for (uint32_t j = 0; j <= x->n; ++j) FreeSubtree(AsInner(x)->child[j]);
   }
   for (uint32_t j = 0; j < x->n; ++j) {
-    member_bytes_ -= x->keys[j].member.HeapBytes();
-    x->keys[j].member.Free();
+    ReleaseMember(x->keys[j].member);
   }
   FreeNode(x, &node_bytes_);
 }
@@ -440,8 +453,7 @@ bool SortedIndex::Delete(double score, std::string_view member) {
   Slot s = RemoveAtRank(root_, *rank);
   size_--;
   CollapseRoot();
-  member_bytes_ -= s.member.HeapBytes();
-  s.member.Free();
+  ReleaseMember(s.member);
   return true;
 }
 
@@ -473,8 +485,7 @@ bool SortedIndex::UpdateScore(double old_score, std::string_view member, double 
   CollapseRoot();
   if (!InsertSlot(new_score, s.member)) {
     DCHECK(false);  // REQUIRES violated: (new_score, member) was present.
-    member_bytes_ -= s.member.HeapBytes();
-    s.member.Free();
+    ReleaseMember(s.member);
   }
   return true;
 }
@@ -569,8 +580,7 @@ uint64_t SortedIndex::DeleteRankRange(uint64_t first, uint64_t last, DeleteCallb
     size_--;
     CollapseRoot();
     on_delete(s.score, s.member.view());
-    member_bytes_ -= s.member.HeapBytes();
-    s.member.Free();
+    ReleaseMember(s.member);
   }
   return last - first;
 }

@@ -72,7 +72,13 @@ class SortedIndex {
     std::string_view member;
   };
 
-  SortedIndex();
+  // Who frees the members' heap blobs: the index (kOwned, the default: Insert copies the member)
+  // or the caller (kBorrowed: InsertBorrowed takes a PackedMember the caller keeps alive until it
+  // has been deleted from the index; used by the sorted set, whose member -> score table owns the
+  // bytes, so that a member longer than 7 bytes is stored once).
+  enum class MemberOwnership : uint8_t { kOwned, kBorrowed };
+
+  explicit SortedIndex(MemberOwnership ownership = MemberOwnership::kOwned);
   ~SortedIndex();
   SortedIndex(SortedIndex&& other) noexcept;
   SortedIndex& operator=(SortedIndex&& other) noexcept;
@@ -82,12 +88,16 @@ class SortedIndex {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
-  // Returns the bytes used: nodes plus member blobs (MEMORY USAGE).
+  // Returns the bytes used: nodes plus owned member blobs (MEMORY USAGE).
   size_t MemoryUsage() const { return node_bytes_ + member_bytes_; }
 
   // Inserts (score, member). Returns false (and changes nothing) if the pair is present.
   // REQUIRES: !isnan(score).
   bool Insert(double score, std::string_view member);
+
+  // Inserts (score, member) without copying the member's bytes. Returns false if present.
+  // REQUIRES: kBorrowed ownership, !isnan(score), `member` outlives its stay in the index.
+  bool InsertBorrowed(double score, PackedMember member);
 
   // Removes (score, member). Returns false if it is not present.
   bool Delete(double score, std::string_view member);
@@ -181,6 +191,8 @@ class SortedIndex {
   bool InsertSlot(double score, PackedMember m);
   void CollapseRoot();
   void FreeSubtree(Node* n);
+  // Frees an owned member's blob (no-op for borrowed members).
+  void ReleaseMember(PackedMember m);
   template <typename Before>
   uint64_t CountBefore(Before before) const;
 
@@ -188,6 +200,7 @@ class SortedIndex {
   size_t size_ = 0;
   size_t node_bytes_ = 0;
   size_t member_bytes_ = 0;
+  bool owns_members_ = true;
 };
 
 }  // namespace dashkv

@@ -68,6 +68,30 @@ inline std::string AsciiStrToUpper(std::string_view s) {
   return out;
 }
 
+// A NUL-terminated copy of a string view, for C functions such as strtod: on the stack when
+// short, on the heap otherwise.
+class NulTerminated {
+ public:
+  explicit NulTerminated(std::string_view s) {
+    if (s.size() < sizeof(small_)) {
+      for (size_t i = 0; i < s.size(); ++i) small_[i] = s[i];
+      small_[s.size()] = '\0';
+      ptr_ = small_;
+    } else {
+      large_.assign(s.data(), s.size());
+      ptr_ = large_.c_str();
+    }
+  }
+  NulTerminated(const NulTerminated&) = delete;
+  NulTerminated& operator=(const NulTerminated&) = delete;
+  const char* c_str() const { return ptr_; }
+
+ private:
+  char small_[128];
+  std::string large_;
+  const char* ptr_;
+};
+
 // Parses an unsigned decimal number with no sign, spaces or trailing bytes.
 inline bool ParseUint64(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;

@@ -1,5 +1,6 @@
 #include "io/reply_builder.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -84,6 +85,10 @@ void ReplyBuilder::SendSimpleString(std::string_view s) {
 
 void ReplyBuilder::SendError(std::string_view msg) {
   ++error_count_;
+  std::string_view code = msg.substr(msg.empty() || msg[0] != '-' ? 0 : 1);
+  code = code.substr(0, std::min(code.find(' '), sizeof(last_error_code_)));
+  std::memcpy(last_error_code_, code.data(), code.size());
+  last_error_code_size_ = static_cast<uint8_t>(code.size());
   if (msg.empty() || msg[0] != '-') buf_.push_back('-');
   const size_t start = buf_.size();
   buf_.append(msg);

@@ -63,6 +63,10 @@ class ReplyBuilder {
   void Clear() { buf_.clear(); }
   // Errors sent since construction (the server counts failed calls from it).
   uint64_t error_count() const { return error_count_; }
+  // The code of the last error sent ("ERR", "WRONGTYPE", ...: its first word, up to 32 bytes).
+  std::string_view last_error_code() const {
+    return std::string_view(last_error_code_, last_error_code_size_);
+  }
   // Adds errors sent through another builder whose bytes were copied in with SendRaw.
   void AddErrorCount(uint64_t n) { error_count_ += n; }
 
@@ -71,6 +75,8 @@ class ReplyBuilder {
   std::string buf_;
   RespVersion version_;
   uint64_t error_count_ = 0;
+  char last_error_code_[32];
+  uint8_t last_error_code_size_ = 0;
 };
 
 // Formats a double like Redis's addReplyDouble in RESP2 ("%.17g", "inf", "-inf", "nan").

@@ -16,6 +16,11 @@ int64_t NowUs() {
   return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
+void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines) {
+  rb.StartArray(lines.size());
+  for (std::string_view line : lines) rb.SendSimpleString(line);
+}
+
 void SendStatus(io::ReplyBuilder& rb, OpStatus status) {
   std::string_view text = StatusText(status);
   DCHECK(!text.empty());

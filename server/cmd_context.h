@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "io/reply_builder.h"
@@ -21,6 +22,9 @@ class Config;
 int64_t NowMs();
 // Returns the wall-clock time in microseconds since the epoch.
 int64_t NowUs();
+
+// Sends a HELP reply: one simple string per line.
+void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines);
 
 // Sends the error text of `status` (REQUIRES: an error status).
 void SendStatus(io::ReplyBuilder& rb, OpStatus status);

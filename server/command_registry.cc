@@ -27,6 +27,7 @@ void CommandRegistry::Register(CommandSpec spec) {
   CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
   std::string key = AsciiStrToLower(spec.name);
   spec.name = key;
+  spec.id = static_cast<uint32_t>(specs_.size());
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   bool inserted = by_name_.emplace(std::string_view(owned->name), owned.get()).second;
   CHECK(inserted);  // a duplicate command name
@@ -51,6 +52,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);
+  RegisterSetCommands(registry);
+  RegisterZsetCommands(registry);
 }
 
 }  // namespace dashkv

@@ -73,7 +73,8 @@ struct CommandSpec {
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...
-  bool container = false;    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
+  bool container = false;
+  uint32_t id = 0;           // index in the registry (set by Register), for per-command stats    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
 
   // Returns whether `argc` (name included) satisfies the arity.
   bool ArityOk(size_t argc) const {
@@ -110,6 +111,8 @@ void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
+void RegisterSetCommands(CommandRegistry* registry);
+void RegisterZsetCommands(CommandRegistry* registry);
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);

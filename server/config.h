@@ -50,7 +50,7 @@ class Config {
   // names are aliases).
   std::atomic<int64_t> list_max_listpack_size{-2};  // <0: node bytes (-2 = 8 KiB); >0: entries
   std::atomic<int64_t> list_compress_depth{0};
-  std::atomic<int64_t> hash_max_listpack_entries{512};  // redis-server 7.0.15: 512
+  std::atomic<int64_t> hash_max_listpack_entries{512};
   std::atomic<int64_t> hash_max_listpack_value{64};
   std::atomic<int64_t> set_max_intset_entries{512};
   std::atomic<int64_t> set_max_listpack_entries{128};
@@ -63,6 +63,8 @@ class Config {
   std::string bind;
   unsigned threads = 1;
   unsigned databases = 16;
+  uint32_t spin_us = 30;
+  bool pin_cpus = false;
   bool maxmemory_from_cgroup = false;
 
   std::string dir() const;

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   config.Init();
 
   dashkv::io::EngineOptions engine_options;
+  engine_options.spin_us = config.spin_us;
+  engine_options.pin_cpus = config.pin_cpus;
   // Destruction order matters: the pool (whose io_contexts own the connections) goes before the
   // server the connections point to.
   std::unique_ptr<dashkv::Server> server;

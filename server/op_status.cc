@@ -42,12 +42,52 @@ std::string_view StatusText(OpStatus status) {
       return "ERR invalid expire time";
     case OpStatus::kBitfieldReadOnly:
       return "ERR BITFIELD_RO only supports the GET subcommand";
+    case OpStatus::kNumkeysNotPositive:
+      return "ERR numkeys should be greater than 0";
+    case OpStatus::kNumkeysTooMany:
+      return "ERR Number of keys can't be greater than number of args";
+    case OpStatus::kLimitNegative:
+      return "ERR LIMIT can't be negative";
+    case OpStatus::kNotPositive:
+      return "ERR value is out of range, must be positive";
+    case OpStatus::kCountNotPositive:
+      return "ERR count should be greater than 0";
+    case OpStatus::kZaddXxNx:
+      return "ERR XX and NX options at the same time are not compatible";
+    case OpStatus::kZaddGtLtNx:
+      return "ERR GT, LT, and/or NX options at the same time are not compatible";
+    case OpStatus::kZaddIncrPair:
+      return "ERR INCR option supports a single increment-element pair";
+    case OpStatus::kScoreNan:
+      return "ERR resulting score is not a number (NaN)";
+    case OpStatus::kMinMaxNotFloat:
+      return "ERR min or max is not a float";
+    case OpStatus::kLexRangeInvalid:
+      return "ERR min or max not valid string range item";
+    case OpStatus::kLimitNeedsBy:
+      return "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or "
+             "BYLEX";
+    case OpStatus::kWithScoresByLex:
+      return "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+    case OpStatus::kWeightNotFloat:
+      return "ERR weight value is not a float";
+    case OpStatus::kInvalidCursor:
+      return "ERR invalid cursor";
+    case OpStatus::kRandCountRange:
+      return "ERR value is out of range, value must between -9223372036854775807 and "
+             "9223372036854775807";
+    case OpStatus::kNoInputKey:
+      return "ERR at least 1 input key is needed";
   }
   return "ERR unknown error";
 }
 
 std::string InvalidExpireText(std::string_view command) {
   return StrCat("ERR invalid expire time in '", command, "' command");
+}
+
+std::string NoInputKeyText(std::string_view command) {
+  return StrCat("ERR at least 1 input key is needed for '", command, "' command");
 }
 
 }  // namespace dashkv

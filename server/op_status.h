@@ -32,6 +32,24 @@ enum class OpStatus : uint8_t {
   kDecrOverflow,     // "decrement would overflow" (DECRBY of INT64_MIN)
   kInvalidExpire,    // "invalid expire time in '<cmd>' command": send InvalidExpireText(cmd)
   kBitfieldReadOnly, // "BITFIELD_RO only supports the GET subcommand"
+  // Sets and sorted sets.
+  kNumkeysNotPositive,  // "numkeys should be greater than 0"
+  kNumkeysTooMany,      // "Number of keys can't be greater than number of args"
+  kLimitNegative,       // "LIMIT can't be negative"
+  kNotPositive,         // "value is out of range, must be positive"
+  kCountNotPositive,    // "count should be greater than 0"
+  kZaddXxNx,            // "XX and NX options at the same time are not compatible"
+  kZaddGtLtNx,          // "GT, LT, and/or NX options at the same time are not compatible"
+  kZaddIncrPair,        // "INCR option supports a single increment-element pair"
+  kScoreNan,            // "resulting score is not a number (NaN)"
+  kMinMaxNotFloat,      // "min or max is not a float"
+  kLexRangeInvalid,     // "min or max not valid string range item"
+  kLimitNeedsBy,        // "syntax error, LIMIT is only supported in combination with ..."
+  kWithScoresByLex,     // "syntax error, WITHSCORES not supported in combination with BYLEX"
+  kWeightNotFloat,      // "weight value is not a float"
+  kInvalidCursor,       // "invalid cursor"
+  kRandCountRange,      // "value is out of range, value must between -9223372036854775807 ..."
+  kNoInputKey,          // "at least 1 input key is needed for '<cmd>' command": NoInputKeyText
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for
@@ -40,6 +58,9 @@ std::string_view StatusText(OpStatus status);
 
 // Returns Redis's "invalid expire time in '<cmd>' command" text.
 std::string InvalidExpireText(std::string_view command);
+
+// Returns Redis's "at least 1 input key is needed for '<cmd>' command" text.
+std::string NoInputKeyText(std::string_view command);
 
 // A value or a non-kOk status. Small, no allocation (cf. Dragonfly's OpResult).
 template <typename T>

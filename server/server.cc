@@ -15,6 +15,7 @@
 #include "core/memory.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
+#include "server/cycle_clock.h"
 
 namespace dashkv {
 
@@ -37,6 +38,8 @@ std::string UnknownCommandText(io::CmdArgs args) {
 Server::Server(Config& config, io::EnginePool& pool)
     : config_(config), pool_(pool), engine_states_(pool.size()), start_time_ms_(NowMs()) {
   RegisterAllCommands(&registry_);
+  for (EngineState& es : engine_states_) es.command_stats.resize(registry_.size());
+  CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
 }
 
@@ -44,6 +47,8 @@ Server::~Server() = default;
 
 std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
+  // As Redis: a connection opened while no password is set stays authenticated afterwards.
+  state->authenticated = !config_.auth_required.load(std::memory_order_relaxed);
   EngineState& es = engine_states_[conn.engine().index()];
   es.clients.insert(state.get());
   BumpCounter(es.connections_received);
@@ -80,11 +85,52 @@ std::optional<unsigned> Server::SingleShardOf(const CommandSpec& spec, io::CmdAr
   return sid;
 }
 
+void Server::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
+  if (cmds.size() < 2) return;  // nothing to overlap
+  PrimeTable& table = shard.db(db).table();
+  for (const PendingCmd& c : cmds) {
+    if (c.sid == shard.index()) table.Prefetch(HashBytes(c.args[c.spec->first_key]));
+  }
+}
+
 void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                              io::ReplyBuilder& rb, int64_t now_ms) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, config_);
+  const uint64_t errors = rb.error_count();
+  const uint64_t start = CycleClock::Now();
   cmd.spec->shard_handler(cmd.args, ctx);
+  RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);
   ++shard.stats().commands;
+}
+
+void Server::RecordCall(unsigned engine, const CommandSpec& spec, uint64_t ticks,
+                        uint64_t errors, const io::ReplyBuilder& rb) {
+  EngineState& es = engine_states_[engine];
+  CommandStat& st = es.command_stats[spec.id];
+  ++st.calls;
+  st.ticks += ticks;
+  if (errors > 0) {
+    ++st.failed;
+    ++es.error_stats[std::string(rb.last_error_code())];
+  }
+}
+
+void Server::ResetStats(unsigned i) {
+  EngineState& es = engine_states_[i];
+  std::fill(es.command_stats.begin(), es.command_stats.end(), CommandStat{});
+  es.error_stats.clear();
+  es.commands_processed.store(0, std::memory_order_relaxed);
+  es.connections_received.store(0, std::memory_order_relaxed);
+  es.rejected_calls.store(0, std::memory_order_relaxed);
+  es.error_replies.store(0, std::memory_order_relaxed);
+  es.shard_hops.store(0, std::memory_order_relaxed);
+  Shard::Current()->stats() = ShardStats{};
+}
+
+void Server::RecordRejected(unsigned engine, const CommandSpec* spec, const io::ReplyBuilder& rb) {
+  EngineState& es = engine_states_[engine];
+  if (spec != nullptr) ++es.command_stats[spec->id].rejected;
+  ++es.error_stats[std::string(rb.last_error_code())];
 }
 
 asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState& state_base,
@@ -131,21 +177,27 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       } else {
         SendStatus(out, OpStatus::kOutOfMemory);
       }
-      spec = nullptr;
+      RecordRejected(my_engine, spec, out);
+      BumpCounter(engine_states_[my_engine].rejected_calls);
+      continue;
     }
     if (spec == nullptr) {
+      RecordRejected(my_engine, registry_.Find(args[0]), out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
       continue;
     }
     state.last_cmd = spec;
     if (spec->container && args.size() > 1) state.last_subcommand = AsciiStrToLower(args[1]);
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
+    const uint64_t errors = out.error_count();
+    const uint64_t start = CycleClock::Now();
     if (spec->kind == HandlerKind::kConn) {
       spec->conn_handler(args, ctx);
     } else {
       co_await spec->coord_handler(args, ctx);
       now_ms = NowMs();  // the command may have suspended for a while
     }
+    RecordCall(my_engine, *spec, CycleClock::Now() - start, out.error_count() - errors, out);
     if (conn.close_requested()) break;
     need_auth = need_auth && !state.authenticated;
   }
@@ -162,11 +214,13 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
   if (single) {
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
+      PrefetchKeys(shard, db, cmds);
       for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(engine_states_[my_engine].shard_hops);
       co_await shard_set_->Await(first, [&](Shard& shard) {
+        PrefetchKeys(shard, db, cmds);
         for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
       });
     }
@@ -191,6 +245,7 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
                                 targets.end()));
   co_await shard_set_->AwaitMany(targets, [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
+    PrefetchKeys(shard, db, cmds);
     for (size_t k = 0; k < cmds.size(); ++k) {
       if (cmds[k].sid != shard.index()) continue;
       RunShardCommand(cmds[k], shard, db, rb, now_ms);

@@ -7,6 +7,7 @@
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 #include <array>
@@ -31,6 +32,14 @@ inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+// Per-command counters of one engine (INFO commandstats).
+struct CommandStat {
+  uint64_t calls = 0;
+  uint64_t ticks = 0;  // CycleClock ticks spent in the handler
+  uint64_t failed = 0;
+  uint64_t rejected = 0;
+};
+
 // Per-engine connection registry and counters. The registry is touched only by its engine's
 // thread; the counters are written only by it and may be read (relaxed) by any thread.
 struct alignas(64) EngineState {
@@ -41,6 +50,9 @@ struct alignas(64) EngineState {
   // Messages sent to other shards by the pipeline dispatcher (one per remote shard per group).
   std::atomic<uint64_t> shard_hops{0};
   std::atomic<uint64_t> error_replies{0};
+  // Engine-local (read by INFO through a hop to this engine).
+  std::vector<CommandStat> command_stats;                // by CommandSpec::id
+  absl::flat_hash_map<std::string, uint64_t> error_stats;  // by error code ("ERR", ...)
 };
 
 class Server : public io::Service {
@@ -57,6 +69,14 @@ class Server : public io::Service {
 
   // Starts the per-shard background tasks (active expiry).
   void StartBackgroundTasks();
+  // Counts one run of `spec` on `engine` that took `ticks` and sent `errors` errors (the last
+  // one with code rb.last_error_code()).
+  void RecordCall(unsigned engine, const CommandSpec& spec, uint64_t ticks, uint64_t errors,
+                  const io::ReplyBuilder& rb);
+  // Counts a command refused before it ran (unknown, arity, NOAUTH, OOM).
+  void RecordRejected(unsigned engine, const CommandSpec* spec, const io::ReplyBuilder& rb);
+  // Resets the INFO counters of engine `i` (CONFIG RESETSTAT). REQUIRES: runs on engine i.
+  void ResetStats(unsigned i);
   // Samples the command rate (instantaneous_ops_per_sec); runs on engine 0 every 100 ms.
   void SampleOps();
   // Stops them; REQUIRES: called before the pool stops.
@@ -87,6 +107,9 @@ class Server : public io::Service {
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, io::CmdArgs args) const;
+  // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
+  // group pays its cache misses in parallel rather than one after another.
+  void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms);
 

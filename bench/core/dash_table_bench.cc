@@ -183,6 +183,67 @@ void BM_DashTableFindPrefetched(benchmark::State& state) {
   }
 }
 
+// Find only, on a table built once (not timed) from keys 0..N-1: random-order hits and misses
+// (absent keys N..2N-1), then the same with the server's batched path (hash 16 keys, prefetch
+// each, then find each: DashTable::Prefetch / flat_hash_map::prefetch). Every map sees the same
+// keys in the same order. Counters in ns per lookup, thread CPU time.
+template <typename K>
+bool FindWithHash(const DashMap<K, K>& m, const K& k, uint64_t h) {
+  return !m.t.Find(k, h).is_done();
+}
+template <typename K>
+void PrefetchHash(const DashMap<K, K>& m, const K&, uint64_t h) { m.t.Prefetch(h); }
+template <typename K>
+bool FindWithHash(const AbslMap<K, K>& m, const K& k, uint64_t h) {
+  return m.t.find(k, h) != m.t.end();
+}
+template <typename K>
+void PrefetchHash(const AbslMap<K, K>& m, const K& k, uint64_t) { m.t.prefetch(k); }
+
+template <template <typename, typename> class Map, typename K>
+size_t FindBatched(const Map<K, K>& map, const std::vector<uint64_t>& order, uint64_t offset) {
+  constexpr size_t kBatch = 16;
+  size_t hits = 0;
+  for (size_t i = 0; i + kBatch <= order.size(); i += kBatch) {
+    K keys[kBatch];
+    uint64_t hashes[kBatch];
+    for (size_t j = 0; j < kBatch; ++j) {
+      keys[j] = MakeKey<K>(order[i + j] + offset);
+      hashes[j] = Hasher()(keys[j]);
+      PrefetchHash(map, keys[j], hashes[j]);
+    }
+    for (size_t j = 0; j < kBatch; ++j) hits += FindWithHash(map, keys[j], hashes[j]);
+  }
+  return hits;
+}
+
+template <template <typename, typename> class Map, typename K>
+void BM_Find(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  std::vector<uint64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+  auto map = std::make_unique<Map<K, K>>();
+  for (uint64_t i = 0; i < n; ++i) map->Insert(MakeKey<K>(i), K{});
+  state.counters["load_factor"] = map->LoadFactor();
+  for (auto _ : state) {
+    size_t hits = 0, misses = 0;
+    int64_t t0 = CpuNs();
+    for (uint64_t i : order) hits += map->Find(MakeKey<K>(i));
+    state.counters["hit_ns"] = NsPer(t0, n);
+    t0 = CpuNs();
+    for (uint64_t i : order) misses += map->Find(MakeKey<K>(i + n));
+    state.counters["miss_ns"] = NsPer(t0, n);
+    t0 = CpuNs();
+    hits += FindBatched(*map, order, 0);
+    state.counters["hit_batch_ns"] = NsPer(t0, n);
+    t0 = CpuNs();
+    misses += FindBatched(*map, order, n);
+    state.counters["miss_batch_ns"] = NsPer(t0, n);
+    if (hits != 2 * n || misses != 0) state.SkipWithError("find count mismatch");
+  }
+}
+
 // Inserts N keys one by one, timing each; reports the worst and the 99.9999th percentile.
 template <template <typename, typename> class Map>
 void BM_MaxInsertLatency(benchmark::State& state) {
@@ -216,6 +277,10 @@ BENCHMARK_TEMPLATE(BM_MapOps, StdMap, uint64_t, uint64_t)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_MapOps, DashMap, Obj16, Obj16)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_MapOps, AbslMap, Obj16, Obj16)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_MapOps, StdMap, Obj16, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_Find, DashMap, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_Find, AbslMap, uint64_t)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_Find, DashMap, Obj16)->Apply(SizeArgs);
+BENCHMARK_TEMPLATE(BM_Find, AbslMap, Obj16)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_DashTableFindPrefetched, uint64_t)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_DashTableFindPrefetched, Obj16)->Apply(SizeArgs);
 BENCHMARK_TEMPLATE(BM_MaxInsertLatency, DashMap)->Apply(GrowArgs);

@@ -80,14 +80,17 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
   std::string_view setname;
   bool has_setname = false;
   while (parser.HasNext()) {
-    if (parser.Check("AUTH") && parser.remaining() >= 2) {
+    // An option without enough values is reported by its own name, so look before consuming.
+    if (EqualsIgnoreCase(parser.Peek(), "AUTH") && parser.remaining() >= 3) {
+      parser.Next();
       std::string_view user = parser.Next();
       std::string_view password = parser.Next();
       if (!CheckPassword(ctx, user, password)) {
         return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
       }
       ctx.state.authenticated = true;
-    } else if (parser.Check("SETNAME") && parser.remaining() >= 1) {
+    } else if (EqualsIgnoreCase(parser.Peek(), "SETNAME") && parser.remaining() >= 2) {
+      parser.Next();
       setname = parser.Next();
       has_setname = true;
     } else {
@@ -98,6 +101,13 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
   if (has_setname && !ValidClientName(setname)) {
     return ctx.rb.SendError(
         "ERR Client names cannot contain spaces, newlines or special characters.");
+  }
+  if (ctx.server.config().auth_required.load(std::memory_order_relaxed) &&
+      !ctx.state.authenticated) {
+    return ctx.rb.SendError(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
   }
   if (has_setname) ctx.state.name = std::string(setname);
   ctx.state.conn->set_resp_version(version);
@@ -285,18 +295,14 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
   if (sub == "SETINFO") {
     if (args.size() != 4) co_return wrong_args();
     std::string attr = AsciiStrToUpper(args[2]);
-    if (!ValidClientName(args[3]) && !args[3].empty()) {
-      co_return ctx.rb.SendError(StrCat(
-          "ERR ", attr == "LIB-NAME" ? "lib-name" : "lib-ver",
-          " cannot contain spaces, newlines or special characters."));
-    }
-    if (attr == "LIB-NAME") {
-      st.lib_name = std::string(args[3]);
-    } else if (attr == "LIB-VER") {
-      st.lib_ver = std::string(args[3]);
-    } else {
+    if (attr != "LIB-NAME" && attr != "LIB-VER") {
       co_return ctx.rb.SendError(StrCat("ERR Unrecognized option '", args[2], "'"));
     }
+    if (!ValidClientName(args[3]) && !args[3].empty()) {
+      co_return ctx.rb.SendError(
+          StrCat("ERR ", args[2], " cannot contain spaces, newlines or special characters."));
+    }
+    (attr == "LIB-NAME" ? st.lib_name : st.lib_ver) = std::string(args[3]);
     co_return ctx.rb.SendOk();
   }
   if (sub == "INFO") {
@@ -333,8 +339,7 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "HELP", "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));

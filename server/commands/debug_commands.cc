@@ -63,7 +63,8 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  std::vector<bool> oom(ss.size(), false);
+  // One byte per shard: the shards write in parallel (vector<bool> would share words).
+  std::vector<char> oom(ss.size(), 0);
   // Every shard walks the whole index range and inserts the keys it owns: no messages between
   // shards, all of them in parallel.
   co_await ss.AwaitAll([&](Shard& shard) {
@@ -80,7 +81,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
       if (ss.ShardOf(key) != shard.index()) continue;
       OpResult<DbSlice::AddResult> res = slice.FindOrAdd(key, now);
       if (!res.ok()) {
-        oom[shard.index()] = true;
+        oom[shard.index()] = 1;
         return;
       }
       if (!res->inserted) continue;  // like Redis: existing keys are left alone
@@ -90,7 +91,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
       res->it->second.SetString(value);
     }
   });
-  for (bool o : oom) {
+  for (char o : oom) {
     if (o) co_return ctx.SendStatus(OpStatus::kOutOfMemory);
   }
   ctx.rb.SendOk();
@@ -158,8 +159,7 @@ awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   SendDebugUsage(ctx, args[1]);
@@ -198,8 +198,7 @@ awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto l : kHelp) ctx.rb.SendSimpleString(l);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));

@@ -271,8 +271,7 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    SendHelp(ctx.rb, kHelp);
     co_return;
   }
   if (sub != "ENCODING" && sub != "REFCOUNT" && sub != "IDLETIME" && sub != "FREQ") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "core/str_util.h"
@@ -13,6 +14,7 @@
 #include "core/memory.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/cycle_clock.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -32,6 +34,8 @@ struct ShardFigures {
   uint64_t shard_hops = 0;
   uint64_t error_replies = 0;
   size_t table_bytes = 0;
+  std::vector<CommandStat> command_stats;
+  absl::flat_hash_map<std::string, uint64_t> error_stats;
 };
 
 std::string HumanBytes(int64_t n) {
@@ -148,6 +152,37 @@ void AppendCpu(std::string& out) {
                   "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
 }
 
+void AppendCommandStats(std::string& out, Server& server,
+                        const std::vector<ShardFigures>& shards) {
+  StrAppend(&out, "# Commandstats\r\n");
+  const double ticks_per_us = CycleClock::TicksPerUsec();
+  for (const auto& spec : server.registry().all()) {
+    CommandStat sum;
+    for (const auto& s : shards) {
+      const CommandStat& c = s.command_stats[spec->id];
+      sum.calls += c.calls;
+      sum.ticks += c.ticks;
+      sum.failed += c.failed;
+      sum.rejected += c.rejected;
+    }
+    if (sum.calls == 0 && sum.rejected == 0) continue;
+    uint64_t usec = static_cast<uint64_t>(static_cast<double>(sum.ticks) / ticks_per_us);
+    StrAppend(&out, "cmdstat_", spec->name, ":calls=", sum.calls, ",usec=", usec,
+              ",usec_per_call=",
+              absl::StrFormat("%.2f", sum.calls ? static_cast<double>(usec) / sum.calls : 0.0),
+              ",rejected_calls=", sum.rejected, ",failed_calls=", sum.failed, "\r\n");
+  }
+}
+
+void AppendErrorStats(std::string& out, const std::vector<ShardFigures>& shards) {
+  StrAppend(&out, "# Errorstats\r\n");
+  std::map<std::string, uint64_t> sum;  // sorted, like Redis's radix tree walk
+  for (const auto& s : shards) {
+    for (const auto& [code, n] : s.error_stats) sum[code] += n;
+  }
+  for (const auto& [code, n] : sum) StrAppend(&out, "errorstat_", code, ":count=", n, "\r\n");
+}
+
 void AppendKeyspace(std::string& out, const std::vector<ShardFigures>& shards, unsigned num_dbs) {
   StrAppend(&out, "# Keyspace\r\n");
   for (unsigned db = 0; db < num_dbs; ++db) {
@@ -203,6 +238,8 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     f.rejected_calls = es.rejected_calls.load(std::memory_order_relaxed);
     f.shard_hops = es.shard_hops.load(std::memory_order_relaxed);
     f.error_replies = es.error_replies.load(std::memory_order_relaxed);
+    f.command_stats = es.command_stats;
+    f.error_stats = es.error_stats;
   });
   std::string out;
   auto section = [&](std::string_view name, auto&& fn, bool in_default = true) {
@@ -222,6 +259,8 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
   });
   section("cpu", [&] { AppendCpu(out); });
+  section("commandstats", [&] { AppendCommandStats(out, server, shards); }, false);
+  section("errorstats", [&] { AppendErrorStats(out, shards); });
   section("modules", [&] { StrAppend(&out, "# Modules\r\n"); });
   section("cluster", [&] { StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });
   section("keyspace", [&] { AppendKeyspace(out, shards, ss.num_dbs()); });

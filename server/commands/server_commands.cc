@@ -96,17 +96,16 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
     return;
   }
   if (sub == "SET") {
-    if (args.size() < 4 || args.size() % 2 != 0) return SendSubcommandArity(ctx.rb, "config", sub);
+    if (args.size() < 4) return SendSubcommandArity(ctx.rb, "config", sub);
+    // Like Redis 7: a name without a value is a syntax error, not an arity error.
+    if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
     std::vector<std::pair<std::string_view, std::string_view>> pairs;
     for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
     std::string err = config.Set(pairs);
     if (!err.empty()) return ctx.rb.SendError(err);
     return ctx.rb.SendOk();
   }
-  if (sub == "RESETSTAT") {
-    if (args.size() != 2) return SendSubcommandArity(ctx.rb, "config", sub);
-    return ctx.rb.SendOk();
-  }
+
   if (sub == "REWRITE") {
     return ctx.rb.SendError("ERR The server is running without a config file");
   }
@@ -124,11 +123,19 @@ void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) ctx.rb.SendSimpleString(line);
+    SendHelp(ctx.rb, kHelp);
     return;
   }
   SendUnknownSubcommand(ctx.rb, args[1], "CONFIG");
+}
+
+// CONFIG RESETSTAT needs a hop to every engine; the other subcommands run synchronously.
+awaitable<void> CmdConfigCoord(CmdArgs args, ConnCmdContext& ctx) {
+  if (!EqualsIgnoreCase(args[1], "RESETSTAT")) co_return CmdConfig(args, ctx);
+  if (args.size() != 2) co_return SendSubcommandArity(ctx.rb, "config", "resetstat");
+  Server& server = ctx.server;
+  co_await server.pool().AwaitAll([&server](unsigned i) { server.ResetStats(i); });
+  ctx.rb.SendOk();
 }
 
 // Sends one COMMAND INFO entry (Redis 7's 10-element layout).
@@ -242,14 +249,15 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
     return rb.SendBulkArray(names);
   }
   if (sub == "GETKEYS") {
-    if (args.size() < 3) return SendSubcommandArity(rb, "command", sub);
+    // Redis 7 wants the command and at least one argument of it.
+    if (args.size() < 4) return SendSubcommandArity(rb, "command", sub);
     CmdArgs cmd = args.subspan(2);
     const CommandSpec* spec = reg.Find(cmd[0]);
     if (!spec) return rb.SendError("ERR Invalid command specified");
+    if (spec->first_key == 0) return rb.SendError("ERR The command has no key arguments");
     if (!spec->ArityOk(cmd.size())) {
       return rb.SendError("ERR Invalid number of arguments specified for command");
     }
-    if (spec->first_key == 0) return rb.SendError("ERR The command has no key arguments");
     size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : size_t(spec->last_key);
     std::vector<std::string_view> keys;
     for (size_t k = spec->first_key; k <= last && k < cmd.size(); k += spec->key_step) {
@@ -270,8 +278,7 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
         "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
         "HELP", "    Print this help.",
     };
-    rb.StartArray(std::size(kHelp));
-    for (auto line : kHelp) rb.SendSimpleString(line);
+    SendHelp(rb, kHelp);
     return;
   }
   SendUnknownSubcommand(rb, args[1], "COMMAND");
@@ -324,9 +331,9 @@ void RegisterServerCommands(CommandRegistry* r) {
            "Returns the server time.");
   s.conn_handler = CmdTime;
   r->Register(std::move(s));
-  s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kConn,
+  s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kCoord,
            {"admin", "slow", "dangerous"}, "A container for server configuration commands.");
-  s.conn_handler = CmdConfig;
+  s.coord_handler = CmdConfigCoord;
   s.container = true;
   r->Register(std::move(s));
   s = Spec("command", -1, kCmdLoading | kCmdStale, HandlerKind::kConn, {"slow", "connection"},

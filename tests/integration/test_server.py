@@ -316,7 +316,34 @@ def parse_info(text):
     return sections
 
 
+def stat_fields(value):
+    return dict(kv.split("=", 1) for kv in value.split(","))
+
+
 class TestInfo:
+    def test_commandstats_and_errorstats(self, raw):
+        assert raw.call("CONFIG", "RESETSTAT") == "OK"
+        raw.call("SET", "k", "v")
+        raw.call("GET", "k")
+        raw.call("GET", "k")
+        assert_err(raw.call("GET"), arity("get"))  # rejected: never ran
+        assert_err(raw.call("INCR", "k"), ERR_NOT_INT)  # ran and failed
+        info = parse_info(raw.call("INFO", "commandstats").decode())["Commandstats"]
+        get = stat_fields(info["cmdstat_get"])
+        assert get["calls"] == "2" and get["rejected_calls"] == "1" and get["failed_calls"] == "0"
+        assert float(get["usec_per_call"]) >= 0 and int(get["usec"]) >= 0
+        incr = stat_fields(info["cmdstat_incr"])
+        assert incr["calls"] == "1" and incr["failed_calls"] == "1"
+        assert stat_fields(info["cmdstat_set"])["calls"] == "1"
+        assert "cmdstat_lpush" not in info
+        errors = parse_info(raw.call("INFO", "errorstats").decode())["Errorstats"]
+        assert errors == {"errorstat_ERR": "count=2"}
+        default = parse_info(raw.call("INFO").decode())
+        assert "Errorstats" in default and "Commandstats" not in default
+        assert "Commandstats" in parse_info(raw.call("INFO", "all").decode())
+        assert raw.call("CONFIG", "RESETSTAT") == "OK"
+        assert parse_info(raw.call("INFO", "errorstats").decode())["Errorstats"] == {}
+
     def test_default_sections_and_fields(self, raw):
         text = raw.call("INFO")
         assert isinstance(text, bytes)

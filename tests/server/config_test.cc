@@ -1,0 +1,140 @@
+// Config unit tests: ParseMemory's units (Redis's memtoull rules), Get with globs, Set with
+// validation, rollback and Redis's error texts. Expected texts follow redis-server 7.0.15.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/config.h"
+
+namespace dashkv {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+TEST(ParseMemoryTest, Units) {
+  EXPECT_EQ(ParseMemory("0"), 0);
+  EXPECT_EQ(ParseMemory("100"), 100);
+  EXPECT_EQ(ParseMemory("5b"), 5);
+  EXPECT_EQ(ParseMemory("1k"), 1000);
+  EXPECT_EQ(ParseMemory("1kb"), 1024);
+  EXPECT_EQ(ParseMemory("1KB"), 1024);
+  EXPECT_EQ(ParseMemory("2m"), 2000000);
+  EXPECT_EQ(ParseMemory("2mb"), 2LL << 20);
+  EXPECT_EQ(ParseMemory("1G"), 1000000000);
+  EXPECT_EQ(ParseMemory("1gb"), 1LL << 30);
+  EXPECT_EQ(ParseMemory("3Gb"), 3LL << 30);
+  EXPECT_EQ(ParseMemory("01"), 1);
+}
+
+TEST(ParseMemoryTest, Rejects) {
+  // Redis 7.0 rejects all of these in CONFIG SET maxmemory.
+  for (const char* bad : {"abc", "-1", "1x", "1.5mb", "0x10", " 1", "1 ", "+1", "1tb", "mb1",
+                          "1 kb", "99999999999999999999", "9223372036854775807kb"}) {
+    EXPECT_EQ(ParseMemory(bad), std::nullopt) << bad;
+  }
+}
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { config_.Init(); }
+  std::string Value(std::string_view name) {
+    auto v = config_.Get({name});
+    return v.size() == 1 ? v[0].second : "<" + std::to_string(v.size()) + " matches>";
+  }
+  Config config_;
+};
+
+TEST_F(ConfigTest, GetWithGlobs) {
+  auto mm = config_.Get({"maxmemory"});
+  EXPECT_THAT(mm, ElementsAre(Pair("maxmemory", "0")));
+  // Names are matched without case; each name is reported once, a plain name in the client's
+  // own spelling (as Redis 7.0 answers CONFIG GET MAXMEMORY maxmemory max*ory).
+  EXPECT_THAT(config_.Get({"MAXMEMORY", "maxmemory", "max*ory"}),
+              ElementsAre(Pair("MAXMEMORY", "0")));
+  auto star = config_.Get({"maxmemory*"});
+  std::vector<std::string> names;
+  for (const auto& [n, v] : star) names.push_back(n);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"maxmemory", "maxmemory-policy"}));
+  for (const auto& n : names) EXPECT_EQ(n.rfind("maxmemory", 0), 0u) << n;
+  EXPECT_TRUE(config_.Get({"nosuch"}).empty());
+  EXPECT_TRUE(config_.Get({"nosuch*"}).empty());
+  EXPECT_GT(config_.Get({"*"}).size(), 10u);
+  EXPECT_THAT(config_.Get({"h?"}), ElementsAre(Pair("hz", "10")));
+  EXPECT_THAT(config_.Get({"[d]atabases"}), ElementsAre(Pair("databases", "16")));
+  EXPECT_EQ(Value("maxmemory-policy"), "noeviction");
+  EXPECT_EQ(Value("appendonly"), "no");
+}
+
+TEST_F(ConfigTest, SetUpdatesHotValues) {
+  EXPECT_EQ(config_.Set({{"maxmemory", "1kb"}}), "");
+  EXPECT_EQ(config_.maxmemory.load(), 1024);
+  EXPECT_EQ(Value("maxmemory"), "1024");
+  EXPECT_EQ(config_.Set({{"MaxMemory", "0"}, {"hz", "50"}}), "");
+  EXPECT_EQ(config_.maxmemory.load(), 0);
+  EXPECT_EQ(config_.hz.load(), 50);
+  EXPECT_EQ(config_.Set({{"hz", "100000"}}), "");  // clamped like Redis
+  EXPECT_EQ(config_.hz.load(), 500);
+  EXPECT_EQ(config_.Set({{"proto-max-bulk-len", "1mb"}}), "");
+  EXPECT_EQ(config_.proto_max_bulk_len.load(), 1 << 20);
+  EXPECT_FALSE(config_.auth_required.load());
+  EXPECT_EQ(config_.Set({{"requirepass", "pw"}}), "");
+  EXPECT_TRUE(config_.auth_required.load());
+  EXPECT_EQ(config_.requirepass(), "pw");
+  EXPECT_EQ(config_.Set({{"requirepass", ""}}), "");
+  EXPECT_FALSE(config_.auth_required.load());
+  EXPECT_EQ(config_.Set({{"maxmemory-policy", "ALLKEYS-LRU"}}), "");
+  EXPECT_EQ(config_.maxmemory_policy(), "allkeys-lru");
+  EXPECT_EQ(config_.Set({{"timeout", "2147483647"}}), "");
+  EXPECT_EQ(Value("timeout"), "2147483647");
+}
+
+TEST_F(ConfigTest, SetErrors) {
+  EXPECT_EQ(config_.Set({{"nosuch", "1"}}),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+  EXPECT_EQ(config_.Set({{"databases", "3"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set "
+            "immutable config");
+  EXPECT_EQ(config_.Set({{"port", "1"}}).rfind("ERR CONFIG SET failed", 0), 0u);
+  EXPECT_EQ(config_.Set({{"timeout", "abc"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't "
+            "be parsed into an integer");
+  EXPECT_EQ(config_.Set({{"timeout", "-1"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument must be "
+            "between 0 and 2147483647 inclusive");
+  EXPECT_EQ(config_.Set({{"maxclients", "0"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must "
+            "be between 1 and 2147483647 inclusive");
+  EXPECT_EQ(config_.Set({{"maxmemory", "lots"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be "
+            "a memory value");
+  EXPECT_EQ(config_.Set({{"maxmemory", "1"}, {"MAXMEMORY", "2"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - duplicate "
+            "parameter");
+  EXPECT_EQ(config_.maxmemory.load(), 0);
+}
+
+TEST_F(ConfigTest, SetRollsBackOnFailure) {
+  ASSERT_EQ(config_.Set({{"timeout", "5"}, {"maxmemory", "100"}}), "");
+  // The third pair fails: the first two are restored.
+  std::string err = config_.Set({{"maxmemory", "10mb"}, {"timeout", "7"}, {"hz", "x"}});
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't "
+                 "be parsed into an integer");
+  EXPECT_EQ(config_.maxmemory.load(), 100);
+  EXPECT_EQ(Value("timeout"), "5");
+  EXPECT_EQ(config_.hz.load(), 10);
+  err = config_.Set({{"requirepass", "pw"}, {"maxmemory-policy", "bad"}});
+  EXPECT_EQ(err.rfind("ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy')",
+                      0),
+            0u);
+  EXPECT_EQ(config_.requirepass(), "");
+  EXPECT_FALSE(config_.auth_required.load());
+  // An unknown name fails before anything is applied.
+  EXPECT_NE(config_.Set({{"timeout", "9"}, {"nosuch", "1"}}), "");
+  EXPECT_EQ(Value("timeout"), "5");
+}
+
+}  // namespace
+}  // namespace dashkv

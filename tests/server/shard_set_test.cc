@@ -1,0 +1,96 @@
+// ShardSet key routing: the hash tag rule of HashTagOf (Redis Cluster's), the spread of
+// ShardOf over 2 and 4 shards, and its stability (same key, same shard, in every instance).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/shard_set.h"
+#include "tests/testing/test_server.h"
+
+namespace dashkv {
+namespace {
+
+using testing::TestServer;
+
+TEST(HashTagOfTest, Rules) {
+  EXPECT_EQ(HashTagOf("foo"), "foo");
+  EXPECT_EQ(HashTagOf(""), "");
+  EXPECT_EQ(HashTagOf("{user}:a"), "user");
+  EXPECT_EQ(HashTagOf("{user}:b"), "user");
+  EXPECT_EQ(HashTagOf("a{b}c"), "b");
+  EXPECT_EQ(HashTagOf("user{1000}.following"), "1000");
+  // Only the first '{' and the first '}' after it count.
+  EXPECT_EQ(HashTagOf("{a}{b}"), "a");
+  EXPECT_EQ(HashTagOf("{{a}}"), "{a");
+  EXPECT_EQ(HashTagOf("a}b{c}"), "c");
+  EXPECT_EQ(HashTagOf("x{y}z}"), "y");
+  // An empty tag, or no closing brace: the whole key.
+  EXPECT_EQ(HashTagOf("{}"), "{}");
+  EXPECT_EQ(HashTagOf("{}{a}"), "{}{a}");
+  EXPECT_EQ(HashTagOf("foo{}{bar}"), "foo{}{bar}");
+  EXPECT_EQ(HashTagOf("{a"), "{a");
+  EXPECT_EQ(HashTagOf("}{"), "}{");
+  EXPECT_EQ(HashTagOf("a{"), "a{");
+  // Binary bytes inside the tag are kept.
+  std::string bin("{\0\r\n}x", 6);
+  EXPECT_EQ(HashTagOf(bin), std::string_view("\0\r\n", 3));
+}
+
+// Returns how many of `n` keys prefix<i> land on each shard of `ss`.
+std::vector<int> Spread(const ShardSet& ss, const std::string& prefix, const std::string& suffix,
+                        int n) {
+  std::vector<int> counts(ss.size(), 0);
+  for (int i = 0; i < n; ++i) ++counts[ss.ShardOf(prefix + std::to_string(i) + suffix)];
+  return counts;
+}
+
+TEST(ShardOfTest, UniformOverTwoAndFourShards) {
+  constexpr int kN = 100000;
+  for (unsigned shards : {2u, 4u}) {
+    TestServer srv(shards);
+    const ShardSet& ss = srv.server().shard_set();
+    ASSERT_EQ(ss.size(), shards);
+    for (const auto& [prefix, suffix] : std::vector<std::pair<std::string, std::string>>{
+             {"key:", ""}, {"", ""}, {"user:", ":profile"}, {"{t", "}x"}}) {
+      std::vector<int> counts = Spread(ss, prefix, suffix, kN);
+      for (unsigned s = 0; s < shards; ++s) {
+        double share = static_cast<double>(counts[s]) / kN;
+        // Expected 1/shards; 2% of slack is > 10 standard deviations at this sample size.
+        EXPECT_NEAR(share, 1.0 / shards, 0.02) << shards << " shards, prefix " << prefix
+                                               << ", shard " << s;
+      }
+    }
+  }
+}
+
+TEST(ShardOfTest, StableAndTagDriven) {
+  TestServer a(4);
+  TestServer b(4);
+  const ShardSet& sa = a.server().shard_set();
+  const ShardSet& sb = b.server().shard_set();
+  std::vector<unsigned> first;
+  for (int i = 0; i < 1000; ++i) {
+    std::string k = "k" + std::to_string(i);
+    unsigned s = sa.ShardOf(k);
+    EXPECT_EQ(sa.ShardOf(k), s);  // same key, same shard
+    EXPECT_EQ(sb.ShardOf(k), s);  // in another instance too (a fixed hash, no random seed)
+    EXPECT_LT(s, 4u);
+    // A tagged key goes where its tag alone goes.
+    EXPECT_EQ(sa.ShardOf("{" + k + "}:suffix"), s);
+    EXPECT_EQ(sa.ShardOf("prefix:{" + k + "}"), s);
+  }
+  // Keys that only share a tag-less prefix are spread.
+  std::vector<int> counts = Spread(sa, "{}", "", 4000);
+  for (int c : counts) EXPECT_GT(c, 800);
+}
+
+TEST(ShardOfTest, SingleShardOwnsEverything) {
+  TestServer srv(1);
+  const ShardSet& ss = srv.server().shard_set();
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(ss.ShardOf("k" + std::to_string(i)), 0u);
+}
+
+}  // namespace
+}  // namespace dashkv
