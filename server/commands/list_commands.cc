@@ -370,7 +370,7 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view src = args[1], dst = args[2];
-  // Hop 1: pop from the source, unless the destination is known to be of the wrong type.
+  // Hop 1: pop from the source (a wrong-typed destination is found in hop 2 and undone in 3).
   OpResult<std::optional<std::string>> popped =
       co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) -> OpResult<std::optional<std::string>> {
         OpResult<ListValue*> list = FindList(shard.db(db), src, now);
