@@ -6,6 +6,8 @@
 #include <absl/strings/str_cat.h>
 
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -25,6 +27,9 @@ constexpr size_t kMinRead = 4 * 1024;
 // Buffers above these sizes are released once idle (after a big bulk string or reply).
 constexpr size_t kMaxIdleInput = 256 * 1024;
 constexpr size_t kMaxIdleOutput = 1024 * 1024;
+// Output waiting for a slow reader above which the connection stops reading until it drains
+// (bounds memory for a client that never reads its replies).
+constexpr size_t kMaxPendingOutput = 256 * 1024 * 1024;
 
 // Connection ids, unique per process (CLIENT ID); the only global state of this file.
 std::atomic<uint64_t> next_connection_id{1};
@@ -64,6 +69,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Engine& engine, Service& se
   auto local = socket_.local_endpoint(ec);
   if (!ec) local_ = FormatEndpoint(local);
   in_.resize(kInitialInput);
+  socket_.non_blocking(true, ec);  // for the direct write in Flush(); async ops are unaffected
+  writer_done_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
 }
 
 Connection::~Connection() = default;
@@ -175,20 +182,68 @@ asio::awaitable<void> Connection::Run() {
         reply_.SendRaw(parser_.error());
         reply_.SendRaw("\r\n");
       }
-      if (!reply_.empty() && !closed_) {
-        co_await asio::async_write(socket_, asio::buffer(reply_.buffer()),
-                                   asio::redirect_error(asio::use_awaitable, ec));
-        reply_.Clear();
-        if (reply_.buffer().capacity() > kMaxIdleOutput) reply_.buffer().shrink_to_fit();
-        if (ec) open = false;
-      }
+      if (!reply_.empty() && !closed_) Flush();
+      if (write_failed_) open = false;
+      // The client sends faster than it reads: let the writer drain before reading on.
+      if (pending_.size() + queued_.size() > kMaxPendingOutput) co_await WaitForWriter();
       if (end == BatchEnd::kError || close_requested_ || closed_) open = false;
       if (!open || end != BatchEnd::kCut) break;
     }
     TrimInput();
   }
+  co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first
   service_.OnDisconnect(*this, *state_);
   CloseSocket();
+}
+
+void Connection::Flush() {
+  std::string& out = reply_.buffer();
+  if (writing_) {
+    queued_.append(out);
+  } else {
+    size_t sent = 0;
+    boost::system::error_code ec;
+    while (sent < out.size()) {
+      size_t n = socket_.write_some(asio::buffer(out.data() + sent, out.size() - sent), ec);
+      if (ec) break;
+      sent += n;
+    }
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      write_failed_ = true;
+    } else if (sent < out.size()) {
+      pending_.assign(out, sent, std::string::npos);
+      writing_ = true;
+      writer_done_->expires_at(asio::steady_timer::time_point::max());
+      asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+    }
+  }
+  reply_.Clear();
+  if (out.capacity() > kMaxIdleOutput) out.shrink_to_fit();
+}
+
+asio::awaitable<void> Connection::WriteLoop() {
+  boost::system::error_code ec;
+  while (!pending_.empty()) {
+    co_await asio::async_write(socket_, asio::buffer(pending_),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      write_failed_ = true;
+      queued_.clear();
+    }
+    pending_.clear();
+    pending_.swap(queued_);
+  }
+  if (pending_.capacity() > kMaxIdleOutput) std::string().swap(pending_);
+  if (queued_.capacity() > kMaxIdleOutput) std::string().swap(queued_);
+  writing_ = false;
+  writer_done_->cancel();
+}
+
+asio::awaitable<void> Connection::WaitForWriter() {
+  while (writing_) {
+    boost::system::error_code ec;
+    co_await writer_done_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
 }
 
 }  // namespace dashkv::io

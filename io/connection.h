@@ -17,6 +17,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,7 +66,7 @@ class Connection {
   int64_t last_command_ms() const { return last_command_ms_; }
   size_t query_buffer_size() const;
   size_t query_buffer_free() const;
-  size_t output_buffer_size() const { return reply_.size(); }
+  size_t output_buffer_size() const { return reply_.size() + pending_.size() + queued_.size(); }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
   size_t batch_size() const { return batch_.size(); }
   // The server's per-connection state (nullptr before Run() has called OnConnect).
@@ -85,6 +86,14 @@ class Connection {
   // Forgets consumed input once all of it is consumed; releases an oversized idle buffer.
   void TrimInput();
   void CloseSocket();
+  // Sends reply_: directly when the socket takes it all, else hands the rest to the background
+  // writer so that reading (and serving later commands) goes on while the client is slow to
+  // read — a client may send a large pipeline before it reads any reply, as Redis allows.
+  void Flush();
+  // The background writer: sends pending_, then whatever was queued meanwhile.
+  boost::asio::awaitable<void> WriteLoop();
+  // Waits until the background writer has sent everything (or failed).
+  boost::asio::awaitable<void> WaitForWriter();
 
   boost::asio::ip::tcp::socket socket_;
   Engine& engine_;
@@ -108,6 +117,13 @@ class Connection {
   std::vector<std::string_view> args_;
   std::vector<std::pair<uint32_t, uint32_t>> cmd_ranges_;
   std::vector<CmdArgs> batch_;
+  // Output the background writer owns: pending_ is being written, queued_ collects replies of
+  // later batches meanwhile. writer_done_ is cancelled when the writer finishes.
+  bool writing_ = false;
+  bool write_failed_ = false;
+  std::string pending_;
+  std::string queued_;
+  std::unique_ptr<boost::asio::steady_timer> writer_done_;
 };
 
 }  // namespace dashkv::io

@@ -225,6 +225,23 @@ TEST_F(ConnectionTest, BigBulk) {
   EXPECT_EQ(c.Read(7), "+PONG\r\n");
 }
 
+// A client may send far more than the socket buffers hold before it reads any reply (as Redis
+// allows): the server must keep reading while its replies wait, not deadlock on its write.
+TEST_F(ConnectionTest, KeepsReadingWhileTheClientDoesNotRead) {
+  Client c(listener_->port());
+  const size_t kSize = 8 * 1024 * 1024;
+  const int kCommands = 6;
+  std::string value(kSize, 'w');
+  std::string one = "*2\r\n$4\r\nECHO\r\n$" + std::to_string(kSize) + "\r\n" + value + "\r\n";
+  std::string req;
+  for (int i = 0; i < kCommands; ++i) req += one;
+  c.Send(req);  // 48 MB: completes only if the server reads while its replies are pending
+  std::string reply = "$" + std::to_string(kSize) + "\r\n" + value + "\r\n";
+  for (int i = 0; i < kCommands; ++i) EXPECT_TRUE(c.Read(reply.size()) == reply) << i;
+  c.Send("PING\r\n");
+  EXPECT_EQ(c.Read(7), "+PONG\r\n");
+}
+
 TEST_F(ConnectionTest, ManyClientsCountedAndDisconnected) {
   {
     std::vector<std::unique_ptr<Client>> clients;
