@@ -159,10 +159,6 @@ void CompactObj::SetObject(ObjType type, uint8_t encoding, ObjectBase* owned) {
   SetKind(kKindObject);
 }
 
-ObjType CompactObj::type() const {
-  return Kind() == kKindObject ? static_cast<ObjType>(buf_[8]) : ObjType::kString;
-}
-
 size_t CompactObj::StringSize() const {
   uint8_t k = Kind();
   if (k <= kInlineMax) return k;

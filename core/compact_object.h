@@ -110,7 +110,18 @@ class CompactObj {
   // Resets to the empty string, keeping user flags.
   void Reset() { SetString({}); }
 
-  ObjType type() const;
+  ObjType type() const {
+    return Kind() == kKindObject ? static_cast<ObjType>(buf_[8]) : ObjType::kString;
+  }
+  // Prefetches the heap block of a heap string or object into the cache (no-op for inline
+  // forms), so that a pipelined batch overlaps the cache misses of the values it will read.
+  void PrefetchData() const {
+    if (Kind() >= kKindHeap) {
+      const char* p;
+      __builtin_memcpy(&p, buf_, sizeof(p));
+      __builtin_prefetch(p);
+    }
+  }
   bool IsString() const { return Kind() != kKindObject; }
   // Returns true if no heap memory is owned.
   bool IsInline() const { return Kind() <= kKindInt; }

@@ -88,8 +88,21 @@ std::optional<unsigned> Server::SingleShardOf(const CommandSpec& spec, io::CmdAr
 void Server::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
   if (cmds.size() < 2) return;  // nothing to overlap
   PrimeTable& table = shard.db(db).table();
+  // Two stages: the buckets of every key, then (buckets now cached) the values they hold.
+  constexpr size_t kMax = 64;
+  uint64_t hashes[kMax];
+  std::string_view keys[kMax];
+  size_t n = 0;
   for (const PendingCmd& c : cmds) {
-    if (c.sid == shard.index()) table.Prefetch(HashBytes(c.args[c.spec->first_key]));
+    if (c.sid != shard.index()) continue;
+    keys[n] = c.args[c.spec->first_key];
+    hashes[n] = HashBytes(keys[n]);
+    table.Prefetch(hashes[n]);
+    if (++n == kMax) break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    PrimeIterator it = table.Find(keys[i], hashes[i]);
+    if (!it.is_done()) it->second.PrefetchData();
   }
 }
 
