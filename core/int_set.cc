@@ -1,5 +1,7 @@
 #include "core/int_set.h"
 
+#include "core/memory.h"
+
 #include <absl/status/status.h>
 
 #include <bit>
@@ -60,15 +62,14 @@ void StoreAt(uint8_t* contents, uint32_t width, uint32_t i, int64_t value) {
   }
 }
 
-uint8_t* Alloc(size_t n) {
-  auto* p = static_cast<uint8_t*>(std::malloc(n));
-  CHECK(p != nullptr);
-  return p;
-}
+// Counted allocations (core/memory.h), so that intsets show in used_memory and maxmemory.
+uint8_t* Alloc(size_t n) { return static_cast<uint8_t*>(AllocateBytes(n)); }
 
 uint8_t* Grow(uint8_t* blob, size_t n) {
-  auto* p = static_cast<uint8_t*>(std::realloc(blob, n));
-  CHECK(p != nullptr);
+  if (n <= AllocationSize(blob)) return blob;
+  uint8_t* p = Alloc(n);
+  std::memcpy(p, blob, AllocationSize(blob));
+  FreeBytes(blob);
   return p;
 }
 
@@ -79,11 +80,11 @@ IntSet::IntSet() : blob_(Alloc(kHeaderSize)) {
   StoreU32(blob_ + 4, 0);
 }
 
-IntSet::~IntSet() { std::free(blob_); }
+IntSet::~IntSet() { FreeBytes(blob_); }
 
 IntSet& IntSet::operator=(IntSet&& other) noexcept {
   if (this != &other) {
-    std::free(blob_);
+    FreeBytes(blob_);
     blob_ = other.blob_;
     other.blob_ = nullptr;
   }

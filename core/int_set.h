@@ -14,7 +14,8 @@
 namespace dashkv {
 
 // Design
-//   One malloc'd blob, byte-identical to Redis's intset (and so to the RDB "intset" encoding):
+//   One blob (counted AllocateBytes, core/memory.h), byte-identical to Redis's intset (and so
+//   to the RDB "intset" encoding):
 //     [encoding: u32 LE = 2, 4 or 8][length: u32 LE][length integers, each `encoding` bytes, LE,
 //      strictly ascending]
 //   Every element is stored with the same width. Adding a value that does not fit the current
@@ -50,11 +51,11 @@ class IntSet {
   // true) fails.
   static absl::StatusOr<IntSet> FromBytes(std::string_view bytes);
 
-  // Takes ownership of `blob`, a malloc'd buffer holding a valid intset.
-  // REQUIRES: Validate(blob) holds, and `blob` was allocated with malloc/realloc.
+  // Takes ownership of `blob`, a buffer from AllocateBytes holding a valid intset.
+  // REQUIRES: Validate(blob) holds, and `blob` was allocated with AllocateBytes.
   static IntSet Adopt(uint8_t* blob);
 
-  // Releases the malloc'd blob to the caller (free() it); leaves this set unusable except for
+  // Releases the blob to the caller (FreeBytes() it); leaves this set unusable except for
   // destruction or assignment.
   uint8_t* Release();
 
