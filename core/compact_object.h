@@ -115,12 +115,17 @@ class CompactObj {
   }
   // Prefetches the heap block of a heap string or object into the cache (no-op for inline
   // forms), so that a pipelined batch overlaps the cache misses of the values it will read.
+  // Up to 512 bytes of a string are prefetched (the lines a reply copies).
   void PrefetchData() const {
-    if (Kind() >= kKindHeap) {
-      const char* p;
-      __builtin_memcpy(&p, buf_, sizeof(p));
-      __builtin_prefetch(p);
-    }
+    if (Kind() < kKindHeap) return;
+    const char* p;
+    __builtin_memcpy(&p, buf_, sizeof(p));
+    __builtin_prefetch(p);
+    if (Kind() == kKindObject) return;
+    uint32_t size;
+    __builtin_memcpy(&size, buf_ + 8, sizeof(size));
+    const uint32_t end = size < 448 ? size + 64 : 512;  // + a possible expiry header
+    for (uint32_t off = 64; off < end; off += 64) __builtin_prefetch(p + off);
   }
   bool IsString() const { return Kind() != kKindObject; }
   // Returns true if no heap memory is owned.
