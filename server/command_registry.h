@@ -90,6 +90,19 @@ class CommandRegistry {
  public:
   // Adds a command. REQUIRES: the name is new.
   void Register(CommandSpec spec);
+  // Adds a kShard command; `multi`, when set, runs it when its keys span several shards.
+  void RegisterShard(CommandSpec spec, ShardHandler handler, CoordHandler multi = nullptr) {
+    spec.kind = HandlerKind::kShard;
+    spec.shard_handler = handler;
+    spec.coord_handler = multi;
+    Register(std::move(spec));
+  }
+  // Adds a kCoord command.
+  void RegisterCoord(CommandSpec spec, CoordHandler handler) {
+    spec.kind = HandlerKind::kCoord;
+    spec.coord_handler = handler;
+    Register(std::move(spec));
+  }
   // Returns the command named `name` (any case), or nullptr.
   const CommandSpec* Find(std::string_view name) const;
   size_t size() const { return by_name_.size(); }

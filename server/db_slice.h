@@ -37,6 +37,16 @@ class DbSlice {
   // expired). kOutOfMemory if the table may not grow. Invalidates iterators.
   OpResult<AddResult> FindOrAdd(std::string_view key, int64_t now_ms);
 
+  // As FindOrAdd, but an existing key must hold `type` (else kWrongType). A new entry holds an
+  // empty string: the caller stores the new object in it. One lookup either way.
+  OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms) {
+    OpResult<AddResult> res = FindOrAdd(key, now_ms);
+    if (res.ok() && !res->inserted && res->it->second.type() != type) {
+      return OpStatus::kWrongType;
+    }
+    return res;
+  }
+
   // Erases the entry. Invalidates iterators.
   void Erase(PrimeIterator it);
   // Erases an expired entry and counts it in expired_keys.

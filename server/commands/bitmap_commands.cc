@@ -245,29 +245,24 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::s
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h) {
-  s.shard_handler = h;
-  r->Register(std::move(s));
-}
-
 }  // namespace
 
 void RegisterBitmapCommands(CommandRegistry* r) {
   using V = std::vector<std::string_view>;
   const V w_slow{"write", "bitmap", "slow"}, r_slow{"read", "bitmap", "slow"};
   const V r_fast{"read", "bitmap", "fast"};
-  Add(r, Spec("setbit", 4, kCmdWrite | kCmdDenyOom, w_slow, "2.2.0",
+  r->RegisterShard(Spec("setbit", 4, kCmdWrite | kCmdDenyOom, w_slow, "2.2.0",
               "Sets or clears the bit at offset of the string value. Creates the key if it "
               "doesn't exist."), CmdSetBit);
-  Add(r, Spec("getbit", 3, kCmdReadOnly | kCmdFast, r_fast, "2.2.0",
+  r->RegisterShard(Spec("getbit", 3, kCmdReadOnly | kCmdFast, r_fast, "2.2.0",
               "Returns a bit value by offset."), CmdGetBit);
-  Add(r, Spec("bitcount", -2, kCmdReadOnly, r_slow, "2.6.0",
+  r->RegisterShard(Spec("bitcount", -2, kCmdReadOnly, r_slow, "2.6.0",
               "Counts the number of set bits (population counting) in a string."), CmdBitCount);
-  Add(r, Spec("bitpos", -3, kCmdReadOnly, r_slow, "2.8.7",
+  r->RegisterShard(Spec("bitpos", -3, kCmdReadOnly, r_slow, "2.8.7",
               "Finds the first set (1) or clear (0) bit in a string."), CmdBitPos);
-  Add(r, Spec("bitfield", -2, kCmdWrite | kCmdDenyOom, w_slow, "3.2.0",
+  r->RegisterShard(Spec("bitfield", -2, kCmdWrite | kCmdDenyOom, w_slow, "3.2.0",
               "Performs arbitrary bitfield integer operations on strings."), CmdBitField<false>);
-  Add(r, Spec("bitfield_ro", -2, kCmdReadOnly | kCmdFast, r_fast, "6.0.0",
+  r->RegisterShard(Spec("bitfield_ro", -2, kCmdReadOnly | kCmdFast, r_fast, "6.0.0",
               "Performs arbitrary read-only bitfield integer operations on strings."),
       CmdBitField<true>);
 }

@@ -341,76 +341,63 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int las
   return s;
 }
 
-void AddShard(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
-  s.kind = HandlerKind::kShard;
-  s.shard_handler = h;
-  s.coord_handler = multi;
-  r->Register(std::move(s));
-}
-
-void AddCoord(CommandRegistry* r, CommandSpec s, CoordHandler h) {
-  s.kind = HandlerKind::kCoord;
-  s.coord_handler = h;
-  r->Register(std::move(s));
-}
-
 }  // namespace
 
 void RegisterGenericCommands(CommandRegistry* r) {
-  AddShard(r, Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
+  r->RegisterShard(Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
                    "Deletes one or more keys."), CmdDelShard, CmdDelMulti);
-  AddShard(r, Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
+  r->RegisterShard(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
                    {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys."),
            CmdDelShard, CmdDelMulti);
-  AddShard(r, Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+  r->RegisterShard(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
                    {"keyspace", "read", "fast"}, "Determines whether one or more keys exist."),
            CmdExistsShard, CmdExistsMulti);
-  AddShard(r, Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+  r->RegisterShard(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the number of existing keys out of those specified after updating "
                    "the time they were last accessed."),
            CmdExistsShard, CmdExistsMulti);
-  AddShard(r, Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
                    "Determines the type of value stored at a key."), CmdType);
-  AddShard(r, Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key in seconds."),
            CmdExpireGeneric<false, false>);
-  AddShard(r, Spec("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key in milliseconds."),
            CmdExpireGeneric<true, false>);
-  AddShard(r, Spec("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key to a Unix timestamp."),
            CmdExpireGeneric<false, true>);
-  AddShard(r, Spec("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1,
                    {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key to a Unix milliseconds timestamp."),
            CmdExpireGeneric<true, true>);
-  AddShard(r, Spec("ttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("ttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
                    "Returns the expiration time in seconds of a key."),
            CmdTtlGeneric<false, false>);
-  AddShard(r, Spec("pttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("pttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
                    "Returns the expiration time in milliseconds of a key."),
            CmdTtlGeneric<true, false>);
-  AddShard(r, Spec("expiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("expiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the expiration time of a key as a Unix timestamp."),
            CmdTtlGeneric<false, true>);
-  AddShard(r, Spec("pexpiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("pexpiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the expiration time of a key as a Unix milliseconds timestamp."),
            CmdTtlGeneric<true, true>);
-  AddShard(r, Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
                    "Removes the expiration time of a key."), CmdPersist);
-  AddCoord(r, Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
+  r->RegisterCoord(Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
                    "Returns all key names that match a pattern."), CmdKeys);
-  AddCoord(r, Spec("scan", -2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+  r->RegisterCoord(Spec("scan", -2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
                    "Iterates over the key names in the database."), CmdScan);
-  AddCoord(r, Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+  r->RegisterCoord(Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
                    "Returns a random key name from the database."), CmdRandomKey);
   CommandSpec object = Spec("object", -2, kCmdReadOnly, 2, 2, 1, {"keyspace", "read", "slow"},
                             "A container for object introspection commands.");
   object.container = true;
-  AddCoord(r, std::move(object), CmdObject);
+  r->RegisterCoord(std::move(object), CmdObject);
 }
 
 }  // namespace dashkv

@@ -33,13 +33,9 @@ OpResult<HashValue*> FindHash(DbSlice& db, std::string_view key, int64_t now_ms)
 
 // Returns the hash at key, creating an empty one when missing. Invalidates iterators.
 OpResult<HashValue*> FindOrAddHash(DbSlice& db, std::string_view key, int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
-  if (!it.is_done()) {
-    if (it->second.type() != ObjType::kHash) return OpStatus::kWrongType;
-    return GetHash(it->second);
-  }
-  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kHash, now_ms);
   if (!added) return added.status();
+  if (!added->inserted) return GetHash(added->it->second);
   auto* hash = new HashValue();
   added->it->second.SetObject(ObjType::kHash, HashValue::kListpack, hash);
   return hash;
@@ -317,11 +313,6 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::s
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h) {
-  s.shard_handler = h;
-  r->Register(std::move(s));
-}
-
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
 
@@ -331,41 +322,41 @@ void RegisterHashCommands(CommandRegistry* r) {
   using V = std::vector<std::string_view>;
   const V w_fast{"write", "hash", "fast"}, r_fast{"read", "hash", "fast"};
   const V r_slow{"read", "hash", "slow"};
-  Add(r, Spec("hset", -4, kWriteOomFast, w_fast, "2.0.0",
+  r->RegisterShard(Spec("hset", -4, kWriteOomFast, w_fast, "2.0.0",
               "Creates or modifies the value of a field in a hash."), CmdHSet<false>);
-  Add(r, Spec("hmset", -4, kWriteOomFast, w_fast, "2.0.0",
+  r->RegisterShard(Spec("hmset", -4, kWriteOomFast, w_fast, "2.0.0",
               "Sets the values of multiple fields."), CmdHSet<true>);
-  Add(r, Spec("hsetnx", 4, kWriteOomFast, w_fast, "2.0.0",
+  r->RegisterShard(Spec("hsetnx", 4, kWriteOomFast, w_fast, "2.0.0",
               "Sets the value of a field in a hash only when the field doesn't exist."),
       CmdHSetNx);
-  Add(r, Spec("hget", 3, kReadFast, r_fast, "2.0.0", "Returns the value of a field in a hash."),
+  r->RegisterShard(Spec("hget", 3, kReadFast, r_fast, "2.0.0", "Returns the value of a field in a hash."),
       CmdHGet);
-  Add(r, Spec("hmget", -3, kReadFast, r_fast, "2.0.0",
+  r->RegisterShard(Spec("hmget", -3, kReadFast, r_fast, "2.0.0",
               "Returns the values of all fields in a hash."), CmdHMGet);
-  Add(r, Spec("hdel", -3, kCmdWrite | kCmdFast, w_fast, "2.0.0",
+  r->RegisterShard(Spec("hdel", -3, kCmdWrite | kCmdFast, w_fast, "2.0.0",
               "Deletes one or more fields and their values from a hash. Deletes the hash if no "
               "fields remain."), CmdHDel);
-  Add(r, Spec("hlen", 2, kReadFast, r_fast, "2.0.0", "Returns the number of fields in a hash."),
+  r->RegisterShard(Spec("hlen", 2, kReadFast, r_fast, "2.0.0", "Returns the number of fields in a hash."),
       CmdHLen);
-  Add(r, Spec("hstrlen", 3, kReadFast, r_fast, "3.2.0",
+  r->RegisterShard(Spec("hstrlen", 3, kReadFast, r_fast, "3.2.0",
               "Returns the length of the value of a field."), CmdHStrLen);
-  Add(r, Spec("hexists", 3, kReadFast, r_fast, "2.0.0",
+  r->RegisterShard(Spec("hexists", 3, kReadFast, r_fast, "2.0.0",
               "Determines whether a field exists in a hash."), CmdHExists);
-  Add(r, Spec("hkeys", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all fields in a hash."),
+  r->RegisterShard(Spec("hkeys", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all fields in a hash."),
       CmdHGetAll<Parts::kKeys>);
-  Add(r, Spec("hvals", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all values in a hash."),
+  r->RegisterShard(Spec("hvals", 2, kCmdReadOnly, r_slow, "2.0.0", "Returns all values in a hash."),
       CmdHGetAll<Parts::kValues>);
-  Add(r, Spec("hgetall", 2, kCmdReadOnly, r_slow, "2.0.0",
+  r->RegisterShard(Spec("hgetall", 2, kCmdReadOnly, r_slow, "2.0.0",
               "Returns all fields and values in a hash."), CmdHGetAll<Parts::kBoth>);
-  Add(r, Spec("hincrby", 4, kWriteOomFast, w_fast, "2.0.0",
+  r->RegisterShard(Spec("hincrby", 4, kWriteOomFast, w_fast, "2.0.0",
               "Increments the integer value of a field in a hash by a number. Uses 0 as initial "
               "value if the field doesn't exist."), CmdHIncrBy);
-  Add(r, Spec("hincrbyfloat", 4, kWriteOomFast, w_fast, "2.6.0",
+  r->RegisterShard(Spec("hincrbyfloat", 4, kWriteOomFast, w_fast, "2.6.0",
               "Increments the floating point value of a field by a number. Uses 0 as initial "
               "value if the field doesn't exist."), CmdHIncrByFloat);
-  Add(r, Spec("hrandfield", -2, kCmdReadOnly, r_slow, "6.2.0",
+  r->RegisterShard(Spec("hrandfield", -2, kCmdReadOnly, r_slow, "6.2.0",
               "Returns one or more random fields from a hash."), CmdHRandField);
-  Add(r, Spec("hscan", -3, kCmdReadOnly, r_slow, "2.8.0",
+  r->RegisterShard(Spec("hscan", -3, kCmdReadOnly, r_slow, "2.8.0",
               "Iterates over fields and values of a hash."), CmdHScan);
 }
 

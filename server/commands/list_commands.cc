@@ -45,13 +45,9 @@ OpResult<ListValue*> FindList(DbSlice& db, std::string_view key, int64_t now_ms)
 
 // Returns the list at key, creating an empty one when missing. Invalidates iterators.
 OpResult<ListValue*> FindOrAddList(DbSlice& db, std::string_view key, int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
-  if (!it.is_done()) {
-    if (it->second.type() != ObjType::kList) return OpStatus::kWrongType;
-    return GetList(it->second);
-  }
-  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kList, now_ms);
   if (!added) return added.status();
+  if (!added->inserted) return GetList(added->it->second);
   auto* list = new ListValue();
   added->it->second.SetObject(ObjType::kList, ListValue::kListpack, list);
   return list;
@@ -520,12 +516,6 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
-  s.shard_handler = h;
-  s.coord_handler = multi;
-  r->Register(std::move(s));
-}
-
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kWriteFast = kCmdWrite | kCmdFast;
 constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
@@ -536,47 +526,47 @@ void RegisterListCommands(CommandRegistry* r) {
   using V = std::vector<std::string_view>;
   const V w_fast{"write", "list", "fast"}, w_slow{"write", "list", "slow"};
   const V r_fast{"read", "list", "fast"}, r_slow{"read", "list", "slow"};
-  Add(r, Spec("lpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("lpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
               "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
       CmdPush<ListEnd::kHead, false>);
-  Add(r, Spec("rpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("rpush", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
               "Appends one or more elements to a list. Creates the key if it doesn't exist."),
       CmdPush<ListEnd::kTail, false>);
-  Add(r, Spec("lpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
+  r->RegisterShard(Spec("lpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
               "Prepends one or more elements to a list only when the list exists."),
       CmdPush<ListEnd::kHead, true>);
-  Add(r, Spec("rpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
+  r->RegisterShard(Spec("rpushx", -3, kWriteOomFast, 1, 1, w_fast, "2.2.0",
               "Appends an element to a list only when the list exists."),
       CmdPush<ListEnd::kTail, true>);
-  Add(r, Spec("lpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("lpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
               "Returns the first elements in a list after removing it. Deletes the list if the "
               "last element was popped."), CmdPop<ListEnd::kHead>);
-  Add(r, Spec("rpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("rpop", -2, kWriteFast, 1, 1, w_fast, "1.0.0",
               "Returns and removes the last elements of a list. Deletes the list if the last "
               "element was popped."), CmdPop<ListEnd::kTail>);
-  Add(r, Spec("llen", 2, kReadFast, 1, 1, r_fast, "1.0.0", "Returns the length of a list."),
+  r->RegisterShard(Spec("llen", 2, kReadFast, 1, 1, r_fast, "1.0.0", "Returns the length of a list."),
       CmdLLen);
-  Add(r, Spec("lindex", 3, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("lindex", 3, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
               "Returns an element from a list by its index."), CmdLIndex);
-  Add(r, Spec("lset", 4, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("lset", 4, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "1.0.0",
               "Sets the value of an element in a list by its index."), CmdLSet);
-  Add(r, Spec("lrange", 4, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("lrange", 4, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
               "Returns a range of elements from a list."), CmdLRange);
-  Add(r, Spec("ltrim", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("ltrim", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
               "Removes elements from both ends a list. Deletes the list if all elements were "
               "trimmed."), CmdLTrim);
-  Add(r, Spec("linsert", 5, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "2.2.0",
+  r->RegisterShard(Spec("linsert", 5, kCmdWrite | kCmdDenyOom, 1, 1, w_slow, "2.2.0",
               "Inserts an element before or after another element in a list."), CmdLInsert);
-  Add(r, Spec("lrem", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("lrem", 4, kCmdWrite, 1, 1, w_slow, "1.0.0",
               "Removes elements from a list. Deletes the list if the last element was removed."),
       CmdLRem);
-  Add(r, Spec("lpos", -3, kCmdReadOnly, 1, 1, r_slow, "6.0.6",
+  r->RegisterShard(Spec("lpos", -3, kCmdReadOnly, 1, 1, r_slow, "6.0.6",
               "Returns the index of matching elements in a list."), CmdLPos);
-  Add(r, Spec("rpoplpush", 3, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "1.2.0",
+  r->RegisterShard(Spec("rpoplpush", 3, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "1.2.0",
               "Returns the last element of a list after removing and pushing it to another "
               "list. Deletes the list if the last element was popped."),
       CmdRPopLPush, CmdRPopLPushMulti);
-  Add(r, Spec("lmove", 5, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "6.2.0",
+  r->RegisterShard(Spec("lmove", 5, kCmdWrite | kCmdDenyOom, 1, 2, w_slow, "6.2.0",
               "Returns an element after popping it from one list and pushing it to another. "
               "Deletes the list if the last element was moved."),
       CmdLMove, CmdLMoveMulti);

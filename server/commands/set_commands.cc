@@ -27,16 +27,11 @@ SetLimits Limits(const ShardCmdContext& ctx) { return SetLimits::From(ctx.config
 
 // SADD key member [member ...]
 void CmdSAdd(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
-  if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
+  OpResult<DbSlice::AddResult> added = ctx.db.FindOrAddOfType(args[1], ObjType::kSet, ctx.now_ms);
+  if (!added) return ctx.SendStatus(added.status());
   SetLimits limits = Limits(ctx);
-  PrimeIterator it;
-  if (found) {
-    it = *found;
-  } else {
-    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
-    if (!added) return ctx.SendStatus(added.status());
-    it = added->it;
+  PrimeIterator it = added->it;
+  if (added->inserted) {
     it->second.SetObject(ObjType::kSet, 0,
                          SetValue::Create(args[2], args.size() - 2, limits).release());
   }
@@ -277,18 +272,6 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
-  s.shard_handler = h;
-  s.coord_handler = multi;
-  r->Register(std::move(s));
-}
-
-void AddCoord(CommandRegistry* r, CommandSpec s, CoordHandler h) {
-  s.kind = HandlerKind::kCoord;
-  s.coord_handler = h;
-  r->Register(std::move(s));
-}
-
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
 constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
@@ -299,47 +282,47 @@ void RegisterSetCommands(CommandRegistry* r) {
   using V = std::vector<std::string_view>;
   const V w_fast{"write", "set", "fast"}, w_slow{"write", "set", "slow"};
   const V r_fast{"read", "set", "fast"}, r_slow{"read", "set", "slow"};
-  Add(r, Spec("sadd", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("sadd", -3, kWriteOomFast, 1, 1, w_fast, "1.0.0",
               "Adds one or more members to a set. Creates the key if it doesn't exist."), CmdSAdd);
-  Add(r, Spec("srem", -3, kCmdWrite | kCmdFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("srem", -3, kCmdWrite | kCmdFast, 1, 1, w_fast, "1.0.0",
               "Removes one or more members from a set. Deletes the set if the last member was "
               "removed."), CmdSRem);
-  Add(r, Spec("scard", 2, kReadFast, 1, 1, r_fast, "1.0.0",
+  r->RegisterShard(Spec("scard", 2, kReadFast, 1, 1, r_fast, "1.0.0",
               "Returns the number of members in a set."), CmdSCard);
-  Add(r, Spec("sismember", 3, kReadFast, 1, 1, r_fast, "1.0.0",
+  r->RegisterShard(Spec("sismember", 3, kReadFast, 1, 1, r_fast, "1.0.0",
               "Determines whether a member belongs to a set."), CmdSIsMember);
-  Add(r, Spec("smismember", -3, kReadFast, 1, 1, r_fast, "6.2.0",
+  r->RegisterShard(Spec("smismember", -3, kReadFast, 1, 1, r_fast, "6.2.0",
               "Determines whether multiple members belong to a set."), CmdSMIsMember);
-  Add(r, Spec("smembers", 2, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("smembers", 2, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
               "Returns all members of a set."), CmdSMembers);
-  Add(r, Spec("spop", -2, kCmdWrite | kCmdFast, 1, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("spop", -2, kCmdWrite | kCmdFast, 1, 1, w_fast, "1.0.0",
               "Returns one or more random members from a set after removing them. Deletes the "
               "set if the last member was popped."), CmdSPop);
-  Add(r, Spec("srandmember", -2, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("srandmember", -2, kCmdReadOnly, 1, 1, r_slow, "1.0.0",
               "Get one or multiple random members from a set"), CmdSRandMember);
-  Add(r, Spec("sscan", -3, kCmdReadOnly, 1, 1, r_slow, "2.8.0",
+  r->RegisterShard(Spec("sscan", -3, kCmdReadOnly, 1, 1, r_slow, "2.8.0",
               "Iterates over members of a set."), CmdSScan);
-  Add(r, Spec("smove", 4, kWriteOomFast, 1, 2, w_fast, "1.0.0",
+  r->RegisterShard(Spec("smove", 4, kWriteOomFast, 1, 2, w_fast, "1.0.0",
               "Moves a member from one set to another."), CmdSMove, CmdSMoveMulti);
-  Add(r, Spec("sinter", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("sinter", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
               "Returns the intersect of multiple sets."),
       CmdSetAlgebra<SetOp::kInter, false>, CmdSetAlgebraMulti<SetOp::kInter, false>);
-  Add(r, Spec("sunion", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("sunion", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
               "Returns the union of multiple sets."),
       CmdSetAlgebra<SetOp::kUnion, false>, CmdSetAlgebraMulti<SetOp::kUnion, false>);
-  Add(r, Spec("sdiff", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("sdiff", -2, kCmdReadOnly, 1, -1, r_slow, "1.0.0",
               "Returns the difference of multiple sets."),
       CmdSetAlgebra<SetOp::kDiff, false>, CmdSetAlgebraMulti<SetOp::kDiff, false>);
-  Add(r, Spec("sinterstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("sinterstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
               "Stores the intersect of multiple sets in a key."),
       CmdSetAlgebra<SetOp::kInter, true>, CmdSetAlgebraMulti<SetOp::kInter, true>);
-  Add(r, Spec("sunionstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("sunionstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
               "Stores the union of multiple sets in a key."),
       CmdSetAlgebra<SetOp::kUnion, true>, CmdSetAlgebraMulti<SetOp::kUnion, true>);
-  Add(r, Spec("sdiffstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("sdiffstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
               "Stores the difference of multiple sets in a key."),
       CmdSetAlgebra<SetOp::kDiff, true>, CmdSetAlgebraMulti<SetOp::kDiff, true>);
-  AddCoord(r, Spec("sintercard", -3, kCmdReadOnly, 0, 0, r_slow, "7.0.0",
+  r->RegisterCoord(Spec("sintercard", -3, kCmdReadOnly, 0, 0, r_slow, "7.0.0",
                    "Returns the number of members of the intersect of multiple sets."),
            CmdSInterCard);
 }

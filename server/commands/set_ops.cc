@@ -126,11 +126,9 @@ OpResult<int64_t> StoreSet(DbSlice& db, std::string_view key,
 
 OpResult<bool> OpSAddOne(DbSlice& db, std::string_view key, std::string_view member,
                          const SetLimits& limits, int64_t now_ms) {
-  OpResult<PrimeIterator> found = db.FindOfType(key, ObjType::kSet, now_ms);
-  if (found) return AsSet((*found)->second).Add(member, limits);
-  if (found.status() != OpStatus::kKeyNotFound) return found.status();
-  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kSet, now_ms);
   if (!added) return added.status();
+  if (!added->inserted) return AsSet(added->it->second).Add(member, limits);
   auto set = SetValue::Create(member, 1, limits);
   set->Add(member, limits);
   added->it->second.SetObject(ObjType::kSet, 0, set.release());

@@ -382,12 +382,6 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int last_key,
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
-  s.shard_handler = h;
-  s.coord_handler = multi;
-  r->Register(std::move(s));
-}
-
 constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
@@ -398,54 +392,54 @@ void RegisterStringCommands(CommandRegistry* r) {
   using V = std::vector<std::string_view>;
   const V w_slow{"write", "string", "slow"}, w_fast{"write", "string", "fast"};
   const V r_slow{"read", "string", "slow"}, r_fast{"read", "string", "fast"};
-  Add(r, Spec("set", -3, kWriteOom, 1, w_slow, "1.0.0",
+  r->RegisterShard(Spec("set", -3, kWriteOom, 1, w_slow, "1.0.0",
               "Sets the string value of a key, ignoring its type. The key is created if it "
               "doesn't exist."), CmdSet);
-  Add(r, Spec("get", 2, kReadFast, 1, r_fast, "1.0.0", "Returns the string value of a key."),
+  r->RegisterShard(Spec("get", 2, kReadFast, 1, r_fast, "1.0.0", "Returns the string value of a key."),
       CmdGet);
-  Add(r, Spec("getset", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("getset", 3, kWriteOomFast, 1, w_fast, "1.0.0",
               "Returns the previous string value of a key after setting it to a new value."),
       CmdGetSet);
-  Add(r, Spec("getdel", 2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
+  r->RegisterShard(Spec("getdel", 2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
               "Returns the string value of a key after deleting the key."), CmdGetDel);
-  Add(r, Spec("getex", -2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
+  r->RegisterShard(Spec("getex", -2, kCmdWrite | kCmdFast, 1, w_fast, "6.2.0",
               "Returns the string value of a key after setting its expiration time."), CmdGetEx);
-  Add(r, Spec("setnx", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("setnx", 3, kWriteOomFast, 1, w_fast, "1.0.0",
               "Set the string value of a key only when the key doesn't exist."), CmdSetNx);
-  Add(r, Spec("setex", 4, kWriteOom, 1, w_slow, "2.0.0",
+  r->RegisterShard(Spec("setex", 4, kWriteOom, 1, w_slow, "2.0.0",
               "Sets the string value and expiration time of a key. Creates the key if it "
               "doesn't exist."), CmdSetEx<ExpireKind::kEx>);
-  Add(r, Spec("psetex", 4, kWriteOom, 1, w_slow, "2.6.0",
+  r->RegisterShard(Spec("psetex", 4, kWriteOom, 1, w_slow, "2.6.0",
               "Sets both string value and expiration time in milliseconds of a key. The key is "
               "created if it doesn't exist."), CmdSetEx<ExpireKind::kPx>);
-  Add(r, Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
+  r->RegisterShard(Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
               "Atomically returns the string values of one or more keys."),
       CmdMGetShard, CmdMGetMulti);
-  Add(r, Spec("append", 3, kWriteOomFast, 1, w_fast, "2.0.0",
+  r->RegisterShard(Spec("append", 3, kWriteOomFast, 1, w_fast, "2.0.0",
               "Appends a string to the value of a key. Creates the key if it doesn't exist."),
       CmdAppend);
-  Add(r, Spec("strlen", 2, kReadFast, 1, r_fast, "2.2.0",
+  r->RegisterShard(Spec("strlen", 2, kReadFast, 1, r_fast, "2.2.0",
               "Returns the length of a string value."), CmdStrlen);
-  Add(r, Spec("incr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("incr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
               "Increments the integer value of a key by one. Uses 0 as initial value if the key "
               "doesn't exist."), CmdIncrOne<1>);
-  Add(r, Spec("decr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("decr", 2, kWriteOomFast, 1, w_fast, "1.0.0",
               "Decrements the integer value of a key by one. Uses 0 as initial value if the key "
               "doesn't exist."), CmdIncrOne<-1>);
-  Add(r, Spec("incrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("incrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
               "Increments the integer value of a key by a number. Uses 0 as initial value if the "
               "key doesn't exist."), CmdIncrBy);
-  Add(r, Spec("decrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
+  r->RegisterShard(Spec("decrby", 3, kWriteOomFast, 1, w_fast, "1.0.0",
               "Decrements a number from the integer value of a key. Uses 0 as initial value if "
               "the key doesn't exist."), CmdDecrBy);
-  Add(r, Spec("incrbyfloat", 3, kWriteOomFast, 1, w_fast, "2.6.0",
+  r->RegisterShard(Spec("incrbyfloat", 3, kWriteOomFast, 1, w_fast, "2.6.0",
               "Increment the floating point value of a key by a number. Uses 0 as initial value "
               "if the key doesn't exist."), CmdIncrByFloat);
-  Add(r, Spec("getrange", 4, kCmdReadOnly, 1, r_slow, "2.4.0",
+  r->RegisterShard(Spec("getrange", 4, kCmdReadOnly, 1, r_slow, "2.4.0",
               "Returns a substring of the string stored at a key."), CmdGetRange);
-  Add(r, Spec("substr", 4, kCmdReadOnly, 1, r_slow, "1.0.0",
+  r->RegisterShard(Spec("substr", 4, kCmdReadOnly, 1, r_slow, "1.0.0",
               "Returns a substring from a string value."), CmdGetRange);
-  Add(r, Spec("setrange", 4, kWriteOom, 1, w_slow, "2.2.0",
+  r->RegisterShard(Spec("setrange", 4, kWriteOom, 1, w_slow, "2.2.0",
               "Overwrites a part of a string value with another by an offset. Creates the key if "
               "it doesn't exist."), CmdSetRange);
 }

@@ -107,16 +107,11 @@ void CmdZAdd(CmdArgs args, ShardCmdContext& ctx) {
 void CmdZIncrBy(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<double> incr = ParseScore(args[2]);
   if (!incr) return ctx.SendStatus(OpStatus::kNotAFloat);
-  OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
-  if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
+  OpResult<DbSlice::AddResult> added = ctx.db.FindOrAddOfType(args[1], ObjType::kZset, ctx.now_ms);
+  if (!added) return ctx.SendStatus(added.status());
   ZsetLimits limits = Limits(ctx);
-  PrimeIterator it;
-  if (found) {
-    it = *found;
-  } else {
-    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
-    if (!added) return ctx.SendStatus(added.status());
-    it = added->it;
+  PrimeIterator it = added->it;
+  if (added->inserted) {
     it->second.SetObject(ObjType::kZset, 0,
                          ZsetValue::Create(1, args[3].size(), limits).release());
   }
@@ -534,18 +529,6 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
   return s;
 }
 
-void Add(CommandRegistry* r, CommandSpec s, ShardHandler h, CoordHandler multi = nullptr) {
-  s.shard_handler = h;
-  s.coord_handler = multi;
-  r->Register(std::move(s));
-}
-
-void AddCoord(CommandRegistry* r, CommandSpec s, CoordHandler h) {
-  s.kind = HandlerKind::kCoord;
-  s.coord_handler = h;
-  r->Register(std::move(s));
-}
-
 constexpr uint32_t kWOF = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kWO = kCmdWrite | kCmdDenyOom;
 constexpr uint32_t kWF = kCmdWrite | kCmdFast;
@@ -558,86 +541,86 @@ constexpr uint32_t kR = kCmdReadOnly;
 void RegisterZsetCommands(CommandRegistry* r) {
   using RC = RangeCommand;
   using By = RangeSpec::By;
-  Add(r, Spec("zadd", -4, kWOF, 1, 1, "1.2.0", "Adds one or more members to a sorted set, or "
+  r->RegisterShard(Spec("zadd", -4, kWOF, 1, 1, "1.2.0", "Adds one or more members to a sorted set, or "
               "updates their scores. Creates the key if it doesn't exist."), CmdZAdd);
-  Add(r, Spec("zincrby", 4, kWOF, 1, 1, "1.2.0",
+  r->RegisterShard(Spec("zincrby", 4, kWOF, 1, 1, "1.2.0",
               "Increments the score of a member in a sorted set."), CmdZIncrBy);
-  Add(r, Spec("zrem", -3, kWF, 1, 1, "1.2.0", "Removes one or more members from a sorted set. "
+  r->RegisterShard(Spec("zrem", -3, kWF, 1, 1, "1.2.0", "Removes one or more members from a sorted set. "
               "Deletes the sorted set if all members were removed."), CmdZRem);
-  Add(r, Spec("zcard", 2, kRF, 1, 1, "1.2.0", "Returns the number of members in a sorted set."),
+  r->RegisterShard(Spec("zcard", 2, kRF, 1, 1, "1.2.0", "Returns the number of members in a sorted set."),
       CmdZCard);
-  Add(r, Spec("zscore", 3, kRF, 1, 1, "1.2.0",
+  r->RegisterShard(Spec("zscore", 3, kRF, 1, 1, "1.2.0",
               "Returns the score of a member in a sorted set."), CmdZScore);
-  Add(r, Spec("zmscore", -3, kRF, 1, 1, "6.2.0",
+  r->RegisterShard(Spec("zmscore", -3, kRF, 1, 1, "6.2.0",
               "Returns the score of one or more members in a sorted set."), CmdZMScore);
-  Add(r, Spec("zrank", -3, kRF, 1, 1, "2.0.0",
+  r->RegisterShard(Spec("zrank", -3, kRF, 1, 1, "2.0.0",
               "Returns the index of a member in a sorted set ordered by ascending scores."),
       CmdZRank<false>);
-  Add(r, Spec("zrevrank", -3, kRF, 1, 1, "2.0.0",
+  r->RegisterShard(Spec("zrevrank", -3, kRF, 1, 1, "2.0.0",
               "Returns the index of a member in a sorted set ordered by descending scores."),
       CmdZRank<true>);
-  Add(r, Spec("zcount", 4, kRF, 1, 1, "2.0.0",
+  r->RegisterShard(Spec("zcount", 4, kRF, 1, 1, "2.0.0",
               "Returns the count of members in a sorted set that have scores within a range."),
       CmdZCount<By::kScore>);
-  Add(r, Spec("zlexcount", 4, kRF, 1, 1, "2.8.9", "Returns the number of members in a sorted "
+  r->RegisterShard(Spec("zlexcount", 4, kRF, 1, 1, "2.8.9", "Returns the number of members in a sorted "
               "set within a lexicographical range."), CmdZCount<By::kLex>);
-  Add(r, Spec("zrange", -4, kR, 1, 1, "1.2.0",
+  r->RegisterShard(Spec("zrange", -4, kR, 1, 1, "1.2.0",
               "Returns members in a sorted set within a range of indexes."),
       CmdZRange<RC::kZRange>);
-  Add(r, Spec("zrevrange", -4, kR, 1, 1, "1.2.0", "Returns members in a sorted set within a "
+  r->RegisterShard(Spec("zrevrange", -4, kR, 1, 1, "1.2.0", "Returns members in a sorted set within a "
               "range of indexes in reverse order."), CmdZRange<RC::kZRevRange>);
-  Add(r, Spec("zrangebyscore", -4, kR, 1, 1, "1.0.5",
+  r->RegisterShard(Spec("zrangebyscore", -4, kR, 1, 1, "1.0.5",
               "Returns members in a sorted set within a range of scores."),
       CmdZRange<RC::kZRangeByScore>);
-  Add(r, Spec("zrevrangebyscore", -4, kR, 1, 1, "2.2.0", "Returns members in a sorted set "
+  r->RegisterShard(Spec("zrevrangebyscore", -4, kR, 1, 1, "2.2.0", "Returns members in a sorted set "
               "within a range of scores in reverse order."), CmdZRange<RC::kZRevRangeByScore>);
-  Add(r, Spec("zrangebylex", -4, kR, 1, 1, "2.8.9", "Returns members in a sorted set within a "
+  r->RegisterShard(Spec("zrangebylex", -4, kR, 1, 1, "2.8.9", "Returns members in a sorted set within a "
               "lexicographical range."), CmdZRange<RC::kZRangeByLex>);
-  Add(r, Spec("zrevrangebylex", -4, kR, 1, 1, "2.8.9", "Returns members in a sorted set within "
+  r->RegisterShard(Spec("zrevrangebylex", -4, kR, 1, 1, "2.8.9", "Returns members in a sorted set within "
               "a lexicographical range in reverse order."), CmdZRange<RC::kZRevRangeByLex>);
-  Add(r, Spec("zrangestore", -5, kWO, 1, 2, "6.2.0",
+  r->RegisterShard(Spec("zrangestore", -5, kWO, 1, 2, "6.2.0",
               "Stores a range of members from sorted set in a key."),
       CmdZRangeStore, CmdZRangeStoreMulti);
-  Add(r, Spec("zremrangebyrank", 4, kW, 1, 1, "2.0.0", "Removes members in a sorted set within "
+  r->RegisterShard(Spec("zremrangebyrank", 4, kW, 1, 1, "2.0.0", "Removes members in a sorted set within "
               "a range of indexes. Deletes the sorted set if all members were removed."),
       CmdZRemRange<By::kRank>);
-  Add(r, Spec("zremrangebyscore", 4, kW, 1, 1, "1.2.0", "Removes members in a sorted set "
+  r->RegisterShard(Spec("zremrangebyscore", 4, kW, 1, 1, "1.2.0", "Removes members in a sorted set "
               "within a range of scores. Deletes the sorted set if all members were removed."),
       CmdZRemRange<By::kScore>);
-  Add(r, Spec("zremrangebylex", 4, kW, 1, 1, "2.8.9", "Removes members in a sorted set within "
+  r->RegisterShard(Spec("zremrangebylex", 4, kW, 1, 1, "2.8.9", "Removes members in a sorted set within "
               "a lexicographical range. Deletes the sorted set if all members were removed."),
       CmdZRemRange<By::kLex>);
-  Add(r, Spec("zpopmin", -2, kWF, 1, 1, "5.0.0", "Returns the lowest-scoring members from a "
+  r->RegisterShard(Spec("zpopmin", -2, kWF, 1, 1, "5.0.0", "Returns the lowest-scoring members from a "
               "sorted set after removing them. Deletes the sorted set if the last member was "
               "popped."), CmdZPop<false>);
-  Add(r, Spec("zpopmax", -2, kWF, 1, 1, "5.0.0", "Returns the highest-scoring members from a "
+  r->RegisterShard(Spec("zpopmax", -2, kWF, 1, 1, "5.0.0", "Returns the highest-scoring members from a "
               "sorted set after removing them. Deletes the sorted set if the last member was "
               "popped."), CmdZPop<true>);
-  Add(r, Spec("zrandmember", -2, kR, 1, 1, "6.2.0",
+  r->RegisterShard(Spec("zrandmember", -2, kR, 1, 1, "6.2.0",
               "Returns one or more random members from a sorted set."), CmdZRandMember);
-  Add(r, Spec("zscan", -3, kR, 1, 1, "2.8.0",
+  r->RegisterShard(Spec("zscan", -3, kR, 1, 1, "2.8.0",
               "Iterates over members and scores of a sorted set."), CmdZScan);
-  AddCoord(r, Spec("zmpop", -4, kW, 0, 0, "7.0.0", "Returns the highest- or lowest-scoring "
+  r->RegisterCoord(Spec("zmpop", -4, kW, 0, 0, "7.0.0", "Returns the highest- or lowest-scoring "
                    "members from one or more sorted sets after removing them. Deletes the "
                    "sorted set if the last member was popped."), CmdZMPop);
-  AddCoord(r, Spec("zunion", -3, kR, 0, 0, "6.2.0", "Returns the union of multiple sorted sets."),
+  r->RegisterCoord(Spec("zunion", -3, kR, 0, 0, "6.2.0", "Returns the union of multiple sorted sets."),
            CmdZAlgebra<ZOp::kUnion, false>);
-  AddCoord(r, Spec("zinter", -3, kR, 0, 0, "6.2.0",
+  r->RegisterCoord(Spec("zinter", -3, kR, 0, 0, "6.2.0",
                    "Returns the intersect of multiple sorted sets."),
            CmdZAlgebra<ZOp::kInter, false>);
-  AddCoord(r, Spec("zdiff", -3, kR, 0, 0, "6.2.0",
+  r->RegisterCoord(Spec("zdiff", -3, kR, 0, 0, "6.2.0",
                    "Returns the difference between multiple sorted sets."),
            CmdZAlgebra<ZOp::kDiff, false>);
-  AddCoord(r, Spec("zunionstore", -4, kWO, 1, 1, "2.0.0",
+  r->RegisterCoord(Spec("zunionstore", -4, kWO, 1, 1, "2.0.0",
                    "Stores the union of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kUnion, true>);
-  AddCoord(r, Spec("zinterstore", -4, kWO, 1, 1, "2.0.0",
+  r->RegisterCoord(Spec("zinterstore", -4, kWO, 1, 1, "2.0.0",
                    "Stores the intersect of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kInter, true>);
-  AddCoord(r, Spec("zdiffstore", -4, kWO, 1, 1, "6.2.0",
+  r->RegisterCoord(Spec("zdiffstore", -4, kWO, 1, 1, "6.2.0",
                    "Stores the difference of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kDiff, true>);
-  AddCoord(r, Spec("zintercard", -3, kR, 0, 0, "7.0.0",
+  r->RegisterCoord(Spec("zintercard", -3, kR, 0, 0, "7.0.0",
                    "Returns the number of members of the intersect of multiple sorted sets."),
            CmdZInterCard);
 }
