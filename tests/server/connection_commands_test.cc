@@ -1,9 +1,6 @@
 // Connection command tests (PING, ECHO, HELLO, SELECT, AUTH/requirepass, CLIENT, QUIT, RESET)
 // against a real 2-shard server. Expected replies were taken from redis-server 7.0.15 (same
 // commands run by hand, CLIENT SETINFO from Redis 7.2), not from dashkv's output.
-// GCC 12 reports a false -Wrestrict in std::string operator+ once RespClient::Encode is inlined
-// (GCC bug 105329); the suppression only covers this test file.
-#pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,9 +2,6 @@
 // pipeline (INFO's dashkv_shard_hops), reply order across shards, hash tags, errors inside a
 // pipeline, very large pipelines, and concurrent pipelining clients (run under TSan too).
 // Expected replies follow redis-server 7.0.15.
-// GCC 12 reports a false -Wrestrict in std::string operator+ once RespClient::Encode is inlined
-// (GCC bug 105329); the suppression only covers this test file.
-#pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,5 @@
 // Hash tests: HashValue encodings and the one-way conversion, and the hash commands against a
 // real 2-shard server (expected replies checked against redis-server 7.0.15).
-// GCC 12 false -Wrestrict in std::string operator+ (GCC bug 105329), as in the other tests.
-#pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,8 +1,6 @@
 // List tests: ListValue encodings and conversions, a random differential test against
 // std::deque, and the list commands against a real 2-shard server (expected replies checked
 // against redis-server 7.0.15).
-// GCC 12 false -Wrestrict in std::string operator+ (GCC bug 105329), as in the other tests.
-#pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,5 @@
 // Set command tests against a real 2-shard server: encodings and their conversions, the algebra
 // on one shard and across shards, and Redis 7.0's error texts (checked against redis-server).
-#pragma GCC diagnostic ignored "-Wrestrict"  // GCC bug 105329, see string_commands_test.cc
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,6 @@
 // Sorted-set command tests against a real 2-shard server: encodings, ZADD flags, ranges, the
 // algebra on one shard and across shards, and a differential test of ranks and ranges against a
 // std::set model on the full ("skiplist") encoding. Error texts checked against redis-server 7.0.
-#pragma GCC diagnostic ignored "-Wrestrict"  // GCC bug 105329, see string_commands_test.cc
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
