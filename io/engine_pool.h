@@ -6,6 +6,8 @@
 
 #include <utility>
 
+#include <absl/functional/any_invocable.h>
+
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
@@ -23,6 +25,26 @@ namespace dashkv::io {
 // Returns the number of CPUs this process may use: the affinity mask, capped by a cgroup (v2
 // cpu.max, v1 cfs quota) CPU quota, rounded up, at least 1.
 unsigned AvailableCpus();
+
+// The resumption of a coroutine suspended in EnginePool::AwaitAsync<R>: move-only, call once.
+template <typename R>
+class Completion {
+ public:
+  explicit Completion(absl::AnyInvocable<void(R)> fn) : fn_(std::move(fn)) {}
+  void operator()(R value) { std::move(fn_)(std::move(value)); }
+
+ private:
+  absl::AnyInvocable<void(R)> fn_;
+};
+template <>
+class Completion<void> {
+ public:
+  explicit Completion(absl::AnyInvocable<void()> fn) : fn_(std::move(fn)) {}
+  void operator()() { std::move(fn_)(); }
+
+ private:
+  absl::AnyInvocable<void()> fn_;
+};
 
 class EnginePool {
  public:
@@ -49,6 +71,15 @@ class EnginePool {
   // REQUIRES: called from a coroutine on an engine thread. fn must not suspend.
   template <typename F, typename R = std::invoke_result_t<F&>>
   boost::asio::awaitable<R> Await(unsigned i, F fn);
+
+  // Runs fn(done) on engine i, where `done` is a one-shot Completion<R>: fn (or whatever it
+  // hands `done` to) calls it exactly once, now or later, from engine i's thread, and the
+  // awaiting coroutine resumes on its own engine with the value. This is the hop for work that
+  // has to wait on the target (an intent lock, a blocked pop): fn itself must not block.
+  // Always suspends (even for the caller's own engine). REQUIRES: called from a coroutine on an
+  // engine thread; `done` is called exactly once (dropping it leaks the coroutine).
+  template <typename R, typename F>
+  boost::asio::awaitable<R> AwaitAsync(unsigned i, F fn);
 
   // Runs fn(j) on each engine j in `targets` in parallel (inline for the caller's own engine,
   // after the others are posted) and resumes when all have finished. fn is called concurrently

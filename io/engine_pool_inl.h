@@ -91,6 +91,34 @@ boost::asio::awaitable<R> EnginePool::Await(unsigned i, F fn) {
   }
 }
 
+template <typename R, typename F>
+boost::asio::awaitable<R> EnginePool::AwaitAsync(unsigned i, F fn) {
+  Engine* target = engines_[i].get();
+  Engine* home = Engine::Current();
+  ABSL_RAW_CHECK(home != nullptr, "EnginePool::AwaitAsync called outside an engine thread");
+  using Sig = typename detail::HopSignature<R>::type;
+  auto initiation = [target, home, fnp = &fn](auto handler) {
+    target->Post([home, fnp, h = std::move(handler)]() mutable {
+      if constexpr (std::is_void_v<R>) {
+        (*fnp)(Completion<void>([home, h = std::move(h)]() mutable {
+          home->Post([h = std::move(h)]() mutable { h(); });
+        }));
+      } else {
+        (*fnp)(Completion<R>([home, h = std::move(h)](R r) mutable {
+          home->Post([h = std::move(h), r = std::move(r)]() mutable { h(std::move(r)); });
+        }));
+      }
+    });
+  };
+  if constexpr (std::is_void_v<R>) {
+    co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, Sig>(
+        std::move(initiation), boost::asio::use_awaitable);
+  } else {
+    co_return co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, Sig>(
+        std::move(initiation), boost::asio::use_awaitable);
+  }
+}
+
 template <typename F>
 boost::asio::awaitable<void> EnginePool::AwaitMany(std::span<const unsigned> targets, F fn) {
   Engine* home = Engine::Current();

@@ -17,6 +17,7 @@ namespace dashkv {
 class Server;
 class ConnState;
 class Config;
+class KeyLocks;
 
 // Returns the wall-clock time in milliseconds since the epoch.
 int64_t NowMs();
@@ -62,6 +63,9 @@ class ConnCmdContext {
   io::ReplyBuilder& rb;
   int64_t now_ms;
   const CommandSpec& spec;
+  // The intent locks held around this command (its keys, or a whole EXEC's), or nullptr when
+  // it runs without (one shard, or a command with no keys).
+  KeyLocks* locks = nullptr;
 };
 
 }  // namespace dashkv

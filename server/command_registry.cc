@@ -23,6 +23,24 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
   return out;
 }
 
+KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
+  KeyIndexes out;
+  if (first_key > 0) {
+    size_t last = last_key < 0 ? args.size() + last_key : size_t(last_key);
+    for (size_t k = first_key; k <= last && k < args.size(); k += key_step) out.push_back(k);
+  }
+  if (numkeys_index > 0 && size_t(numkeys_index) < args.size()) {
+    std::string_view n = args[numkeys_index];
+    uint64_t count = 0;
+    bool ok = !n.empty() && n.size() <= 9;
+    for (char c : n) ok = ok && c >= '0' && c <= '9' && ((count = count * 10 + (c - '0')), true);
+    if (ok && count <= args.size() - numkeys_index - 1) {
+      for (size_t k = numkeys_index + 1; k <= numkeys_index + count; ++k) out.push_back(k);
+    }
+  }
+  return out;
+}
+
 void CommandRegistry::Register(CommandSpec spec) {
   CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
   std::string key = AsciiStrToLower(spec.name);

@@ -6,6 +6,7 @@
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -58,6 +59,16 @@ using ShardHandler = void (*)(CmdArgs args, ShardCmdContext& ctx);
 using ConnHandler = void (*)(CmdArgs args, ConnCmdContext& ctx);
 using CoordHandler = boost::asio::awaitable<void> (*)(CmdArgs args, ConnCmdContext& ctx);
 
+// What a command locks when it runs as a transaction (server/transaction.h).
+enum class TxScope : uint8_t {
+  kKeys,          // its keys: exclusive if it writes, shared if it reads
+  kAllShared,     // every shard whole, shared (DBSIZE, KEYS: a consistent view)
+  kAllExclusive,  // every shard whole, exclusive (FLUSHALL, FLUSHDB)
+};
+
+// Argument indexes of a command's keys.
+using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
+
 struct CommandSpec {
   std::string name;  // lower case
   int arity = 0;     // Redis's convention: >0 exact, <0 at least -arity (name included)
@@ -65,6 +76,10 @@ struct CommandSpec {
   int first_key = 0;  // 0: no keys
   int last_key = 0;   // -1: last argument
   int key_step = 0;
+  // >0: args[numkeys_index] counts the keys that follow it (ZUNION, LMPOP, SINTERCARD ...),
+  // in addition to the fixed first_key..last_key ones (a STORE form's destination).
+  int numkeys_index = 0;
+  TxScope tx_scope = TxScope::kKeys;
   std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
   HandlerKind kind = HandlerKind::kConn;
   ShardHandler shard_handler = nullptr;
@@ -81,6 +96,11 @@ struct CommandSpec {
     return arity >= 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
   }
   bool HasFlag(CommandFlag f) const { return (flags & f) != 0; }
+  // Returns whether the command names keys (fixed or after a numkeys argument).
+  bool HasKeys() const { return first_key > 0 || numkeys_index > 0; }
+  // Returns the argument indexes of its keys in `args` (a well-formed call: arity checked),
+  // in argument order. A malformed numkeys yields only the fixed keys (the handler rejects it).
+  KeyIndexes KeysOf(CmdArgs args) const;
 };
 
 // Returns Redis's flag names for `flags` ("write", "readonly", "denyoom", ...).

@@ -16,6 +16,7 @@
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
+#include "server/transaction.h"
 
 namespace dashkv {
 
@@ -207,7 +208,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec->kind == HandlerKind::kConn) {
       spec->conn_handler(args, ctx);
     } else {
-      co_await spec->coord_handler(args, ctx);
+      co_await RunCoordinator(*spec, args, ctx);
       now_ms = NowMs();  // the command may have suspended for a while
     }
     RecordCall(my_engine, *spec, CycleClock::Now() - start, out.error_count() - errors, out);
@@ -218,24 +219,115 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   BumpCounter(engine_states_[my_engine].error_replies, out.error_count() - errors_before);
 }
 
+namespace {
+
+LockMode ModeOf(const CommandSpec& spec) {
+  return spec.HasFlag(kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+}
+
+// Returns whether a transaction's intent lock blocks `cmd` on `shard`.
+bool Blocked(Shard& shard, unsigned db, const PendingCmd& cmd) {
+  LockMode mode = ModeOf(*cmd.spec);
+  for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
+    if (shard.locks().Conflicts(LockKeyOf(db, cmd.args[k]), mode)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Server::AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
+                             unsigned db) const {
+  switch (spec.tx_scope) {
+    case TxScope::kAllShared:
+      return locks.AddAllShards(LockMode::kShared);
+    case TxScope::kAllExclusive:
+      return locks.AddAllShards(LockMode::kExclusive);
+    case TxScope::kKeys:
+      break;
+  }
+  LockMode mode = ModeOf(spec);
+  for (uint32_t k : spec.KeysOf(args)) locks.Add(db, args[k], mode);
+}
+
+asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArgs args,
+                                             ConnCmdContext& ctx) {
+  bool needs_locks = shard_set_->size() > 1 && ctx.locks == nullptr &&
+                     !spec.HasFlag(kCmdBlocking) &&
+                     (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
+  if (!needs_locks) {
+    co_await spec.coord_handler(args, ctx);
+    co_return;
+  }
+  KeyLocks locks(*shard_set_);
+  AddCommandLocks(locks, spec, args, ctx.state.db);
+  co_await locks.Acquire();
+  ctx.locks = &locks;
+  co_await spec.coord_handler(args, ctx);
+  ctx.locks = nullptr;
+  locks.Release();
+}
+
+size_t Server::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
+                       bool from_granted, bool check_locks, io::ReplyBuilder& rb,
+                       uint32_t* reply_ends, int64_t now_ms) {
+  for (size_t i = from; i < cmds.size(); ++i) {
+    const PendingCmd& c = cmds[i];
+    if (c.sid != shard.index()) continue;
+    if (check_locks && !shard.locks().empty() && !(from_granted && i == from) &&
+        Blocked(shard, db, c)) {
+      return i;
+    }
+    RunShardCommand(c, shard, db, rb, now_ms);
+    if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
+  }
+  return cmds.size();
+}
+
+asio::awaitable<size_t> Server::WaitAndRunCmds(unsigned sid, unsigned db,
+                                               std::span<const PendingCmd> cmds, size_t blocked,
+                                               io::ReplyBuilder& rb, uint32_t* reply_ends,
+                                               int64_t now_ms) {
+  co_return co_await shard_set_->AwaitAsync<size_t>(
+      sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
+        LockRequest req;
+        const PendingCmd& c = cmds[blocked];
+        for (uint32_t k : c.spec->KeysOf(c.args)) req.Add(LockKeyOf(db, c.args[k]), ModeOf(*c.spec));
+        Shard* sp = &shard;
+        // Transient: granted in FIFO order behind the transactions holding or awaiting the keys.
+        shard.locks().Enqueue(
+            std::move(req),
+            [&, sp, blocked, done = std::move(done)]() mutable {
+              done(RunCmds(*sp, db, cmds, blocked, /*from_granted=*/true, /*check_locks=*/true,
+                           rb, reply_ends, now_ms));
+            },
+            /*transient=*/true);
+      });
+}
+
 asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
                                             std::span<const PendingCmd> cmds,
-                                            io::ReplyBuilder& out, int64_t now_ms) {
+                                            io::ReplyBuilder& out, int64_t now_ms,
+                                            bool check_locks) {
   unsigned first = cmds[0].sid;
   bool single = true;
   for (const PendingCmd& c : cmds) single &= c.sid == first;
   if (single) {
+    size_t next;
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
       PrefetchKeys(shard, db, cmds);
-      for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
+      next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(engine_states_[my_engine].shard_hops);
-      co_await shard_set_->Await(first, [&](Shard& shard) {
+      next = co_await shard_set_->Await(first, [&](Shard& shard) {
         PrefetchKeys(shard, db, cmds);
-        for (const PendingCmd& c : cmds) RunShardCommand(c, shard, db, out, now_ms);
+        return RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
       });
+    }
+    while (next < cmds.size()) {
+      next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms);
     }
     co_return;
   }
@@ -245,6 +337,7 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
   state.reply_ends.resize(cmds.size());
   absl::InlinedVector<unsigned, 8> targets;
   absl::InlinedVector<uint64_t, 8> errors_before(shard_set_->size(), 0);
+  absl::InlinedVector<size_t, 8> next(shard_set_->size(), cmds.size());
   for (const PendingCmd& c : cmds) {
     if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
       targets.push_back(c.sid);
@@ -259,12 +352,15 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
   co_await shard_set_->AwaitMany(targets, [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
     PrefetchKeys(shard, db, cmds);
-    for (size_t k = 0; k < cmds.size(); ++k) {
-      if (cmds[k].sid != shard.index()) continue;
-      RunShardCommand(cmds[k], shard, db, rb, now_ms);
-      state.reply_ends[k] = static_cast<uint32_t>(rb.size());
-    }
+    next[shard.index()] = RunCmds(shard, db, cmds, 0, false, check_locks, rb,
+                                  state.reply_ends.data(), now_ms);
   });
+  for (unsigned t : targets) {  // shards blocked by a transaction's locks (rare)
+    while (next[t] < cmds.size()) {
+      next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], state.shard_replies[t],
+                                        state.reply_ends.data(), now_ms);
+    }
+  }
   absl::InlinedVector<uint32_t, 8> pos(shard_set_->size(), 0);
   for (size_t k = 0; k < cmds.size(); ++k) {
     unsigned sid = cmds[k].sid;

@@ -55,6 +55,9 @@ struct alignas(64) EngineState {
   absl::flat_hash_map<std::string, uint64_t> error_stats;  // by error code ("ERR", ...)
 };
 
+class ConnCmdContext;
+class KeyLocks;
+
 class Server : public io::Service {
  public:
   // REQUIRES: config.Init() was called and `pool` is started.
@@ -66,6 +69,10 @@ class Server : public io::Service {
                                         std::span<const io::CmdArgs> batch,
                                         io::ReplyBuilder& out) override;
   void OnDisconnect(io::Connection& conn, io::ConnectionState& state) override;
+
+  // Adds the intent locks that `spec` called with `args` in database `db` needs.
+  void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
+                       unsigned db) const;
 
   // Starts the per-shard background tasks (active expiry).
   void StartBackgroundTasks();
@@ -100,10 +107,29 @@ class Server : public io::Service {
  private:
   // Resolves a command: returns its spec, or nullptr after replying with the error.
   const CommandSpec* Resolve(io::CmdArgs args, io::ReplyBuilder& out);
-  // Runs a run of shard commands, grouped per owning shard; replies in request order.
+  // Runs a run of shard commands, grouped per owning shard; replies in request order. With
+  // `check_locks`, a command whose key a transaction holds waits for it (see transaction.h);
+  // without, the caller holds the locks of every key of `cmds` (EXEC).
   boost::asio::awaitable<void> RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
                                              std::span<const PendingCmd> cmds,
-                                             io::ReplyBuilder& out, int64_t now_ms);
+                                             io::ReplyBuilder& out, int64_t now_ms,
+                                             bool check_locks = true);
+  // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
+  // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
+  // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
+  // `reply_ends` is set, reply_ends[i] gets rb's size after command i.
+  size_t RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
+                 bool from_granted, bool check_locks, io::ReplyBuilder& rb, uint32_t* reply_ends,
+                 int64_t now_ms);
+  // Waits on shard `sid` until cmds[blocked]'s keys are free, then resumes RunCmds there.
+  boost::asio::awaitable<size_t> WaitAndRunCmds(unsigned sid, unsigned db,
+                                                std::span<const PendingCmd> cmds, size_t blocked,
+                                                io::ReplyBuilder& rb, uint32_t* reply_ends,
+                                                int64_t now_ms);
+  // Runs a coordinator command; with several shards, inside intent locks on its keys (or on
+  // whole shards for global commands) unless ctx already holds locks (EXEC).
+  boost::asio::awaitable<void> RunCoordinator(const CommandSpec& spec, io::CmdArgs args,
+                                              ConnCmdContext& ctx);
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, io::CmdArgs args) const;

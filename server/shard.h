@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/intent_lock.h"
 #include "server/db_slice.h"
 
 namespace dashkv {
@@ -33,6 +34,8 @@ class Shard {
   // Returns database `db` or nullptr if it was never used.
   DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
   ShardStats& stats() { return stats_; }
+  // The intent locks of this shard's keys (all databases; see server/transaction.h).
+  IntentLockTable& locks() { return locks_; }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
   // number of keys deleted. Called by the shard's periodic timer.
@@ -48,6 +51,7 @@ class Shard {
   unsigned index_;
   std::vector<std::unique_ptr<DbSlice>> dbs_;
   ShardStats stats_;
+  IntentLockTable locks_;
 };
 
 }  // namespace dashkv

@@ -49,6 +49,28 @@ class ShardSet {
     return pool_.Await(sid, [fn = std::move(fn), shard]() mutable { return fn(*shard); });
   }
 
+  // Runs fn(Shard&, io::Completion<R> done) on shard `sid`; resumes with the value `done` is
+  // called with (once, on that shard's thread, now or later). For waits on the shard.
+  template <typename R, typename F>
+  boost::asio::awaitable<R> AwaitAsync(unsigned sid, F fn) {
+    Shard* shard = shards_[sid];
+    return pool_.AwaitAsync<R>(
+        sid, [fn = std::move(fn), shard](io::Completion<R> done) mutable {
+          fn(*shard, std::move(done));
+        });
+  }
+
+  // Posts fn(Shard&) to shard `sid` without waiting (runs inline when local).
+  template <typename F>
+  void Post(unsigned sid, F fn) {
+    Shard* shard = shards_[sid];
+    if (Shard::Current() == shard) return fn(*shard);
+    pool_.Post(sid, [fn = std::move(fn), shard]() mutable { fn(*shard); });
+  }
+
+  // Returns shard `sid`. REQUIRES: used only on that shard's thread.
+  Shard& shard(unsigned sid) { return *shards_[sid]; }
+
   // Runs fn(Shard&) on every shard in `sids` in parallel; resumes when all are done.
   template <typename F>
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> sids, F fn) {

@@ -388,8 +388,10 @@ void RegisterGenericCommands(CommandRegistry* r) {
            CmdTtlGeneric<true, true>);
   r->RegisterShard(Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
                    "Removes the expiration time of a key."), CmdPersist);
-  r->RegisterCoord(Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
-                   "Returns all key names that match a pattern."), CmdKeys);
+  CommandSpec keys = Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
+                          "Returns all key names that match a pattern.");
+  keys.tx_scope = TxScope::kAllShared;  // a consistent view of every shard
+  r->RegisterCoord(std::move(keys), CmdKeys);
   r->RegisterCoord(Spec("scan", -2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
                    "Iterates over the key names in the database."), CmdScan);
   r->RegisterCoord(Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},

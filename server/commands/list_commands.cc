@@ -574,6 +574,7 @@ void RegisterListCommands(CommandRegistry* r) {
                            "Returns multiple elements from a list after removing them. Deletes "
                            "the list if the last element was popped.");
   lmpop.kind = HandlerKind::kCoord;
+  lmpop.numkeys_index = 1;
   lmpop.coord_handler = CmdLMPop;
   r->Register(std::move(lmpop));
 }

@@ -254,15 +254,13 @@ void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
     CmdArgs cmd = args.subspan(2);
     const CommandSpec* spec = reg.Find(cmd[0]);
     if (!spec) return rb.SendError("ERR Invalid command specified");
-    if (spec->first_key == 0) return rb.SendError("ERR The command has no key arguments");
+    if (!spec->HasKeys()) return rb.SendError("ERR The command has no key arguments");
     if (!spec->ArityOk(cmd.size())) {
       return rb.SendError("ERR Invalid number of arguments specified for command");
     }
-    size_t last = spec->last_key < 0 ? cmd.size() + spec->last_key : size_t(spec->last_key);
     std::vector<std::string_view> keys;
-    for (size_t k = spec->first_key; k <= last && k < cmd.size(); k += spec->key_step) {
-      keys.push_back(cmd[k]);
-    }
+    for (uint32_t k : spec->KeysOf(cmd)) keys.push_back(cmd[k]);
+    if (keys.empty()) return rb.SendError("ERR Invalid arguments specified for command");
     return rb.SendBulkArray(keys);
   }
   if (sub == "HELP") {
@@ -318,14 +316,17 @@ void RegisterServerCommands(CommandRegistry* r) {
   CommandSpec s = Spec("dbsize", 1, kCmdReadOnly | kCmdFast, HandlerKind::kCoord,
                        {"keyspace", "read", "fast"}, "Returns the number of keys in the database.");
   s.coord_handler = CmdDbSize;
+  s.tx_scope = TxScope::kAllShared;
   r->Register(std::move(s));
   s = Spec("flushdb", -1, kCmdWrite, HandlerKind::kCoord, {"keyspace", "write", "slow", "dangerous"},
            "Remove all keys from the current database.");
   s.coord_handler = CmdFlushDb;
+  s.tx_scope = TxScope::kAllExclusive;
   r->Register(std::move(s));
   s = Spec("flushall", -1, kCmdWrite, HandlerKind::kCoord,
            {"keyspace", "write", "slow", "dangerous"}, "Removes all keys from all databases.");
   s.coord_handler = CmdFlushAll;
+  s.tx_scope = TxScope::kAllExclusive;
   r->Register(std::move(s));
   s = Spec("time", 1, kCmdLoading | kCmdStale | kCmdFast, HandlerKind::kConn, {"fast"},
            "Returns the server time.");

@@ -322,9 +322,10 @@ void RegisterSetCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("sdiffstore", -3, kWriteOom, 1, -1, w_slow, "1.0.0",
               "Stores the difference of multiple sets in a key."),
       CmdSetAlgebra<SetOp::kDiff, true>, CmdSetAlgebraMulti<SetOp::kDiff, true>);
-  r->RegisterCoord(Spec("sintercard", -3, kCmdReadOnly, 0, 0, r_slow, "7.0.0",
-                   "Returns the number of members of the intersect of multiple sets."),
-           CmdSInterCard);
+  CommandSpec sintercard = Spec("sintercard", -3, kCmdReadOnly, 0, 0, r_slow, "7.0.0",
+                                "Returns the number of members of the intersect of multiple sets.");
+  sintercard.numkeys_index = 1;
+  r->RegisterCoord(std::move(sintercard), CmdSInterCard);
 }
 
 }  // namespace dashkv

@@ -529,6 +529,14 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
   return s;
 }
 
+// Spec of a command whose keys follow a numkeys argument at args[numkeys_index].
+template <typename... A>
+CommandSpec WithNumKeys(int numkeys_index, A&&... spec_args) {
+  CommandSpec s = Spec(std::forward<A>(spec_args)...);
+  s.numkeys_index = numkeys_index;
+  return s;
+}
+
 constexpr uint32_t kWOF = kCmdWrite | kCmdDenyOom | kCmdFast;
 constexpr uint32_t kWO = kCmdWrite | kCmdDenyOom;
 constexpr uint32_t kWF = kCmdWrite | kCmdFast;
@@ -600,27 +608,27 @@ void RegisterZsetCommands(CommandRegistry* r) {
               "Returns one or more random members from a sorted set."), CmdZRandMember);
   r->RegisterShard(Spec("zscan", -3, kR, 1, 1, "2.8.0",
               "Iterates over members and scores of a sorted set."), CmdZScan);
-  r->RegisterCoord(Spec("zmpop", -4, kW, 0, 0, "7.0.0", "Returns the highest- or lowest-scoring "
+  r->RegisterCoord(WithNumKeys(1, "zmpop", -4, kW, 0, 0, "7.0.0", "Returns the highest- or lowest-scoring "
                    "members from one or more sorted sets after removing them. Deletes the "
                    "sorted set if the last member was popped."), CmdZMPop);
-  r->RegisterCoord(Spec("zunion", -3, kR, 0, 0, "6.2.0", "Returns the union of multiple sorted sets."),
+  r->RegisterCoord(WithNumKeys(1, "zunion", -3, kR, 0, 0, "6.2.0", "Returns the union of multiple sorted sets."),
            CmdZAlgebra<ZOp::kUnion, false>);
-  r->RegisterCoord(Spec("zinter", -3, kR, 0, 0, "6.2.0",
+  r->RegisterCoord(WithNumKeys(1, "zinter", -3, kR, 0, 0, "6.2.0",
                    "Returns the intersect of multiple sorted sets."),
            CmdZAlgebra<ZOp::kInter, false>);
-  r->RegisterCoord(Spec("zdiff", -3, kR, 0, 0, "6.2.0",
+  r->RegisterCoord(WithNumKeys(1, "zdiff", -3, kR, 0, 0, "6.2.0",
                    "Returns the difference between multiple sorted sets."),
            CmdZAlgebra<ZOp::kDiff, false>);
-  r->RegisterCoord(Spec("zunionstore", -4, kWO, 1, 1, "2.0.0",
+  r->RegisterCoord(WithNumKeys(2, "zunionstore", -4, kWO, 1, 1, "2.0.0",
                    "Stores the union of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kUnion, true>);
-  r->RegisterCoord(Spec("zinterstore", -4, kWO, 1, 1, "2.0.0",
+  r->RegisterCoord(WithNumKeys(2, "zinterstore", -4, kWO, 1, 1, "2.0.0",
                    "Stores the intersect of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kInter, true>);
-  r->RegisterCoord(Spec("zdiffstore", -4, kWO, 1, 1, "6.2.0",
+  r->RegisterCoord(WithNumKeys(2, "zdiffstore", -4, kWO, 1, 1, "6.2.0",
                    "Stores the difference of multiple sorted sets in a key."),
            CmdZAlgebra<ZOp::kDiff, true>);
-  r->RegisterCoord(Spec("zintercard", -3, kR, 0, 0, "7.0.0",
+  r->RegisterCoord(WithNumKeys(1, "zintercard", -3, kR, 0, 0, "7.0.0",
                    "Returns the number of members of the intersect of multiple sorted sets."),
            CmdZInterCard);
 }

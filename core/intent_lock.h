@@ -1,0 +1,113 @@
+// IntentLockTable: the intent locks of one shard (DESIGN §6, the "very lightweight locking"
+// scheme): shared/exclusive counters per key plus one whole-shard lock, and a FIFO of requests
+// waiting for them. Keys are opaque byte strings (the server prefixes the database index).
+// Thread: owned by shard thread.
+//
+// Design
+//   A lock is two counters per key (readers, writer) in a hash map that holds only keys that are
+//   locked or waited for, so an idle table is empty and the command fast path pays one branch
+//   (empty()). A request names all its keys on this shard at once and is granted all or nothing.
+//   Conflicts: exclusive vs anything, shared vs exclusive; the whole-shard lock in mode M
+//   conflicts as if it held every key in mode M.
+//
+//   Waiters are granted in FIFO order: a request conflicts not only with holders but with every
+//   waiter queued before it (TryAcquire fails if any of its keys is waited for), so a stream of
+//   newcomers never starves a queued request. Release() walks the queue once, in order, and
+//   grants (running the callback at once) each waiter that no holder and no earlier waiter
+//   blocks: O(waiters) per release. A "transient" waiter (a fast-path command blocked by a
+//   transaction) holds nothing: its callback runs the command when it is granted. Callbacks
+//   may enqueue further requests; the walk never recurses (a release during a walk makes the
+//   walk run again).
+//
+//   Deadlock freedom is the caller's side (server/transaction.h): a request that waits holds no
+//   lock on a later shard, because multi-shard requests that cannot be granted at once on every
+//   shard release what they got and then acquire shard by shard in ascending order.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/functional/any_invocable.h>
+
+#include <cstdint>
+#include <list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace dashkv {
+
+enum class LockMode : uint8_t { kShared, kExclusive };
+
+// The locks one transaction asks for on one shard.
+struct LockRequest {
+  // Unique keys, each with the strongest mode any of the transaction's commands needs.
+  std::vector<std::pair<std::string, LockMode>> keys;
+  bool whole_shard = false;  // lock every key of the shard (FLUSHALL, DBSIZE, KEYS ...)
+  LockMode whole_mode = LockMode::kShared;
+
+  bool empty() const { return keys.empty() && !whole_shard; }
+  // Adds `key` in `mode`, upgrading an existing entry to exclusive if needed.
+  void Add(std::string key, LockMode mode);
+};
+
+class IntentLockTable {
+ public:
+  IntentLockTable() = default;
+  IntentLockTable(const IntentLockTable&) = delete;
+  IntentLockTable& operator=(const IntentLockTable&) = delete;
+
+  // Returns whether nothing is locked and nobody waits (the fast path's one check).
+  bool empty() const { return locks_.empty() && whole_readers_ == 0 && !whole_writer_ &&
+                              waiters_.empty(); }
+
+  // Returns whether a command that touches `key` in `mode` conflicts with a holder.
+  bool Conflicts(std::string_view key, LockMode mode) const;
+
+  // Acquires every lock of `req` if none conflicts with a holder or an earlier waiter; else
+  // acquires nothing. Returns whether it acquired.
+  bool TryAcquire(const LockRequest& req);
+
+  // Queues `req`; when it is granted (FIFO, see Design) its locks are taken and on_grant runs on
+  // this shard's thread. A transient request holds nothing: on_grant runs at the moment it may
+  // (at once, if no holder and no earlier waiter is in its way).
+  // REQUIRES: TryAcquire(req) just failed, or req is transient.
+  void Enqueue(LockRequest req, absl::AnyInvocable<void()> on_grant, bool transient);
+
+  // Releases the locks of `req` (REQUIRES: held) and grants the waiters that may now run.
+  void Release(const LockRequest& req);
+
+  size_t num_waiters() const { return waiters_.size(); }
+  size_t num_locked_keys() const { return locks_.size(); }
+
+ private:
+  struct KeyState {
+    uint32_t readers = 0;
+    bool writer = false;
+    uint32_t queued = 0;  // waiters naming this key
+  };
+  struct Waiter {
+    LockRequest req;
+    absl::AnyInvocable<void()> on_grant;
+    bool transient;
+  };
+
+  bool HolderConflict(const LockRequest& req) const;
+  void Acquire(const LockRequest& req);
+  void Drop(const LockRequest& req);
+  void Unqueue(const LockRequest& req);
+  void EraseIfIdle(std::string_view key);
+  // Grants every waiter that may run now; runs callbacks; repeats while releases happened.
+  void Process();
+
+  absl::flat_hash_map<std::string, KeyState> locks_;
+  uint32_t whole_readers_ = 0;
+  bool whole_writer_ = false;
+  uint32_t exclusive_keys_ = 0;  // keys with writer set (for whole-shard shared requests)
+  uint32_t held_keys_ = 0;       // keys with readers or writer (for whole-shard exclusive)
+  uint32_t whole_queued_ = 0;    // waiters asking for the whole shard
+  std::list<Waiter> waiters_;  // a list: Process keeps views of waiting keys while it erases
+  bool processing_ = false;
+  bool again_ = false;
+};
+
+}  // namespace dashkv

@@ -1,0 +1,105 @@
+#include "server/transaction.h"
+
+#include <absl/container/inlined_vector.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "core/logging.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+std::string LockKeyOf(unsigned db, std::string_view key) {
+  std::string out;
+  out.reserve(key.size() + 2);
+  out.push_back(static_cast<char>(db & 0xff));
+  out.push_back(static_cast<char>((db >> 8) & 0xff));
+  out.append(key);
+  return out;
+}
+
+KeyLocks::KeyLocks(ShardSet& shard_set)
+    : shard_set_(shard_set), requests_(shard_set.size()) {}
+
+KeyLocks::~KeyLocks() { DCHECK(!held_); }
+
+void KeyLocks::Add(unsigned db, std::string_view key, LockMode mode) {
+  DCHECK(!held_);
+  unsigned sid = shard_set_.ShardOf(key);
+  if (requests_[sid].empty()) {
+    shards_.insert(std::upper_bound(shards_.begin(), shards_.end(), sid), sid);
+  }
+  requests_[sid].Add(LockKeyOf(db, key), mode);
+}
+
+void KeyLocks::AddAllShards(LockMode mode) {
+  DCHECK(!held_);
+  shards_.clear();
+  for (unsigned sid = 0; sid < shard_set_.size(); ++sid) {
+    LockRequest& req = requests_[sid];
+    req.keys.clear();  // the whole shard covers every key
+    if (req.whole_shard && req.whole_mode == LockMode::kExclusive) mode = LockMode::kExclusive;
+    req.whole_shard = true;
+    req.whole_mode = mode;
+    shards_.push_back(sid);
+  }
+}
+
+bool KeyLocks::Covers(unsigned db, std::string_view key, LockMode mode) const {
+  const LockRequest& req = requests_[shard_set_.ShardOf(key)];
+  if (req.whole_shard) return mode == LockMode::kShared || req.whole_mode == LockMode::kExclusive;
+  std::string lk = LockKeyOf(db, key);
+  for (const auto& [k, m] : req.keys) {
+    if (k == lk) return mode == LockMode::kShared || m == LockMode::kExclusive;
+  }
+  return false;
+}
+
+asio::awaitable<void> KeyLocks::AcquireOne(unsigned sid) {
+  const LockRequest* req = &requests_[sid];
+  Shard* local = Shard::Current();
+  if (local != nullptr && local->index() == sid && local->locks().TryAcquire(*req)) co_return;
+  co_await shard_set_.AwaitAsync<void>(sid, [req](Shard& shard, io::Completion<void> done) {
+    if (shard.locks().TryAcquire(*req)) return done();
+    // The copy of the request is the queue's; the coordinator's stays for Release.
+    shard.locks().Enqueue(*req, [done = std::move(done)]() mutable { done(); },
+                          /*transient=*/false);
+  });
+}
+
+asio::awaitable<void> KeyLocks::Acquire() {
+  DCHECK(!held_);
+  held_ = true;
+  if (shards_.empty()) co_return;
+  if (shards_.size() == 1) {
+    co_await AcquireOne(shards_[0]);
+    co_return;
+  }
+  // Phase 1: one parallel hop; every shard grants at once or grants nothing.
+  absl::InlinedVector<uint8_t, 8> got(shard_set_.size(), 0);
+  co_await shard_set_.AwaitMany(shards_, [&](Shard& shard) {
+    got[shard.index()] = shard.locks().TryAcquire(requests_[shard.index()]) ? 1 : 0;
+  });
+  bool all = true;
+  for (unsigned sid : shards_) all &= got[sid] != 0;
+  if (all) co_return;
+  // Phase 2: give back what phase 1 got, then acquire in ascending shard order, waiting.
+  for (unsigned sid : shards_) {
+    if (!got[sid]) continue;
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+  }
+  for (unsigned sid : shards_) co_await AcquireOne(sid);
+}
+
+void KeyLocks::Release() {
+  DCHECK(held_);
+  held_ = false;
+  for (unsigned sid : shards_) {
+    // The request outlives the message: copy it (Release is off the fast path).
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+  }
+}
+
+}  // namespace dashkv
