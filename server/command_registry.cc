@@ -49,6 +49,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterStringCommands(registry);
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
+  RegisterKeyMoveCommands(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);
