@@ -67,6 +67,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterStringCommands(registry);
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
+  RegisterKeyMoveCommands(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);

@@ -137,6 +137,7 @@ class CommandRegistry {
 // Family registration functions, one per server/commands/*_commands.cc file.
 void RegisterStringCommands(CommandRegistry* registry);
 void RegisterGenericCommands(CommandRegistry* registry);
+void RegisterKeyMoveCommands(CommandRegistry* registry);  // RENAME, RENAMENX, COPY, MOVE
 void RegisterServerCommands(CommandRegistry* registry);
 void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);

@@ -164,4 +164,19 @@ size_t HashValue::MallocUsed() const {
 
 std::string_view HashValue::EncodingName() const { return is_map_ ? "hashtable" : "listpack"; }
 
+std::unique_ptr<HashValue> HashValue::Clone() const {
+  auto copy = std::make_unique<HashValue>();
+  if (!is_map_) {
+    copy->lp_ = Listpack::Copy(lp_.bytes());
+    return copy;
+  }
+  map_.ForEach([&](const CompactObj& field, const CompactObj& value) {
+    std::string f, v;
+    copy->map_.Set(field.GetString(&f), value.GetString(&v));
+  });
+  detail::ListFree(copy->lp_.Release());
+  copy->is_map_ = true;
+  return copy;
+}
+
 }  // namespace dashkv

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ class HashValue : public ObjectBase {
   };
 
   HashValue() = default;
+
+  // Returns a deep copy in the same encoding. O(size).
+  std::unique_ptr<HashValue> Clone() const;
 
   Encoding encoding() const { return is_map_ ? kHashtable : kListpack; }
   size_t size() const { return is_map_ ? map_.size() : lp_.size() / 2; }

@@ -181,4 +181,17 @@ int64_t ObjectSerializedLength(const CompactObj& value) {
   return total;
 }
 
+std::unique_ptr<ListValue> ListValue::Clone() const {
+  auto copy = std::make_unique<ListValue>();
+  if (!ql_) {
+    copy->lp_ = Listpack::Copy(lp_.bytes());
+    return copy;
+  }
+  auto ql = std::make_unique<QuickList>(ql_->fill(), ql_->compress_depth());
+  ql_->ForEachNode([&](std::string_view bytes) { ql->AppendNode(Listpack::Copy(bytes)); });
+  detail::ListFree(copy->lp_.Release());
+  copy->ql_ = std::move(ql);
+  return copy;
+}
+
 }  // namespace dashkv

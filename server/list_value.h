@@ -39,6 +39,10 @@ class ListValue : public ObjectBase {
 
   ListValue() = default;
 
+  // Returns a deep copy in the same encoding (a quicklist keeps its fill, compress depth and
+  // node layout). O(bytes).
+  std::unique_ptr<ListValue> Clone() const;
+
   Encoding encoding() const { return ql_ ? kQuicklist : kListpack; }
   size_t size() const { return ql_ ? ql_->size() : lp_.size(); }
   bool empty() const { return size() == 0; }

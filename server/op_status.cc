@@ -78,12 +78,22 @@ std::string_view StatusText(OpStatus status) {
              "9223372036854775807";
     case OpStatus::kNoInputKey:
       return "ERR at least 1 input key is needed";
+    case OpStatus::kSameObject:
+      return "ERR source and destination objects are the same";
+    case OpStatus::kIntRange:
+      return "ERR value is out of range, value must between -2147483648 and 2147483647";
+    case OpStatus::kBitopNotSingle:
+      return "ERR BITOP NOT must be called with a single source key.";
   }
   return "ERR unknown error";
 }
 
 std::string InvalidExpireText(std::string_view command) {
   return StrCat("ERR invalid expire time in '", command, "' command");
+}
+
+std::string WrongArgsText(std::string_view command) {
+  return StrCat("ERR wrong number of arguments for '", command, "' command");
 }
 
 std::string NoInputKeyText(std::string_view command) {

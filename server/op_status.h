@@ -50,6 +50,10 @@ enum class OpStatus : uint8_t {
   kInvalidCursor,       // "invalid cursor"
   kRandCountRange,      // "value is out of range, value must between -9223372036854775807 ..."
   kNoInputKey,          // "at least 1 input key is needed for '<cmd>' command": NoInputKeyText
+  // Keyspace moves and BITOP.
+  kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
+  kIntRange,            // "value is out of range, value must between -2147483648 and ..."
+  kBitopNotSingle,      // "BITOP NOT must be called with a single source key."
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for
@@ -58,6 +62,9 @@ std::string_view StatusText(OpStatus status);
 
 // Returns Redis's "invalid expire time in '<cmd>' command" text.
 std::string InvalidExpireText(std::string_view command);
+
+// Returns Redis's "wrong number of arguments for '<cmd>' command" text.
+std::string WrongArgsText(std::string_view command);
 
 // Returns Redis's "at least 1 input key is needed for '<cmd>' command" text.
 std::string NoInputKeyText(std::string_view command);

@@ -210,4 +210,24 @@ void SetValue::ConvertToHashtable() {
   rep_ = std::move(t);
 }
 
+std::unique_ptr<SetValue> SetValue::Clone() const {
+  auto copy = std::make_unique<SetValue>();
+  switch (encoding()) {
+    case Encoding::kIntSet:
+      copy->rep_ = std::get<IntSet>(rep_).Clone();
+      break;
+    case Encoding::kListpack:
+      copy->rep_ = Listpack::Copy(std::get<Listpack>(rep_).bytes());
+      break;
+    case Encoding::kHashtable: {
+      MemberTable t;
+      t.Reserve(size());
+      ForEach([&](std::string_view m) { t.Insert(m); });
+      copy->rep_ = std::move(t);
+      break;
+    }
+  }
+  return copy;
+}
+
 }  // namespace dashkv

@@ -51,6 +51,9 @@ class SetValue : public ObjectBase {
   static std::unique_ptr<SetValue> Create(std::string_view first, size_t size_hint,
                                           const SetLimits& limits);
 
+  // Returns a deep copy in the same encoding. O(size).
+  std::unique_ptr<SetValue> Clone() const;
+
   Encoding encoding() const { return static_cast<Encoding>(rep_.index()); }
   size_t size() const;
   bool empty() const { return size() == 0; }

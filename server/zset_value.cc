@@ -274,4 +274,20 @@ void ZsetValue::ConvertToSkiplist() {
   rep_ = std::move(sl);
 }
 
+std::unique_ptr<ZsetValue> ZsetValue::Clone() const {
+  auto copy = std::make_unique<ZsetValue>();
+  if (const auto* lp = std::get_if<Listpack>(&rep_)) {
+    copy->rep_ = Listpack::Copy(lp->bytes());
+    return copy;
+  }
+  Skiplist& sl = copy->rep_.emplace<Skiplist>();
+  sl.table.Reserve(size());
+  Range(0, size(), /*reverse=*/false, [&](std::string_view m, double s) {
+    auto [slot, inserted] = sl.table.Insert(m);
+    sl.table.set_score(slot, s);
+    sl.index.InsertBorrowed(s, sl.table.member(slot));
+  });
+  return copy;
+}
+
 }  // namespace dashkv

@@ -52,6 +52,9 @@ class ZsetValue : public ObjectBase {
   static std::unique_ptr<ZsetValue> Create(size_t size_hint, size_t max_member_len,
                                            const ZsetLimits& limits);
 
+  // Returns a deep copy in the same encoding. O(size) for a listpack, O(size log size) else.
+  std::unique_ptr<ZsetValue> Clone() const;
+
   Encoding encoding() const { return static_cast<Encoding>(rep_.index()); }
   size_t size() const;
   bool empty() const { return size() == 0; }

@@ -1,5 +1,8 @@
 // Bitmap commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITFIELD and
-// BITFIELD_RO (Redis 7.0 semantics). All are single-key shard commands.
+// BITFIELD_RO and BITOP (Redis 7.0 semantics). All but BITOP are single-key shard commands.
+// BITOP runs whole on one shard when its keys share it; otherwise one parallel hop per source
+// shard copies the sources out, the result is computed on the connection's thread (core/bitops,
+// 8 bytes at a time) and one more hop stores it (the server's intent locks make this atomic).
 #include <algorithm>
 #include <vector>
 
@@ -8,6 +11,8 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/string_ops.h"
+#include "server/multi_key.h"
+#include "server/server.h"
 
 namespace dashkv {
 
@@ -230,6 +235,99 @@ void CmdBitField(CmdArgs args, ShardCmdContext& ctx) {
   SendFieldResults(ctx, results);
 }
 
+// Parses BITOP's operation (args[1]) and checks NOT's single source.
+OpResult<BitOpKind> ParseBitOp(CmdArgs args) {
+  ArgParser parser(args, 1);
+  BitOpKind kind;
+  if (parser.Check("AND")) {
+    kind = BitOpKind::kAnd;
+  } else if (parser.Check("OR")) {
+    kind = BitOpKind::kOr;
+  } else if (parser.Check("XOR")) {
+    kind = BitOpKind::kXor;
+  } else if (parser.Check("NOT")) {
+    kind = BitOpKind::kNot;
+  } else {
+    return OpStatus::kSyntaxError;
+  }
+  if (kind == BitOpKind::kNot && args.size() != 4) return OpStatus::kBitopNotSingle;
+  return kind;
+}
+
+// Stores a BITOP result at `key` as Redis does: a raw string without TTL replacing any value,
+// or no key at all for an empty result.
+OpStatus StoreBitOpResult(DbSlice& db, std::string_view key, std::string_view result,
+                          int64_t now_ms) {
+  if (result.empty()) {
+    db.EraseKey(key, now_ms);
+    return OpStatus::kOk;
+  }
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
+  CompactObj& value = added->it->second;
+  value.SetString(result);
+  value.MarkRaw();
+  db.SetExpire(added->it, 0);
+  return OpStatus::kOk;
+}
+
+// BITOP AND|OR|XOR|NOT destkey key [key ...] with all keys on this shard.
+void CmdBitOp(CmdArgs args, ShardCmdContext& ctx) {
+  OpResult<BitOpKind> kind = ParseBitOp(args);
+  if (!kind) return ctx.SendStatus(kind.status());
+  // First pass: types, and lazy expiry (which may erase entries, so no views are taken yet).
+  for (size_t i = 3; i < args.size(); ++i) {
+    OpResult<PrimeIterator> res = ctx.db.FindOfType(args[i], ObjType::kString, ctx.now_ms);
+    if (!res && res.status() != OpStatus::kKeyNotFound) return SendOpError(ctx, res.status());
+  }
+  // Second pass: views of the live sources; nothing changes the table until BitOp returns.
+  std::vector<std::string> scratch(args.size() - 3);
+  std::vector<std::string_view> srcs(args.size() - 3);
+  for (size_t i = 3; i < args.size(); ++i) {
+    PrimeIterator it = ctx.db.FindQuiet(args[i], ctx.now_ms);
+    if (!it.is_done()) srcs[i - 3] = it->second.GetString(&scratch[i - 3]);
+  }
+  std::string result = BitOp(*kind, srcs);
+  OpStatus st = StoreBitOpResult(ctx.db, args[2], result, ctx.now_ms);
+  if (st != OpStatus::kOk) return SendOpError(ctx, st);
+  ctx.rb.SendLong(static_cast<int64_t>(result.size()));
+}
+
+// BITOP with keys on several shards (see the file comment).
+boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
+  OpResult<BitOpKind> kind = ParseBitOp(args);
+  if (!kind) co_return ctx.SendStatus(kind.status());
+  ShardSet& ss = ctx.server.shard_set();
+  KeysByShard groups(ss, args, 3, args.size() - 1);
+  std::vector<std::string> values(args.size());  // each shard fills its sources' indexes
+  std::vector<OpStatus> status(ss.size(), OpStatus::kOk);
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+    DbSlice& slice = shard.db(db);
+    for (uint32_t i : groups.indexes[shard.index()]) {
+      OpResult<PrimeIterator> res = slice.FindOfType(args[i], ObjType::kString, now);
+      if (res) {
+        values[i] = CopyString((*res)->second);
+      } else if (res.status() != OpStatus::kKeyNotFound) {
+        status[shard.index()] = res.status();
+        return;
+      }
+    }
+  });
+  for (OpStatus st : status) {
+    if (st != OpStatus::kOk) co_return ctx.SendStatus(st);
+  }
+  std::vector<std::string_view> srcs(values.begin() + 3, values.end());
+  std::string result = BitOp(*kind, srcs);
+  std::string_view dest = args[2];
+  OpStatus st = co_await ss.Await(ss.ShardOf(dest), [&](Shard& shard) {
+    return StoreBitOpResult(shard.db(db), dest, result, now);
+  });
+  if (st != OpStatus::kOk) co_return ctx.SendStatus(st);
+  ctx.rb.SendLong(static_cast<int64_t>(result.size()));
+}
+
 CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
                  std::string_view since, std::string_view summary) {
   CommandSpec s;
@@ -265,6 +363,12 @@ void RegisterBitmapCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("bitfield_ro", -2, kCmdReadOnly | kCmdFast, r_fast, "6.0.0",
               "Performs arbitrary read-only bitfield integer operations on strings."),
       CmdBitField<true>);
+  CommandSpec bitop = Spec("bitop", -4, kCmdWrite | kCmdDenyOom, w_slow, "2.6.0",
+                           "Performs bitwise operations on multiple strings, and stores the "
+                           "result.");
+  bitop.first_key = 2;
+  bitop.last_key = -1;
+  r->RegisterShard(std::move(bitop), CmdBitOp, CmdBitOpMulti);
 }
 
 }  // namespace dashkv

@@ -1,7 +1,8 @@
 // String commands: SET, GET, GETSET, GETDEL, GETEX, SETNX, SETEX, PSETEX, MGET, APPEND, STRLEN,
-// INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, GETRANGE, SUBSTR and SETRANGE (Redis 7.0 semantics).
-// All but MGET are single-key shard commands; MGET runs on one shard when its keys allow it and
-// otherwise fans out one hop per shard.
+// INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, GETRANGE, SUBSTR, SETRANGE, MSET and MSETNX (Redis 7.0
+// semantics). All but MGET, MSET and MSETNX are single-key shard commands; those run on one shard
+// when their keys allow it and otherwise fan out one hop per shard (MSETNX: a first round checks
+// that no key exists, a second one writes; the server's intent locks keep the rounds atomic).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -364,6 +365,90 @@ awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
   }
 }
 
+// Stores the string `value` at `key` as SET does without options (any old type, no TTL).
+OpStatus SetPlain(DbSlice& db, std::string_view key, std::string_view value, int64_t now_ms) {
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
+  StoreString(added->it->second, value);
+  db.SetExpire(added->it, 0);
+  return OpStatus::kOk;
+}
+
+// Sets the pairs args[i], args[i + 1] for the key indexes `keys` in order (a repeated key: the
+// last value wins); returns the first error (kOutOfMemory), after which it stops.
+template <typename Indexes>
+OpStatus SetPairs(DbSlice& db, CmdArgs args, const Indexes& keys, int64_t now_ms) {
+  for (size_t i : keys) {
+    if (OpStatus st = SetPlain(db, args[i], args[i + 1], now_ms); st != OpStatus::kOk) return st;
+  }
+  return OpStatus::kOk;
+}
+
+// Returns whether any of the keys at indexes `keys` exists.
+template <typename Indexes>
+bool AnyExists(DbSlice& db, CmdArgs args, const Indexes& keys, int64_t now_ms) {
+  for (size_t i : keys) {
+    if (!db.FindQuiet(args[i], now_ms).is_done()) return true;
+  }
+  return false;
+}
+
+// The key indexes 1, 3, 5, ... of an MSET-style command.
+std::vector<uint32_t> PairKeys(CmdArgs args) {
+  std::vector<uint32_t> keys;
+  keys.reserve(args.size() / 2);
+  for (uint32_t i = 1; i + 1 < args.size(); i += 2) keys.push_back(i);
+  return keys;
+}
+
+enum class MSetMode : uint8_t { kAlways, kIfNoneExists };  // MSET, MSETNX
+
+// Sends the reply of MSET (OK) or MSETNX (1 written, 0 skipped), or the error.
+void ReplyMSet(io::ReplyBuilder& rb, MSetMode mode, OpStatus st) {
+  if (st == OpStatus::kOk) return mode == MSetMode::kAlways ? rb.SendOk() : rb.SendLong(1);
+  if (st == OpStatus::kSkipped) return rb.SendLong(0);
+  SendStatus(rb, st);
+}
+
+// MSET key value [key value ...] / MSETNX key value [key value ...] with all keys on this shard.
+template <MSetMode kMode>
+void CmdMSetShard(CmdArgs args, ShardCmdContext& ctx) {
+  if (args.size() % 2 == 0) return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
+  std::vector<uint32_t> keys = PairKeys(args);
+  if (kMode == MSetMode::kIfNoneExists && AnyExists(ctx.db, args, keys, ctx.now_ms)) {
+    return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
+  }
+  ReplyMSet(ctx.rb, kMode, SetPairs(ctx.db, args, keys, ctx.now_ms));
+}
+
+// MSET / MSETNX with keys on several shards: one hop per shard (MSETNX: a checking round first).
+template <MSetMode kMode>
+awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() % 2 == 0) co_return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
+  ShardSet& ss = ctx.server.shard_set();
+  KeysByShard groups(ss, args, 1, args.size() - 1, 2);
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  if (kMode == MSetMode::kIfNoneExists) {
+    std::vector<char> found(ss.size(), 0);
+    co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+      found[shard.index()] = AnyExists(shard.db(db), args, groups.indexes[shard.index()], now);
+    });
+    for (char f : found) {
+      if (f) co_return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
+    }
+  }
+  std::vector<OpStatus> status(ss.size(), OpStatus::kOk);
+  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+    status[shard.index()] = SetPairs(shard.db(db), args, groups.indexes[shard.index()], now);
+  });
+  OpStatus st = OpStatus::kOk;
+  for (OpStatus s : status) {
+    if (s != OpStatus::kOk) st = s;
+  }
+  ReplyMSet(ctx.rb, kMode, st);
+}
+
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int last_key,
                  std::vector<std::string_view> cats, std::string_view since,
                  std::string_view summary) {
@@ -442,6 +527,17 @@ void RegisterStringCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("setrange", 4, kWriteOom, 1, w_slow, "2.2.0",
               "Overwrites a part of a string value with another by an offset. Creates the key if "
               "it doesn't exist."), CmdSetRange);
+  CommandSpec mset = Spec("mset", -3, kWriteOom, -1, w_slow, "1.0.1",
+                          "Atomically creates or modifies the string values of one or more keys.");
+  mset.key_step = 2;
+  r->RegisterShard(std::move(mset), CmdMSetShard<MSetMode::kAlways>,
+                   CmdMSetMulti<MSetMode::kAlways>);
+  CommandSpec msetnx = Spec("msetnx", -3, kWriteOom, -1, w_slow, "1.0.1",
+                            "Atomically modifies the string values of one or more keys only when "
+                            "all keys don't exist.");
+  msetnx.key_step = 2;
+  r->RegisterShard(std::move(msetnx), CmdMSetShard<MSetMode::kIfNoneExists>,
+                   CmdMSetMulti<MSetMode::kIfNoneExists>);
 }
 
 }  // namespace dashkv

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -353,6 +354,106 @@ TEST_F(BitmapCommandsTest, CommandInfoMatchesRedis) {
     EXPECT_EQ(info.elems[5], 1);
     EXPECT_THAT(info.elems[6].strings(), ::testing::UnorderedElementsAreArray(e.categories));
   }
+}
+
+// A byte-at-a-time reference for BITOP (missing bytes are zero).
+std::string RefBitOp(const std::string& op, const std::vector<std::string>& srcs) {
+  size_t len = 0;
+  for (const auto& s : srcs) len = std::max(len, s.size());
+  std::string out(len, '\0');
+  for (size_t i = 0; i < len; ++i) {
+    auto at = [&](size_t k) -> unsigned char { return i < srcs[k].size() ? srcs[k][i] : 0; };
+    unsigned char b = at(0);
+    for (size_t k = 1; k < srcs.size(); ++k) {
+      if (op == "AND") b &= at(k);
+      if (op == "OR") b |= at(k);
+      if (op == "XOR") b ^= at(k);
+    }
+    out[i] = static_cast<char>(op == "NOT" ? ~b : b);
+  }
+  return out;
+}
+
+TEST_F(BitmapCommandsTest, BitOpMatchesReference) {
+  ShardSet& ss = srv_.server().shard_set();
+  // Sources on both shards with lengths around the 8-byte word size; plus a missing key.
+  std::vector<std::string> cross, tagged;
+  for (int i = 0; cross.size() < 4; ++i) {
+    std::string k = "bo" + std::to_string(i);
+    if (cross.empty() || ss.ShardOf(k) != ss.ShardOf(cross.back())) cross.push_back(k);
+  }
+  for (int i = 0; i < 4; ++i) tagged.push_back("{bo}" + std::to_string(i));
+  const std::vector<std::string> values = {std::string("\xff\x0f\xf0\x55\xaa\x01\x80\x7f\x33", 9),
+                                           std::string(17, '\xa5'), "abc",
+                                           std::string(1000, '\x3c') + "tail"};
+  for (const auto* keys : {&cross, &tagged}) {
+    for (size_t i = 0; i < keys->size(); ++i) ASSERT_EQ(Run({"SET", (*keys)[i], values[i]}), "OK");
+    std::string dest = keys == &cross ? "bodest" : "{bo}dest";
+    for (std::string op : {"AND", "OR", "XOR"}) {
+      std::vector<std::string> cmd{"BITOP", op, dest};
+      cmd.insert(cmd.end(), keys->begin(), keys->end());
+      cmd.push_back(keys == &cross ? "bomissing" : "{bo}missing");
+      std::vector<std::string> srcs = values;
+      srcs.push_back("");
+      std::string want = RefBitOp(op, srcs);
+      EXPECT_EQ(c_->Run(cmd), static_cast<int64_t>(want.size())) << op;
+      EXPECT_EQ(Run({"GET", dest}), want) << op;
+    }
+    for (size_t i = 0; i < keys->size(); ++i) {
+      EXPECT_EQ(Run({"BITOP", "not", dest, (*keys)[i]}), static_cast<int64_t>(values[i].size()));
+      EXPECT_EQ(Run({"GET", dest}), RefBitOp("NOT", {values[i]}));
+    }
+  }
+}
+
+TEST_F(BitmapCommandsTest, BitOpDestination) {
+  for (std::string p : {"{d}", ""}) {
+    std::string a = p + "a", b = p + "b", dst = p + "dst";
+    ASSERT_EQ(Run({"SET", a, "1"}), "OK");
+    ASSERT_EQ(Run({"SET", dst, "old", "EX", "100"}), "OK");
+    EXPECT_EQ(Run({"BITOP", "OR", dst, a, p + "nothere"}), 1);
+    EXPECT_EQ(Run({"GET", dst}), "1");
+    EXPECT_EQ(Run({"TTL", dst}), -1);
+    EXPECT_EQ(Run({"OBJECT", "ENCODING", dst}), "raw");
+    // The destination may be a source, and a result of any length replaces any type.
+    EXPECT_EQ(Run({"BITOP", "XOR", a, a, a}), 1);
+    EXPECT_EQ(Run({"GET", a}), std::string(1, '\0'));
+    MakeNonString(dst);
+    EXPECT_EQ(Run({"BITOP", "AND", dst, a}), 1);
+    EXPECT_EQ(Run({"TYPE", dst}), "string");
+    // An empty result deletes the destination.
+    EXPECT_EQ(Run({"BITOP", "AND", dst, p + "x", p + "y"}), 0);
+    EXPECT_EQ(Run({"EXISTS", dst}), 0);
+    ASSERT_EQ(Run({"SET", b, ""}), "OK");
+    ASSERT_EQ(Run({"SET", dst, "v"}), "OK");
+    EXPECT_EQ(Run({"BITOP", "NOT", dst, b}), 0);
+    EXPECT_EQ(Run({"EXISTS", dst}), 0);
+    EXPECT_EQ(Run({"DEL", a, b}), 2);
+  }
+}
+
+TEST_F(BitmapCommandsTest, BitOpErrors) {
+  MakeNonString("blist");
+  ASSERT_EQ(Run({"SET", "bs", "x"}), "OK");
+  ASSERT_EQ(Run({"SET", "bd", "keep"}), "OK");
+  EXPECT_EQ(Err(Run({"BITOP", "OR", "bd", "bs", "blist"})), kWrongType);
+  EXPECT_EQ(Run({"GET", "bd"}), "keep");
+  EXPECT_EQ(Err(Run({"BITOP", "NOT", "bd", "bs", "bs"})),
+            "ERR BITOP NOT must be called with a single source key.");
+  EXPECT_EQ(Err(Run({"BITOP", "NAND", "bd", "bs"})), kSyntax);
+  EXPECT_EQ(Err(Run({"BITOP", "AND", "bd"})),
+            "ERR wrong number of arguments for 'bitop' command");
+  RespValue r = Run({"COMMAND", "INFO", "bitop"});
+  ASSERT_EQ(r.elems.size(), 1u);
+  const RespValue& info = r.elems[0];
+  ASSERT_GE(info.elems.size(), 7u);
+  EXPECT_EQ(info.elems[1], -4);
+  EXPECT_THAT(info.elems[2].strings(), ::testing::UnorderedElementsAre("write", "denyoom"));
+  EXPECT_EQ(info.elems[3], 2);
+  EXPECT_EQ(info.elems[4], -1);
+  EXPECT_EQ(info.elems[5], 1);
+  EXPECT_THAT(info.elems[6].strings(),
+              ::testing::UnorderedElementsAre("@write", "@bitmap", "@slow"));
 }
 
 }  // namespace

@@ -513,6 +513,8 @@ TEST_F(StringCommandsTest, CommandInfoMatchesRedis) {
       {"getrange", 4, {"readonly"}, 1, 1, 1, {"@read", "@string", "@slow"}},
       {"substr", 4, {"readonly"}, 1, 1, 1, {"@read", "@string", "@slow"}},
       {"setrange", 4, {"write", "denyoom"}, 1, 1, 1, {"@write", "@string", "@slow"}},
+      {"mset", -3, {"write", "denyoom"}, 1, -1, 2, {"@write", "@string", "@slow"}},
+      {"msetnx", -3, {"write", "denyoom"}, 1, -1, 2, {"@write", "@string", "@slow"}},
   };
   for (const Expect& e : expected) {
     RespValue r = Run({"COMMAND", "INFO", e.name});
@@ -542,6 +544,75 @@ TEST_F(StringCommandsTest, PipelinedMixAcrossShards) {
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(c_->Read(), 7);
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(c_->Read(), 2);
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(c_->Read(), "7x");
+}
+
+// Returns keys named prefix<i>, at least one on each of the two shards.
+std::vector<std::string> KeysOnBothShards(ShardSet& ss, const std::string& prefix, size_t n) {
+  std::vector<std::string> keys;
+  bool both = false;
+  for (int i = 0; keys.size() < n || !both; ++i) {
+    keys.push_back(prefix + std::to_string(i));
+    both |= ss.ShardOf(keys.back()) != ss.ShardOf(keys[0]);
+  }
+  return keys;
+}
+
+TEST_F(StringCommandsTest, MSetAcrossAndWithinShards) {
+  std::vector<std::string> keys = KeysOnBothShards(srv_.server().shard_set(), "ms", 6);
+  for (const std::vector<std::string>& ks :
+       {keys, std::vector<std::string>{"{t}a", "{t}b", "{t}c"}}) {
+    ASSERT_EQ(Run({"SET", ks[0], "old", "EX", "100"}), "OK");
+    MakeNonString(ks[1]);
+    std::vector<std::string> cmd{"MSET"};
+    for (size_t i = 0; i < ks.size(); ++i) {
+      cmd.push_back(ks[i]);
+      cmd.push_back("v" + std::to_string(i));
+    }
+    cmd.push_back(ks[0]);  // a repeated key: the last value wins
+    cmd.push_back("last");
+    EXPECT_EQ(Run(cmd), "OK");
+    EXPECT_EQ(Run({"GET", ks[0]}), "last");
+    EXPECT_EQ(Run({"TTL", ks[0]}), -1);  // MSET clears the TTL
+    EXPECT_EQ(Run({"TYPE", ks[1]}), "string");
+    for (size_t i = 1; i < ks.size(); ++i) EXPECT_EQ(Run({"GET", ks[i]}), "v" + std::to_string(i));
+  }
+  EXPECT_EQ(Run({"MSET", "n", "123"}), "OK");
+  EXPECT_EQ(Run({"OBJECT", "ENCODING", "n"}), "int");
+  const std::string arity = "ERR wrong number of arguments for 'mset' command";
+  EXPECT_EQ(Err(Run({"MSET", "a"})), arity);
+  EXPECT_EQ(Err(Run({"MSET", "{t}a", "1", "{t}b"})), arity);
+  EXPECT_EQ(Err(Run({"MSET", keys[0], "1", keys[1], "2", keys[2]})), arity);
+  EXPECT_EQ(Run({"GET", "{t}a"}), "last");  // the malformed MSETs changed nothing
+}
+
+TEST_F(StringCommandsTest, MSetNx) {
+  std::vector<std::string> keys = KeysOnBothShards(srv_.server().shard_set(), "nx", 4);
+  for (const std::vector<std::string>& ks :
+       {keys, std::vector<std::string>{"{u}a", "{u}b", "{u}c"}}) {
+    std::vector<std::string> cmd{"MSETNX"};
+    for (const auto& k : ks) {
+      cmd.push_back(k);
+      cmd.push_back("x" + k);
+    }
+    ASSERT_EQ(Run({"SET", ks.back(), "there"}), "OK");
+    EXPECT_EQ(Run(cmd), 0);
+    for (size_t i = 0; i + 1 < ks.size(); ++i) EXPECT_EQ(Run({"EXISTS", ks[i]}), 0);
+    EXPECT_EQ(Run({"GET", ks.back()}), "there");
+    ASSERT_EQ(Run({"DEL", ks.back()}), 1);
+    EXPECT_EQ(Run(cmd), 1);
+    for (const auto& k : ks) EXPECT_EQ(Run({"GET", k}), "x" + k);
+    EXPECT_EQ(Run(cmd), 0);
+  }
+  EXPECT_EQ(Run({"MSETNX", "dup", "1", "dup", "2"}), 1);
+  EXPECT_EQ(Run({"GET", "dup"}), "2");
+  EXPECT_EQ(Err(Run({"MSETNX", "a", "1", "b"})),
+            "ERR wrong number of arguments for 'msetnx' command");
+}
+
+TEST_F(StringCommandsTest, MSetResp3) {
+  ASSERT_EQ(Run({"HELLO", "3"}).type, RespValue::Type::kMap);
+  EXPECT_EQ(Run({"MSET", "r3a", "1", "r3b", "2"}), "OK");
+  EXPECT_EQ(Run({"MSETNX", "r3a", "1", "r3c", "2"}), 0);
 }
 
 }  // namespace

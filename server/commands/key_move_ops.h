@@ -1,0 +1,43 @@
+// Shard-side operations that move or copy whole keys (value and deadline) between keys and
+// databases: the building blocks of RENAME, RENAMENX, COPY and MOVE, for both their one-shard
+// form and the hops of their cross-shard form.
+// Thread: every function runs on the thread of the shard that owns the DbSlices it is given.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/compact_object.h"
+#include "server/db_slice.h"
+#include "server/op_status.h"
+
+namespace dashkv {
+
+// A key's value and deadline detached from any table: what travels between shards. The value
+// owns all its memory (a deep copy), so it may be moved to another shard's thread.
+struct DetachedEntry {
+  CompactObj value;
+  int64_t deadline_ms = 0;  // absolute, 0 for none
+};
+
+// What a store does when the destination key exists.
+enum class IfExists : uint8_t { kReplace, kSkip };
+
+// Returns a deep copy of the live entry of `key` (CloneValue + deadline); kKeyNotFound when it
+// is missing. Counts a keyspace hit or miss (a read, as Redis's COPY lookup).
+OpResult<DetachedEntry> OpCopyOut(DbSlice& db, std::string_view key, int64_t now_ms);
+
+// Stores `entry` at `key`, replacing any value of any type and its deadline (kReplace), or
+// returns kSkipped when `key` exists (kSkip). kOutOfMemory if the table may not grow.
+// Invalidates iterators.
+OpStatus OpStoreEntry(DbSlice& db, std::string_view key, DetachedEntry entry, IfExists mode,
+                      int64_t now_ms);
+
+// Moves the entry of `src_key` in `src` to `dst_key` in `dst` without copying the value; `src`
+// and `dst` are databases of the same shard (possibly the same one). Returns kKeyNotFound (no
+// source), kSkipped (destination exists and mode is kSkip) or kOutOfMemory; nothing changes
+// then. REQUIRES: not the same key in the same database. Invalidates iterators.
+OpStatus OpMoveEntry(DbSlice& src, std::string_view src_key, DbSlice& dst,
+                     std::string_view dst_key, IfExists mode, int64_t now_ms);
+
+}  // namespace dashkv
