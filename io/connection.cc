@@ -191,6 +191,7 @@ asio::awaitable<void> Connection::Run() {
     }
     TrimInput();
   }
+  finishing_ = true;
   co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first
   service_.OnDisconnect(*this, *state_);
   CloseSocket();
@@ -200,6 +201,7 @@ void Connection::Flush() {
   std::string& out = reply_.buffer();
   if (writing_) {
     queued_.append(out);
+    CheckOutputLimit();
   } else {
     size_t sent = 0;
     boost::system::error_code ec;
@@ -212,17 +214,52 @@ void Connection::Flush() {
       write_failed_ = true;
     } else if (sent < out.size()) {
       pending_.assign(out, sent, std::string::npos);
-      writing_ = true;
-      writer_done_->expires_at(asio::steady_timer::time_point::max());
-      asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+      StartWriter();
+      CheckOutputLimit();
     }
   }
   reply_.Clear();
   if (out.capacity() > kMaxIdleOutput) out.shrink_to_fit();
 }
 
+void Connection::SendAsync(std::string_view bytes) {
+  ABSL_ASSERT(engine_.IsMyThread());
+  if (closed_ || finishing_ || close_requested_ || write_failed_) return;
+  queued_.append(bytes);
+  // The writer starts after the current task (co_spawn posts), so every push of this engine
+  // loop iteration goes out in its first write.
+  if (!writing_) StartWriter();
+  CheckOutputLimit();
+}
+
+void Connection::StartWriter() {
+  writing_ = true;
+  writer_done_->expires_at(asio::steady_timer::time_point::max());
+  asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+}
+
+void Connection::CheckOutputLimit() {
+  if (output_limit_ == nullptr || closed_) return;
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  if (!limit_tracker_.Exceeded(output_limit_->Load(), pending_.size() + queued_.size(), now_s)) {
+    return;
+  }
+  ABSL_RAW_LOG(WARNING,
+               "Client id=%llu addr=%s closed for overcoming of output buffer limits "
+               "(%zu bytes pending).",
+               static_cast<unsigned long long>(id_), remote_.c_str(),
+               pending_.size() + queued_.size());
+  // pending_ may be under an async_write: the writer frees it when the close cancels it.
+  std::string().swap(queued_);
+  write_failed_ = true;
+  CloseSocket();
+}
+
 asio::awaitable<void> Connection::WriteLoop() {
   boost::system::error_code ec;
+  if (pending_.empty()) pending_.swap(queued_);
   while (!pending_.empty()) {
     co_await asio::async_write(socket_, asio::buffer(pending_),
                                asio::redirect_error(asio::use_awaitable, ec));

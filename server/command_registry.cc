@@ -54,6 +54,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterHashCommands(registry);
   RegisterSetCommands(registry);
   RegisterZsetCommands(registry);
+  RegisterPubSubCommands(registry);
 }
 
 }  // namespace dashkv
