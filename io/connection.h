@@ -106,10 +106,12 @@ class Connection {
   // writer so that reading (and serving later commands) goes on while the client is slow to
   // read — a client may send a large pipeline before it reads any reply, as Redis allows.
   void Flush();
-  // Starts the background writer. REQUIRES: !writing_.
+  // Starts the background writer on pending_. REQUIRES: !writing_.
   void StartWriter();
-  // The background writer: sends pending_ (or, when empty, queued_), then whatever was queued
-  // meanwhile.
+  // Writes the pushes collected in queued_ (posted by SendAsync): directly when the socket
+  // takes them, else through the background writer.
+  void FlushPushes();
+  // The background writer: sends pending_, then whatever was queued meanwhile.
   boost::asio::awaitable<void> WriteLoop();
   // Disconnects the client when the output waiting for the writer exceeds its output limit.
   void CheckOutputLimit();
@@ -139,13 +141,17 @@ class Connection {
   std::vector<std::pair<uint32_t, uint32_t>> cmd_ranges_;
   std::vector<CmdArgs> batch_;
   // Output the background writer owns: pending_ is being written, queued_ collects replies of
-  // later batches meanwhile. writer_done_ is cancelled when the writer finishes.
+  // later batches meanwhile. writer_done_ is cancelled when the writer (or a posted
+  // FlushPushes) finishes while WaitForWriter waits.
   bool writing_ = false;
   bool write_failed_ = false;
   std::string pending_;
   std::string queued_;
   std::unique_ptr<boost::asio::steady_timer> writer_done_;
   bool finishing_ = false;  // Run() left its loop: SendAsync drops output
+  // SendAsync has posted FlushPushes (queued_ holds pushes; later output queues behind them).
+  bool push_flush_posted_ = false;
+  bool waiting_for_writer_ = false;  // WaitForWriter is suspended on writer_done_
   const OutputLimitClass* output_limit_ = nullptr;
   OutputLimitTracker limit_tracker_;
 };
