@@ -8,6 +8,7 @@
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -191,6 +192,7 @@ asio::awaitable<void> Connection::Run() {
     }
     TrimInput();
   }
+  finishing_ = true;
   co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first
   service_.OnDisconnect(*this, *state_);
   CloseSocket();
@@ -198,8 +200,9 @@ asio::awaitable<void> Connection::Run() {
 
 void Connection::Flush() {
   std::string& out = reply_.buffer();
-  if (writing_) {
+  if (writing_ || push_flush_posted_) {  // behind earlier output: keep the order
     queued_.append(out);
+    CheckOutputLimit();
   } else {
     size_t sent = 0;
     boost::system::error_code ec;
@@ -212,13 +215,72 @@ void Connection::Flush() {
       write_failed_ = true;
     } else if (sent < out.size()) {
       pending_.assign(out, sent, std::string::npos);
-      writing_ = true;
-      writer_done_->expires_at(asio::steady_timer::time_point::max());
-      asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+      StartWriter();
+      CheckOutputLimit();
     }
   }
   reply_.Clear();
   if (out.capacity() > kMaxIdleOutput) out.shrink_to_fit();
+}
+
+void Connection::SendAsync(std::string_view bytes) {
+  ABSL_ASSERT(engine_.IsMyThread());
+  if (closed_ || finishing_ || close_requested_ || write_failed_) return;
+  queued_.append(bytes);
+  // Written after the current task: every push of this engine loop iteration (a pipeline of
+  // PUBLISHes, say) leaves in one write.
+  if (!writing_ && !push_flush_posted_) {
+    push_flush_posted_ = true;
+    asio::post(socket_.get_executor(), [this] { FlushPushes(); });
+  }
+  CheckOutputLimit();
+}
+
+void Connection::FlushPushes() {
+  push_flush_posted_ = false;
+  if (!writing_ && !closed_ && !write_failed_ && !queued_.empty()) {
+    size_t sent = 0;
+    boost::system::error_code ec;
+    while (sent < queued_.size()) {
+      size_t n = socket_.write_some(asio::buffer(queued_.data() + sent, queued_.size() - sent),
+                                    ec);
+      if (ec) break;
+      sent += n;
+    }
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      write_failed_ = true;
+    } else if (sent < queued_.size()) {
+      pending_.assign(queued_, sent, std::string::npos);
+      StartWriter();
+    }
+    queued_.clear();
+    if (queued_.capacity() > kMaxIdleOutput) std::string().swap(queued_);
+  }
+  if (!writing_ && waiting_for_writer_) writer_done_->cancel();
+}
+
+void Connection::StartWriter() {
+  writing_ = true;
+  asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+}
+
+void Connection::CheckOutputLimit() {
+  if (output_limit_ == nullptr || closed_) return;
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  if (!limit_tracker_.Exceeded(output_limit_->Load(), pending_.size() + queued_.size(), now_s)) {
+    return;
+  }
+  ABSL_RAW_LOG(WARNING,
+               "Client id=%llu addr=%s closed for overcoming of output buffer limits "
+               "(%zu bytes pending).",
+               static_cast<unsigned long long>(id_), remote_.c_str(),
+               pending_.size() + queued_.size());
+  // pending_ may be under an async_write: the writer frees it when the close cancels it.
+  std::string().swap(queued_);
+  write_failed_ = true;
+  CloseSocket();
 }
 
 asio::awaitable<void> Connection::WriteLoop() {
@@ -236,13 +298,16 @@ asio::awaitable<void> Connection::WriteLoop() {
   if (pending_.capacity() > kMaxIdleOutput) std::string().swap(pending_);
   if (queued_.capacity() > kMaxIdleOutput) std::string().swap(queued_);
   writing_ = false;
-  writer_done_->cancel();
+  if (waiting_for_writer_) writer_done_->cancel();
 }
 
 asio::awaitable<void> Connection::WaitForWriter() {
-  while (writing_) {
+  while (writing_ || push_flush_posted_) {
     boost::system::error_code ec;
+    writer_done_->expires_at(asio::steady_timer::time_point::max());
+    waiting_for_writer_ = true;
     co_await writer_done_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    waiting_for_writer_ = false;
   }
 }
 

@@ -11,6 +11,11 @@
 //  and one Service::Dispatch call; all replies go out with one async write. A protocol error
 //  sends the replies of the commands before it, then "-ERR <error>", then closes (as Redis).
 //  QUIT ends the batch (later pipelined commands are not run) and closes after the replies.
+//  Out-of-band output (pub/sub messages) enters through SendAsync at any time, also while the
+//  connection waits in a read or in a hop: it joins the background writer's queue between
+//  whole replies, so pushes that arrive in one engine loop iteration leave in one write.
+//  Output waiting for the writer is checked against the connection's output limit
+//  (client-output-buffer-limit); a client over it is disconnected.
 #pragma once
 
 #include <utility>
@@ -25,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/output_limit.h"
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
 #include "io/service.h"
@@ -72,6 +78,16 @@ class Connection {
   // The server's per-connection state (nullptr before Run() has called OnConnect).
   ConnectionState* state() { return state_.get(); }
 
+  // Queues `bytes` (one or more whole RESP frames, e.g. pub/sub messages) for the client, to
+  // be written after the replies already queued and before those of later batches. Works while
+  // the connection is idle in a read or suspended in a command; dropped once the connection is
+  // closing. May disconnect the client when its output limit is exceeded (see
+  // set_output_limit). REQUIRES: called on the connection's engine. Must not block.
+  void SendAsync(std::string_view bytes);
+  // Selects the output buffer limit class that applies from now on (nullptr: none). `limit`
+  // must outlive the connection. REQUIRES: called on the connection's engine.
+  void set_output_limit(const OutputLimitClass* limit) { output_limit_ = limit; }
+
  private:
   enum class BatchEnd : uint8_t {
     kNeedMore,  // every complete command is in the batch; read more
@@ -90,8 +106,15 @@ class Connection {
   // writer so that reading (and serving later commands) goes on while the client is slow to
   // read — a client may send a large pipeline before it reads any reply, as Redis allows.
   void Flush();
+  // Starts the background writer on pending_. REQUIRES: !writing_.
+  void StartWriter();
+  // Writes the pushes collected in queued_ (posted by SendAsync): directly when the socket
+  // takes them, else through the background writer.
+  void FlushPushes();
   // The background writer: sends pending_, then whatever was queued meanwhile.
   boost::asio::awaitable<void> WriteLoop();
+  // Disconnects the client when the output waiting for the writer exceeds its output limit.
+  void CheckOutputLimit();
   // Waits until the background writer has sent everything (or failed).
   boost::asio::awaitable<void> WaitForWriter();
 
@@ -118,12 +141,19 @@ class Connection {
   std::vector<std::pair<uint32_t, uint32_t>> cmd_ranges_;
   std::vector<CmdArgs> batch_;
   // Output the background writer owns: pending_ is being written, queued_ collects replies of
-  // later batches meanwhile. writer_done_ is cancelled when the writer finishes.
+  // later batches meanwhile. writer_done_ is cancelled when the writer (or a posted
+  // FlushPushes) finishes while WaitForWriter waits.
   bool writing_ = false;
   bool write_failed_ = false;
   std::string pending_;
   std::string queued_;
   std::unique_ptr<boost::asio::steady_timer> writer_done_;
+  bool finishing_ = false;  // Run() left its loop: SendAsync drops output
+  // SendAsync has posted FlushPushes (queued_ holds pushes; later output queues behind them).
+  bool push_flush_posted_ = false;
+  bool waiting_for_writer_ = false;  // WaitForWriter is suspended on writer_done_
+  const OutputLimitClass* output_limit_ = nullptr;
+  OutputLimitTracker limit_tracker_;
 };
 
 }  // namespace dashkv::io

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/glob.h"
+#include "core/logging.h"
 #include "io/engine_pool.h"
 
 ABSL_FLAG(uint16_t, port, 6379, "TCP port to listen on.");
@@ -30,6 +31,10 @@ ABSL_FLAG(int32_t, hz, 10, "Background task frequency (active expiry cycles per 
 ABSL_FLAG(uint32_t, spin_us, 30,
           "Microseconds an idle engine thread keeps polling before it sleeps: saves the ~50 us "
           "wake-up of a cross-thread hop under load, costs CPU when idle. 0 disables.");
+ABSL_FLAG(std::string, client_output_buffer_limit,
+          "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+          "Redis client-output-buffer-limit: <class> <hard> <soft> <soft seconds> ..., classes "
+          "normal, replica (slave), pubsub; a client over a limit is disconnected.");
 ABSL_FLAG(bool, pin_cpus, false, "Pin engine thread i to the i-th CPU the process may use.");
 
 namespace dashkv {
@@ -78,12 +83,63 @@ namespace {
 
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
+constexpr std::string_view kClientClassNames[] = {"normal", "slave", "pubsub"};
+
 std::string SetFailed(std::string_view name, std::string_view why) {
   return StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
                       why);
 }
 
 }  // namespace
+
+std::string Config::OutputLimitsText() const {
+  std::string out;
+  for (size_t c = 0; c < std::size(output_limits); ++c) {
+    io::OutputLimit l = output_limits[c].Load();
+    StrAppend(&out, c ? " " : "", kClientClassNames[c], " ", l.hard_bytes, " ", l.soft_bytes,
+              " ", l.soft_seconds);
+  }
+  return out;
+}
+
+std::string Config::SetOutputLimits(std::string_view text) {
+  std::vector<std::string_view> args;
+  for (std::string_view rest = text; !rest.empty();) {
+    size_t start = rest.find_first_not_of(" \t");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+    args.push_back(rest.substr(0, end));
+    rest.remove_prefix(end);
+  }
+  const std::string_view name = "client-output-buffer-limit";
+  if (args.size() % 4 != 0) {
+    return SetFailed(name, "Wrong number of arguments in buffer limit configuration.");
+  }
+  // Validate everything first: a bad class leaves all of them unchanged (as Redis).
+  std::vector<std::pair<size_t, io::OutputLimit>> parsed;
+  for (size_t i = 0; i < args.size(); i += 4) {
+    std::string cls = AsciiStrToLower(args[i]);
+    size_t c = cls == "normal"                       ? 0
+               : cls == "slave" || cls == "replica" ? 1
+               : cls == "pubsub"                    ? 2
+                                                    : 3;
+    if (c == 3) {
+      return SetFailed(name, "Invalid client class specified in buffer limit configuration.");
+    }
+    auto hard = ParseMemory(args[i + 1]);
+    auto soft = ParseMemory(args[i + 2]);
+    int64_t seconds;
+    if (!hard || !soft || !absl::SimpleAtoi(std::string(args[i + 3]), &seconds) || seconds < 0) {
+      return SetFailed(name, "Error in hard, soft or soft_seconds setting in buffer limit "
+                             "configuration.");
+    }
+    parsed.emplace_back(c, io::OutputLimit{static_cast<uint64_t>(*hard),
+                                           static_cast<uint64_t>(*soft), seconds});
+  }
+  for (const auto& [c, limit] : parsed) output_limits[c].Store(limit);
+  return "";
+}
 
 void Config::Init() {
   port = absl::GetFlag(FLAGS_port);
@@ -112,6 +168,10 @@ void Config::Init() {
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
     auth_required = !requirepass_.empty();
     maxmemory_policy_ = absl::GetFlag(FLAGS_maxmemory_policy);
+  }
+  std::string limits_err = SetOutputLimits(absl::GetFlag(FLAGS_client_output_buffer_limit));
+  if (!limits_err.empty()) {
+    ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
   }
   AddEntries();
 }
@@ -268,6 +328,8 @@ void Config::AddEntries() {
   int_entry("timeout", &timeout_, 0, INT32_MAX);
   int_entry("maxclients", &maxclients_, 1, INT32_MAX);
   int_entry("tcp-keepalive", &tcp_keepalive_, 0, INT32_MAX);
+  entries_.push_back({"client-output-buffer-limit", [this] { return OutputLimitsText(); },
+                      [this](std::string_view v) { return SetOutputLimits(v); }});
   fixed("appendonly", "no");
   fixed("protected-mode", YesNo(false));
   fixed("daemonize", "no");

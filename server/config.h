@@ -17,7 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "io/output_limit.h"
+
 namespace dashkv {
+
+// Client classes of client-output-buffer-limit, in Redis's order (CONFIG GET prints them so).
+enum class ClientClass : uint8_t { kNormal = 0, kReplica = 1, kPubSub = 2 };
 
 class Config {
  public:
@@ -45,6 +50,11 @@ class Config {
   std::atomic<int64_t> client_query_buffer_limit{1024LL * 1024 * 1024};
   std::atomic<int> hz{10};
   std::atomic<bool> auth_required{false};  // requirepass is set
+  // client-output-buffer-limit, by ClientClass (connections point at these).
+  io::OutputLimitClass output_limits[3];
+  const io::OutputLimitClass* output_limit(ClientClass c) const {
+    return &output_limits[size_t(c)];
+  }
 
   // Encoding thresholds of the aggregate types (Redis 7 names and defaults; the *-ziplist-*
   // names are aliases).
@@ -71,6 +81,11 @@ class Config {
   std::string dbfilename() const;
   std::string requirepass() const;
   std::string maxmemory_policy() const;
+  // client-output-buffer-limit as CONFIG GET prints it ("normal 0 0 0 slave ... pubsub ...").
+  std::string OutputLimitsText() const;
+  // Applies "<class> <hard> <soft> <seconds> ..." (memory units allowed; classes normal,
+  // slave/replica, pubsub); returns Redis's CONFIG SET error text, or "" on success.
+  std::string SetOutputLimits(std::string_view text);
 
  private:
   const Entry* Find(std::string_view name) const;

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "io/reply_builder.h"
 #include "io/service.h"
+#include "server/client_subscriptions.h"
 
 namespace dashkv {
 
@@ -34,6 +36,7 @@ class ConnState : public io::ConnectionState {
   bool authenticated = false;
   bool no_evict = false;
   bool no_touch = false;
+  std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub.h)
 
   // Scratch space of Server::Dispatch, kept to avoid allocations per batch.
   std::vector<PendingCmd> pending;

@@ -42,12 +42,15 @@ Server::Server(Config& config, io::EnginePool& pool)
   for (EngineState& es : engine_states_) es.command_stats.resize(registry_.size());
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
+  pubsub_ = std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
+                                     config.output_limit(ClientClass::kPubSub));
 }
 
 Server::~Server() = default;
 
 std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
+  conn.set_output_limit(config_.output_limit(ClientClass::kNormal));
   // As Redis: a connection opened while no password is set stays authenticated afterwards.
   state->authenticated = !config_.auth_required.load(std::memory_order_relaxed);
   EngineState& es = engine_states_[conn.engine().index()];
@@ -59,6 +62,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
 }
 
 void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
+  pubsub_->UnsubscribeAll(static_cast<ConnState&>(state));
   engine_states_[conn.engine().index()].clients.erase(static_cast<ConnState*>(&state));
   connected_clients_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -160,7 +164,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   bool over_memory = maxmemory > 0 && UsedMemory() > maxmemory;
   auto rejected = [&](const CommandSpec& spec) {
     return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
-           (over_memory && spec.HasFlag(kCmdDenyOom));
+           (over_memory && spec.HasFlag(kCmdDenyOom)) || SubscribedModeForbids(state, spec);
   };
   size_t i = 0;
   while (i < batch.size()) {
@@ -188,8 +192,10 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec != nullptr && rejected(*spec)) {
       if (need_auth && !spec->HasFlag(kCmdNoAuth)) {
         out.SendError("NOAUTH Authentication required.");
-      } else {
+      } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
+      } else {
+        SendSubscribedModeError(out, *spec, args);
       }
       RecordRejected(my_engine, spec, out);
       BumpCounter(engine_states_[my_engine].rejected_calls);

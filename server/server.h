@@ -23,6 +23,7 @@
 #include "server/command_registry.h"
 #include "server/config.h"
 #include "server/conn_state.h"
+#include "server/pubsub.h"
 #include "server/shard_set.h"
 
 namespace dashkv {
@@ -93,6 +94,7 @@ class Server : public io::Service {
   ShardSet& shard_set() { return *shard_set_; }
   io::EnginePool& pool() { return pool_; }
   const CommandRegistry& registry() const { return registry_; }
+  PubSub& pubsub() { return *pubsub_; }
   // Engine-local state of engine `i`. REQUIRES: called on engine i.
   EngineState& engine_state(unsigned i) { return engine_states_[i]; }
 
@@ -143,6 +145,7 @@ class Server : public io::Service {
   io::EnginePool& pool_;
   CommandRegistry registry_;
   std::unique_ptr<ShardSet> shard_set_;
+  std::unique_ptr<PubSub> pubsub_;
   std::vector<EngineState> engine_states_;
   int64_t start_time_ms_;
   std::atomic<int64_t> connected_clients_{0};

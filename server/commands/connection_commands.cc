@@ -7,6 +7,7 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
+#include "server/pubsub.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -20,6 +21,11 @@ using boost::asio::awaitable;
 void CmdPing(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() > 2) {
     return ctx.rb.SendError("ERR wrong number of arguments for 'ping' command");
+  }
+  if (InSubscribedMode(ctx.state) && !ctx.rb.resp3()) {  // RESP2 subscribed mode: as Redis
+    ctx.rb.StartArray(2);
+    ctx.rb.SendBulk("pong");
+    return ctx.rb.SendBulk(args.size() == 1 ? std::string_view() : args[1]);
   }
   if (args.size() == 1) return ctx.rb.SendSimpleString("PONG");
   ctx.rb.SendBulk(args[1]);
@@ -143,6 +149,7 @@ void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
 
 // RESET
 void CmdReset(CmdArgs, ConnCmdContext& ctx) {
+  ctx.server.pubsub().UnsubscribeAll(ctx.state);
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
@@ -164,10 +171,15 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.last_cmd && state.last_cmd->container && !state.last_subcommand.empty()) {
     StrAppend(&cmd, "|", state.last_subcommand);
   }
+  size_t subs[kPubSubKinds] = {};
+  if (state.pubsub) {
+    for (size_t k = 0; k < kPubSubKinds; ++k) subs[k] = state.pubsub->names[k].size();
+  }
   return StrCat(
       "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
-      " name=", state.name, " age=", age, " idle=", idle, " flags=N db=", state.db,
-      " sub=0 psub=0 ssub=0 multi=-1 qbuf=", c.query_buffer_size(),
+      " name=", state.name, " age=", age, " idle=", idle,
+      " flags=", InSubscribedMode(state) ? "P" : "N", " db=", state.db, " sub=", subs[0],
+      " psub=", subs[1], " ssub=", subs[2], " multi=-1 qbuf=", c.query_buffer_size(),
       " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
       " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
       " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
@@ -181,12 +193,14 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   ArgParser parser(args, 2);
   std::vector<uint64_t> ids;
   bool filter_ids = false;
+  std::optional<bool> want_pubsub;  // TYPE: clients in subscribed mode are of type pubsub
   if (parser.Check("TYPE")) {
     std::string type = AsciiStrToLower(parser.Next());
     if (type != "normal" && type != "master" && type != "replica" && type != "pubsub") {
       co_return ctx.rb.SendError(StrCat("ERR Unknown client type '", type, "'"));
     }
-    if (type != "normal") co_return ctx.rb.SendVerbatim("");
+    if (type != "normal" && type != "pubsub") co_return ctx.rb.SendVerbatim("");
+    want_pubsub = type == "pubsub";
   } else if (parser.Check("ID")) {
     filter_ids = true;
     while (parser.HasNext()) {
@@ -205,6 +219,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
           std::find(ids.begin(), ids.end(), st->conn->id()) == ids.end()) {
         continue;
       }
+      if (want_pubsub && *want_pubsub != InSubscribedMode(*st)) continue;
       StrAppend(&per_engine[i], ClientInfoLine(*st, now), "\n");
     }
   });

@@ -130,14 +130,17 @@ void AppendStats(std::string& out, Server& server, const std::vector<ShardFigure
     hops += s.shard_hops;
     errors += s.error_replies;
   }
+  const PubSubRegistry& reg = server.pubsub().registry();
   StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
                   "\r\ninstantaneous_ops_per_sec:", server.instantaneous_ops(),
                   "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
                   "\r\nevicted_keys:0\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
-                  "\r\npubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:",
-                  errors, "\r\ndashkv_shard_hops:", hops,
+                  "\r\npubsub_channels:", reg.Size(PubSubKind::kChannel),
+                  "\r\npubsub_patterns:", reg.Size(PubSubKind::kPattern),
+                  "\r\npubsubshard_channels:", reg.Size(PubSubKind::kShardChannel),
+                  "\r\ntotal_error_replies:", errors, "\r\ndashkv_shard_hops:", hops,
                   "\r\n");
 }
 

@@ -21,7 +21,8 @@ namespace {
 namespace asio = boost::asio;
 
 // A tiny Service: PING, ECHO x, LEN x (length of x), HOP (a round trip to another engine),
-// QUIT. Records the size of every batch.
+// PUSHLATER n (replies +OK, then another engine sends back n out-of-band frames, as pub/sub
+// does), QUIT. Records the size of every batch.
 class TestService : public Service {
  public:
   explicit TestService(EnginePool& pool) : pool_(pool) {}
@@ -50,6 +51,21 @@ class TestService : public Service {
         unsigned other = (Engine::Current()->index() + 1) % pool_.size();
         unsigned where = co_await pool_.Await(other, [] { return Engine::Current()->index(); });
         out.SendLong(where);
+      } else if (name == "PUSHLATER" && args.size() == 2) {
+        out.SendOk();
+        int n = std::stoi(std::string(args[1]));
+        unsigned home = Engine::Current()->index();
+        unsigned other = (home + 1) % pool_.size();
+        Connection* c = &conn;
+        // From another engine, hop back to the connection's engine to push (SendAsync is
+        // engine-local); runs after this batch's reply was written, while the client is idle.
+        pool_.Post(other, [this, c, home, n] {
+          pool_.Post(home, [c, n] {
+            for (int i = 0; i < n; ++i) {
+              c->SendAsync(">1\r\n$1\r\n" + std::to_string(i % 10) + "\r\n");
+            }
+          });
+        });
       } else if (name == "QUIT") {
         out.SendOk();
         conn.RequestClose();
@@ -191,6 +207,18 @@ TEST_F(ConnectionTest, ProtocolErrorAfterRepliesThenClose) {
   const std::string want = "+PONG\r\n+PONG\r\n-ERR Protocol error: invalid bulk length\r\n";
   EXPECT_EQ(c.Read(want.size()), want);
   EXPECT_TRUE(c.AtEof());
+}
+
+TEST_F(ConnectionTest, SendAsyncReachesAnIdleClientInOrder) {
+  Client c(listener_->port());
+  c.Send("PUSHLATER 3\r\n");
+  EXPECT_EQ(c.Read(5 + 3 * 11),
+            "+OK\r\n>1\r\n$1\r\n0\r\n>1\r\n$1\r\n1\r\n>1\r\n$1\r\n2\r\n");
+  // Replies of later commands follow the pushes; the connection keeps working.
+  c.Send("PUSHLATER 1\r\n");
+  EXPECT_EQ(c.Read(5 + 11), "+OK\r\n>1\r\n$1\r\n0\r\n");
+  c.Send("PING\r\n");
+  EXPECT_EQ(c.Read(7), "+PONG\r\n");
 }
 
 TEST_F(ConnectionTest, QuitRepliesThenClosesAndSkipsLaterCommands) {

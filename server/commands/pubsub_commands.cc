@@ -1,0 +1,244 @@
+// Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE,
+// PUBLISH, SPUBLISH and PUBSUB. Subscriptions live on the connection's engine; PUBLISH reaches
+// the other engines through server/pubsub.h. Without a cluster the shard channels (S*) are a
+// namespace of their own, as in Redis 7.0 standalone.
+#include <optional>
+
+#include "core/str_util.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/conn_state.h"
+#include "server/pubsub.h"
+#include "server/server.h"
+
+namespace dashkv {
+
+namespace {
+
+using boost::asio::awaitable;
+
+// Names of the confirmations of each kind, as Redis sends them.
+struct KindNames {
+  std::string_view subscribe;
+  std::string_view unsubscribe;
+};
+
+constexpr KindNames Names(PubSubKind kind) {
+  switch (kind) {
+    case PubSubKind::kChannel: return {"subscribe", "unsubscribe"};
+    case PubSubKind::kPattern: return {"psubscribe", "punsubscribe"};
+    case PubSubKind::kShardChannel: return {"ssubscribe", "sunsubscribe"};
+  }
+  return {};
+}
+
+// Sends one confirmation: [kind, name or nil, the client's subscription count], a push frame
+// in RESP3, an array in RESP2.
+void SendConfirmation(io::ReplyBuilder& rb, std::string_view what,
+                      std::optional<std::string_view> name, size_t count) {
+  rb.StartPush(3);
+  rb.SendBulk(what);
+  if (name) {
+    rb.SendBulk(*name);
+  } else {
+    rb.SendNull();
+  }
+  rb.SendLong(static_cast<int64_t>(count));
+}
+
+void Subscribe(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
+  PubSub& pubsub = ctx.server.pubsub();
+  for (size_t i = 1; i < args.size(); ++i) {
+    pubsub.Subscribe(ctx.state, kind, args[i]);
+    SendConfirmation(ctx.rb, Names(kind).subscribe, args[i], ctx.state.pubsub->ReplyCount(kind));
+  }
+}
+
+// Without names: every name of `kind` the client has, one confirmation each (or one with a nil
+// name when it has none).
+void Unsubscribe(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
+  PubSub& pubsub = ctx.server.pubsub();
+  ClientSubscriptions* subs = ctx.state.pubsub.get();
+  const std::string_view what = Names(kind).unsubscribe;
+  if (args.size() > 1) {
+    for (size_t i = 1; i < args.size(); ++i) {
+      pubsub.Unsubscribe(ctx.state, kind, args[i]);
+      SendConfirmation(ctx.rb, what, args[i], subs ? subs->ReplyCount(kind) : 0);
+    }
+    return;
+  }
+  if (subs == nullptr || subs->of(kind).empty()) {
+    return SendConfirmation(ctx.rb, what, std::nullopt, subs ? subs->ReplyCount(kind) : 0);
+  }
+  std::vector<std::string> names(subs->of(kind).begin(), subs->of(kind).end());
+  for (const std::string& name : names) {
+    pubsub.Unsubscribe(ctx.state, kind, name);
+    SendConfirmation(ctx.rb, what, name, subs->ReplyCount(kind));
+  }
+}
+
+// SUBSCRIBE channel [channel ...]
+void CmdSubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Subscribe(args, ctx, PubSubKind::kChannel);
+}
+// PSUBSCRIBE pattern [pattern ...]
+void CmdPSubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Subscribe(args, ctx, PubSubKind::kPattern);
+}
+// SSUBSCRIBE shardchannel [shardchannel ...]
+void CmdSSubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Subscribe(args, ctx, PubSubKind::kShardChannel);
+}
+// UNSUBSCRIBE [channel ...]
+void CmdUnsubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Unsubscribe(args, ctx, PubSubKind::kChannel);
+}
+// PUNSUBSCRIBE [pattern ...]
+void CmdPUnsubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Unsubscribe(args, ctx, PubSubKind::kPattern);
+}
+// SUNSUBSCRIBE [shardchannel ...]
+void CmdSUnsubscribe(CmdArgs args, ConnCmdContext& ctx) {
+  Unsubscribe(args, ctx, PubSubKind::kShardChannel);
+}
+
+// PUBLISH channel message
+awaitable<void> CmdPublish(CmdArgs args, ConnCmdContext& ctx) {
+  Server& server = ctx.server;
+  int64_t n = co_await server.pubsub().Publish(server.pool(), PubSubKind::kChannel, args[1],
+                                               args[2]);
+  ctx.rb.SendLong(n);
+}
+
+// SPUBLISH shardchannel message
+awaitable<void> CmdSPublish(CmdArgs args, ConnCmdContext& ctx) {
+  Server& server = ctx.server;
+  int64_t n = co_await server.pubsub().Publish(server.pool(), PubSubKind::kShardChannel,
+                                               args[1], args[2]);
+  ctx.rb.SendLong(n);
+}
+
+// PUBSUB CHANNELS|SHARDCHANNELS [pattern]
+void SendNames(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
+  std::optional<std::string_view> pattern;
+  if (args.size() == 3) pattern = args[2];
+  std::vector<std::string> names = ctx.server.pubsub().registry().Names(kind, pattern);
+  ctx.rb.SendBulkArray(names);
+}
+
+// PUBSUB NUMSUB|SHARDNUMSUB [channel ...]: a flat array of name, count (also in RESP3).
+void SendNumSub(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
+  const PubSubRegistry& registry = ctx.server.pubsub().registry();
+  ctx.rb.StartArray((args.size() - 2) * 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    ctx.rb.SendBulk(args[i]);
+    ctx.rb.SendLong(registry.Subscribers(kind, args[i]));
+  }
+}
+
+// PUBSUB subcommand [argument ...]
+void CmdPubSub(CmdArgs args, ConnCmdContext& ctx) {
+  const std::string sub = AsciiStrToLower(args[1]);
+  // Redis's arity per subcommand: CHANNELS/NUMSUB/... -2, NUMPAT and HELP exactly 2.
+  const bool exact2 = sub == "numpat" || sub == "help";
+  if (exact2 && args.size() != 2) {
+    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'pubsub|", sub,
+                                   "' command"));
+  }
+  if (sub == "channels" || sub == "shardchannels") {
+    if (args.size() > 3) {
+      return ctx.rb.SendError(StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                                     args[1], "'. Try PUBSUB HELP."));
+    }
+    return SendNames(args, ctx,
+                     sub == "channels" ? PubSubKind::kChannel : PubSubKind::kShardChannel);
+  }
+  if (sub == "numsub") return SendNumSub(args, ctx, PubSubKind::kChannel);
+  if (sub == "shardnumsub") return SendNumSub(args, ctx, PubSubKind::kShardChannel);
+  if (sub == "numpat") {
+    return ctx.rb.SendLong(
+        static_cast<int64_t>(ctx.server.pubsub().registry().Size(PubSubKind::kPattern)));
+  }
+  if (sub == "help") {
+    static constexpr std::string_view kHelp[] = {
+        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: "
+        "'*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Prints this help.",
+    };
+    return SendHelp(ctx.rb, kHelp);
+  }
+  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try PUBSUB HELP."));
+}
+
+}  // namespace
+
+void RegisterPubSubCommands(CommandRegistry* registry) {
+  auto spec = [](std::string name, int arity, uint32_t flags, int first_key, int last_key,
+                 std::vector<std::string_view> cats, std::string_view summary,
+                 std::string_view since) {
+    CommandSpec s;
+    s.name = std::move(name);
+    s.arity = arity;
+    s.flags = flags;
+    s.first_key = first_key;
+    s.last_key = last_key;
+    s.key_step = first_key ? 1 : 0;
+    s.categories = std::move(cats);
+    s.summary = summary;
+    s.since = since;
+    s.group = "pubsub";
+    return s;
+  };
+  auto conn = [&](CommandSpec s, ConnHandler h) {
+    s.kind = HandlerKind::kConn;
+    s.conn_handler = h;
+    registry->Register(std::move(s));
+  };
+  constexpr uint32_t kSub = kCmdPubSub | kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate;
+  conn(spec("subscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
+            "Listens for messages published to channels.", "2.0.0"),
+       CmdSubscribe);
+  conn(spec("unsubscribe", -1, kSub, 0, 0, {"pubsub", "slow"},
+            "Stops listening to messages posted to channels.", "2.0.0"),
+       CmdUnsubscribe);
+  conn(spec("psubscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
+            "Listens for messages published to channels that match one or more patterns.",
+            "2.0.0"),
+       CmdPSubscribe);
+  conn(spec("punsubscribe", -1, kSub, 0, 0, {"pubsub", "slow"},
+            "Stops listening to messages published to channels that match one or more "
+            "patterns.",
+            "2.0.0"),
+       CmdPUnsubscribe);
+  conn(spec("ssubscribe", -2, kSub, 1, -1, {"pubsub", "slow"},
+            "Listens for messages published to shard channels.", "7.0.0"),
+       CmdSSubscribe);
+  conn(spec("sunsubscribe", -1, kSub, 1, -1, {"pubsub", "slow"},
+            "Stops listening to messages posted to shard channels.", "7.0.0"),
+       CmdSUnsubscribe);
+  registry->RegisterCoord(spec("publish", 3, kPub, 0, 0, {"pubsub", "fast"},
+                               "Posts a message to a channel.", "2.0.0"),
+                          CmdPublish);
+  registry->RegisterCoord(spec("spublish", 3, kPub, 1, 1, {"pubsub", "fast"},
+                               "Post a message to a shard channel", "7.0.0"),
+                          CmdSPublish);
+  CommandSpec pubsub = spec("pubsub", -2, 0, 0, 0, {"slow"},
+                            "A container for Pub/Sub commands.", "2.8.0");
+  pubsub.container = true;
+  conn(std::move(pubsub), CmdPubSub);
+}
+
+}  // namespace dashkv

@@ -1,0 +1,99 @@
+// PubSub: Redis publish/subscribe across engine threads (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and
+// their UNSUBSCRIBEs, PUBLISH, SPUBLISH). Owned by the Server.
+// Thread: each engine's subscription tables are engine-local (touched only on that engine);
+// the registry is thread-safe (see pubsub_registry.h); Publish runs on any engine.
+//
+// Design
+//  A subscriber lives in the tables of the engine that owns its connection: name -> that
+//  engine's subscribing connections, one map per kind (channels, patterns, shard channels).
+//  The registry counts subscribers per engine, so PUBLISH reads from it the engines that have
+//  receivers (channel subscribers or a matching pattern) and sends one message to each of them
+//  (EnginePool::AwaitMany; its own engine delivers inline, without a hop). Each target engine
+//  looks the channel and its patterns up in its own tables, queues the frames on its
+//  connections (io::Connection::SendAsync) and returns how many it reached; PUBLISH replies
+//  with the sum, as Redis does. Messages of one publisher arrive in publish order: PUBLISH
+//  waits for its deliveries before the connection runs its next command, and an engine inbox
+//  is FIFO per producer in any case.
+//  The registry is updated before a (un)subscribe replies, so a message published after the
+//  client saw its subscription confirmed reaches it. A message already on its way to an engine
+//  when the last local subscriber leaves is dropped there (and was counted by the publisher).
+#pragma once
+
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
+#include <absl/container/flat_hash_map.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/engine_pool.h"
+#include "io/output_limit.h"
+#include "io/reply_builder.h"
+#include "io/service.h"
+#include "server/client_subscriptions.h"
+#include "server/pubsub_registry.h"
+
+namespace dashkv {
+
+class ConnState;
+struct CommandSpec;
+
+class PubSub {
+ public:
+  // `normal_limit` / `pubsub_limit`: the output buffer limit classes a connection gets when it
+  // leaves / enters subscribed mode. They must outlive the PubSub.
+  PubSub(unsigned engines, const io::OutputLimitClass* normal_limit,
+         const io::OutputLimitClass* pubsub_limit);
+
+  // Subscribes `state`'s connection to `name`; returns false when it already was.
+  // REQUIRES: runs on the connection's engine.
+  bool Subscribe(ConnState& state, PubSubKind kind, std::string_view name);
+  // Unsubscribes it; returns false when it was not subscribed.
+  // REQUIRES: runs on the connection's engine.
+  bool Unsubscribe(ConnState& state, PubSubKind kind, std::string_view name);
+  // Drops every subscription of `state` (RESET, disconnect), leaving no trace in the tables
+  // or the registry. REQUIRES: runs on the connection's engine.
+  void UnsubscribeAll(ConnState& state);
+
+  // Delivers `message` to every subscriber of `channel` (kChannel: channel subscribers as
+  // "message" plus matching patterns as "pmessage"; kShardChannel: "smessage") on every engine;
+  // returns the number of receiving clients. REQUIRES: a coroutine on an engine thread.
+  boost::asio::awaitable<int64_t> Publish(io::EnginePool& pool, PubSubKind kind,
+                                          std::string_view channel, std::string_view message);
+
+  const PubSubRegistry& registry() const { return registry_; }
+
+ private:
+  using Subscribers = std::vector<ConnState*>;
+  // One engine's tables, by PubSubKind.
+  struct alignas(64) LocalTables {
+    PubSubNameMap<Subscribers> maps[kPubSubKinds];
+  };
+
+  // Queues the message on the subscribers of engine `engine`; returns how many it reached.
+  // REQUIRES: runs on engine `engine`.
+  int64_t DeliverLocal(unsigned engine, PubSubKind kind, std::string_view channel,
+                       std::string_view message);
+  // Switches the connection's output limit class when it enters or leaves subscribed mode.
+  void UpdateMode(ConnState& state, bool was_subscribed);
+
+  std::vector<LocalTables> locals_;  // locals_[i] touched only by engine i
+  PubSubRegistry registry_;
+  const io::OutputLimitClass* normal_limit_;
+  const io::OutputLimitClass* pubsub_limit_;
+};
+
+// Returns whether the connection is in subscribed mode (any channel, pattern or shard channel).
+bool InSubscribedMode(const ConnState& state);
+
+// Returns whether `spec` is refused because the connection is a RESP2 one in subscribed mode
+// (only (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET may run there). Cheap when the
+// connection has never subscribed.
+bool SubscribedModeForbids(const ConnState& state, const CommandSpec& spec);
+// Sends Redis's error for such a command.
+void SendSubscribedModeError(io::ReplyBuilder& rb, const CommandSpec& spec, io::CmdArgs args);
+
+}  // namespace dashkv

@@ -1,0 +1,73 @@
+#include "server/pubsub_registry.h"
+
+#include "core/glob.h"
+#include "core/logging.h"
+
+namespace dashkv {
+
+void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine) {
+  absl::MutexLock lock(&mu_);
+  Entry& e = maps_[size_t(kind)][name];
+  if (e.per_engine.empty()) e.per_engine.resize(engines_);
+  ++e.subscribers;
+  ++e.per_engine[engine];
+}
+
+void PubSubRegistry::Remove(PubSubKind kind, std::string_view name, unsigned engine) {
+  absl::MutexLock lock(&mu_);
+  Map& map = maps_[size_t(kind)];
+  auto it = map.find(name);
+  CHECK(it != map.end() && it->second.per_engine[engine] > 0);
+  --it->second.per_engine[engine];
+  if (--it->second.subscribers == 0) map.erase(it);
+}
+
+EngineList PubSubRegistry::Targets(PubSubKind kind, std::string_view channel) const {
+  absl::InlinedVector<bool, 8> hit(engines_, false);
+  bool any = false;
+  auto mark = [&](const Entry& e) {
+    for (unsigned i = 0; i < engines_; ++i) {
+      if (e.per_engine[i] > 0) hit[i] = any = true;
+    }
+  };
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const Map& channels = maps_[size_t(kind)];
+    if (auto it = channels.find(channel); it != channels.end()) mark(it->second);
+    if (kind == PubSubKind::kChannel) {
+      for (const auto& [pattern, e] : maps_[size_t(PubSubKind::kPattern)]) {
+        if (GlobMatch(pattern, channel)) mark(e);
+      }
+    }
+  }
+  EngineList out;
+  if (!any) return out;
+  for (unsigned i = 0; i < engines_; ++i) {
+    if (hit[i]) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
+                                               std::optional<std::string_view> pattern) const {
+  std::vector<std::string> out;
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [name, e] : maps_[size_t(kind)]) {
+    if (!pattern || GlobMatch(*pattern, name)) out.push_back(name);
+  }
+  return out;
+}
+
+int64_t PubSubRegistry::Subscribers(PubSubKind kind, std::string_view name) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Map& map = maps_[size_t(kind)];
+  auto it = map.find(name);
+  return it == map.end() ? 0 : it->second.subscribers;
+}
+
+size_t PubSubRegistry::Size(PubSubKind kind) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return maps_[size_t(kind)].size();
+}
+
+}  // namespace dashkv

@@ -1,0 +1,63 @@
+// PubSubRegistry: the server-wide map of which engines have subscribers for each channel,
+// pattern and shard channel, so that PUBLISH hops only to engines with receivers, and PUBSUB
+// and INFO answer without any hop.
+// Thread-safe: one absl::Mutex; PUBLISH takes it shared (ReaderLock) for one lookup plus a scan
+// of the patterns; (un)subscribing takes it exclusively. No other lock is taken under it, and
+// it is never held across a suspension or a hop.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
+#include <absl/synchronization/mutex.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/client_subscriptions.h"
+
+namespace dashkv {
+
+// Engines that a publish must reach, in increasing order.
+using EngineList = absl::InlinedVector<unsigned, 8>;
+
+// Design
+//  One hash map per kind: name -> total subscribers and a per-engine subscriber count (a vector
+//  of `engines` counters). An entry exists while it has at least one subscriber, so the map
+//  sizes are Redis's pubsub_channels / pubsub_patterns / pubsubshard_channels. Targets() is
+//  O(1) for the channel plus O(patterns x match) for the patterns; patterns are usually few.
+class PubSubRegistry {
+ public:
+  explicit PubSubRegistry(unsigned engines) : engines_(engines) {}
+
+  // Counts one more subscriber of `name` on `engine`.
+  void Add(PubSubKind kind, std::string_view name, unsigned engine);
+  // Counts one fewer. REQUIRES: a matching Add.
+  void Remove(PubSubKind kind, std::string_view name, unsigned engine);
+
+  // Returns the engines with subscribers for `channel` in the namespace of `kind` (kChannel:
+  // channel subscribers and matching patterns; kShardChannel: shard channel subscribers).
+  EngineList Targets(PubSubKind kind, std::string_view channel) const;
+  // Returns the names of `kind` matching `pattern` (every name when nullopt), unordered.
+  std::vector<std::string> Names(PubSubKind kind, std::optional<std::string_view> pattern) const;
+  // Returns the subscribers of `name` across all engines.
+  int64_t Subscribers(PubSubKind kind, std::string_view name) const;
+  // Returns how many distinct names of `kind` have subscribers.
+  size_t Size(PubSubKind kind) const;
+
+ private:
+  struct Entry {
+    int64_t subscribers = 0;
+    std::vector<uint32_t> per_engine;  // subscribers on each engine
+  };
+  using Map = PubSubNameMap<Entry>;
+
+  const unsigned engines_;
+  mutable absl::Mutex mu_;
+  Map maps_[kPubSubKinds] ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace dashkv
