@@ -64,6 +64,7 @@ enum class TxScope : uint8_t {
   kKeys,          // its keys: exclusive if it writes, shared if it reads
   kAllShared,     // every shard whole, shared (DBSIZE, KEYS: a consistent view)
   kAllExclusive,  // every shard whole, exclusive (FLUSHALL, FLUSHDB)
+  kNone,          // nothing, though it names keys (WATCH: it only registers interest)
 };
 
 // Argument indexes of a command's keys.
@@ -147,6 +148,7 @@ void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);
 void RegisterZsetCommands(CommandRegistry* registry);
+void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 
 // Registers every family.

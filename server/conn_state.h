@@ -14,12 +14,27 @@
 namespace dashkv {
 
 struct CommandSpec;
+struct WatchState;
 
 // A command of a pipeline, resolved and routed to its shard.
 struct PendingCmd {
   const CommandSpec* spec;
   io::CmdArgs args;
   unsigned sid;
+};
+
+// A command queued by MULTI, with its own copy of the arguments (batch buffers are reused).
+struct QueuedCmd {
+  const CommandSpec* spec;
+  std::vector<std::string> args;
+};
+
+// A key this client WATCHes; `existed`: it was live when watched (so its expiry, or its
+// deletion by the expiry cycle, fails the EXEC, as Redis's isWatchedKeyExpired).
+struct WatchedKey {
+  unsigned db;
+  std::string key;
+  bool existed;
 };
 
 class ConnState : public io::ConnectionState {
@@ -36,6 +51,12 @@ class ConnState : public io::ConnectionState {
   bool authenticated = false;
   bool no_evict = false;
   bool no_touch = false;
+  // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).
+  bool in_multi = false;
+  bool multi_error = false;  // a command was refused while queueing: EXEC aborts
+  std::vector<QueuedCmd> queued;
+  std::vector<WatchedKey> watched;
+  std::shared_ptr<WatchState> watch_state;  // shared with the shards of the watched keys
   std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub.h)
 
   // Scratch space of Server::Dispatch, kept to avoid allocations per batch.

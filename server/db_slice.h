@@ -24,6 +24,12 @@ class DbSlice {
   // Returns the live entry of `key`, or end(). An expired entry is deleted first (and counted
   // in expired_keys). Counts a keyspace hit or miss.
   PrimeIterator Find(std::string_view key, int64_t now_ms);
+  // Returns whether `key` holds a live (unexpired) entry. Changes nothing: an expired entry
+  // stays until it is found or collected (WATCH bookkeeping must not delete keys).
+  bool IsLive(std::string_view key, int64_t now_ms) {
+    PrimeIterator it = table_.Find(key);
+    return !it.is_done() && !IsExpired(it, now_ms);
+  }
   // Like Find, without counting hits/misses (for TYPE, EXISTS, TTL ...).
   PrimeIterator FindQuiet(std::string_view key, int64_t now_ms);
   // Returns the live entry of `key` if it holds `type`; kKeyNotFound or kWrongType otherwise.

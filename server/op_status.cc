@@ -84,6 +84,18 @@ std::string_view StatusText(OpStatus status) {
       return "ERR value is out of range, value must between -2147483648 and 2147483647";
     case OpStatus::kBitopNotSingle:
       return "ERR BITOP NOT must be called with a single source key.";
+    case OpStatus::kExecAbort:
+      return "EXECABORT Transaction discarded because of previous errors.";
+    case OpStatus::kExecWithoutMulti:
+      return "ERR EXEC without MULTI";
+    case OpStatus::kDiscardWithoutMulti:
+      return "ERR DISCARD without MULTI";
+    case OpStatus::kMultiNested:
+      return "ERR MULTI calls can not be nested";
+    case OpStatus::kWatchInMulti:
+      return "ERR WATCH inside MULTI is not allowed";
+    case OpStatus::kNotAllowedInMulti:
+      return "ERR Command not allowed inside a transaction";
   }
   return "ERR unknown error";
 }

@@ -54,6 +54,13 @@ enum class OpStatus : uint8_t {
   kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
   kIntRange,            // "value is out of range, value must between -2147483648 and ..."
   kBitopNotSingle,      // "BITOP NOT must be called with a single source key."
+  // MULTI / EXEC / WATCH.
+  kExecAbort,           // "EXECABORT Transaction discarded because of previous errors."
+  kExecWithoutMulti,    // "EXEC without MULTI"
+  kDiscardWithoutMulti, // "DISCARD without MULTI"
+  kMultiNested,         // "MULTI calls can not be nested"
+  kWatchInMulti,        // "WATCH inside MULTI is not allowed"
+  kNotAllowedInMulti,   // "Command not allowed inside a transaction"
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for

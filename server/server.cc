@@ -63,6 +63,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
 
 void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   pubsub_->UnsubscribeAll(static_cast<ConnState&>(state));
+  DiscardMulti(static_cast<ConnState&>(state));
   engine_states_[conn.engine().index()].clients.erase(static_cast<ConnState*>(&state));
   connected_clients_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -116,7 +117,25 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, config_);
   const uint64_t errors = rb.error_count();
   const uint64_t start = CycleClock::Now();
-  cmd.spec->shard_handler(cmd.args, ctx);
+  if (!shard.watches().empty() && cmd.spec->HasFlag(kCmdWrite)) [[unlikely]] {
+    // WATCH: a write touches a watched key that was live before it or is live after it (so a
+    // DEL of a missing or already expired key touches nothing, as in Redis).
+    absl::InlinedVector<std::pair<std::string, bool>, 4> watched;
+    for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
+      std::string lk = LockKeyOf(db, cmd.args[k]);
+      if (!shard.watches().IsWatched(lk)) continue;
+      bool live = shard.KeyLive(db, cmd.args[k], now_ms);
+      watched.emplace_back(std::move(lk), live);
+    }
+    cmd.spec->shard_handler(cmd.args, ctx);
+    for (auto& [lk, was_live] : watched) {
+      if (was_live || shard.KeyLive(db, std::string_view(lk).substr(2), now_ms)) {
+        shard.watches().Touch(lk);
+      }
+    }
+  } else {
+    cmd.spec->shard_handler(cmd.args, ctx);
+  }
   RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);
   ++shard.stats().commands;
 }
@@ -171,7 +190,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     // Gather the run of consecutive shard commands starting at i.
     state.pending.clear();
     size_t j = i;
-    for (; j < batch.size(); ++j) {
+    for (; j < batch.size() && !state.in_multi; ++j) {
       const CommandSpec* spec = registry_.Find(batch[j][0]);
       if (spec == nullptr || spec->kind != HandlerKind::kShard ||
           !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
@@ -199,11 +218,17 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       RecordRejected(my_engine, spec, out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
+      state.multi_error |= state.in_multi;  // a refused command inside MULTI aborts the EXEC
       continue;
     }
     if (spec == nullptr) {
       RecordRejected(my_engine, registry_.Find(args[0]), out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
+      state.multi_error |= state.in_multi;
+      continue;
+    }
+    if (state.in_multi && !IsMultiControl(*spec)) {
+      QueueInMulti(state, *spec, args, out);
       continue;
     }
     state.last_cmd = spec;
@@ -249,6 +274,8 @@ void Server::AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdAr
       return locks.AddAllShards(LockMode::kShared);
     case TxScope::kAllExclusive:
       return locks.AddAllShards(LockMode::kExclusive);
+    case TxScope::kNone:
+      return;
     case TxScope::kKeys:
       break;
   }
@@ -256,10 +283,16 @@ void Server::AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdAr
   for (uint32_t k : spec.KeysOf(args)) locks.Add(db, args[k], mode);
 }
 
+void Server::MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
+                        unsigned db) const {
+  if (!spec.HasFlag(kCmdWrite) || spec.tx_scope != TxScope::kKeys) return;
+  for (uint32_t k : spec.KeysOf(args)) locks.MarkWritten(db, args[k]);
+}
+
 asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArgs args,
                                              ConnCmdContext& ctx) {
   bool needs_locks = shard_set_->size() > 1 && ctx.locks == nullptr &&
-                     !spec.HasFlag(kCmdBlocking) &&
+                     !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
                      (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
   if (!needs_locks) {
     co_await spec.coord_handler(args, ctx);
@@ -271,6 +304,7 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
   ctx.locks = &locks;
   co_await spec.coord_handler(args, ctx);
   ctx.locks = nullptr;
+  MarkWrites(locks, spec, args, ctx.state.db);
   locks.Release();
 }
 

@@ -59,6 +59,10 @@ struct alignas(64) EngineState {
 class ConnCmdContext;
 class KeyLocks;
 
+// Returns whether `spec` runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
+// rather than being queued.
+bool IsMultiControl(const CommandSpec& spec);
+
 class Server : public io::Service {
  public:
   // REQUIRES: config.Init() was called and `pool` is started.
@@ -71,9 +75,19 @@ class Server : public io::Service {
                                         io::ReplyBuilder& out) override;
   void OnDisconnect(io::Connection& conn, io::ConnectionState& state) override;
 
+  // Marks the keys a coordinator write command changed, for WATCH (KeyLocks::MarkWritten).
+  void MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args, unsigned db) const;
   // Adds the intent locks that `spec` called with `args` in database `db` needs.
   void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
                        unsigned db) const;
+
+  // EXEC: runs the queued commands of `ctx.state` as one transaction (server/multi_exec.cc).
+  // REQUIRES: ctx.state.in_multi.
+  boost::asio::awaitable<void> Exec(ConnCmdContext& ctx);
+  // Forgets every key `state` WATCHes (one one-way message per shard involved).
+  void Unwatch(ConnState& state);
+  // Leaves MULTI (queued commands dropped) and unwatches: DISCARD, RESET, disconnect.
+  void DiscardMulti(ConnState& state);
 
   // Starts the per-shard background tasks (active expiry).
   void StartBackgroundTasks();
@@ -128,6 +142,11 @@ class Server : public io::Service {
                                                 std::span<const PendingCmd> cmds, size_t blocked,
                                                 io::ReplyBuilder& rb, uint32_t* reply_ends,
                                                 int64_t now_ms);
+  // Queues a command given inside MULTI (or refuses it, flagging the transaction).
+  void QueueInMulti(ConnState& state, const CommandSpec& spec, io::CmdArgs args,
+                    io::ReplyBuilder& out);
+  // Returns whether a key `state` WATCHes was modified, or expired since it was watched.
+  boost::asio::awaitable<bool> WatchedKeysChanged(ConnState& state, int64_t now_ms);
   // Runs a coordinator command; with several shards, inside intent locks on its keys (or on
   // whole shards for global commands) unless ctx already holds locks (EXEC).
   boost::asio::awaitable<void> RunCoordinator(const CommandSpec& spec, io::CmdArgs args,

@@ -9,6 +9,7 @@
 
 #include "core/intent_lock.h"
 #include "server/db_slice.h"
+#include "server/watch.h"
 
 namespace dashkv {
 
@@ -36,6 +37,13 @@ class Shard {
   ShardStats& stats() { return stats_; }
   // The intent locks of this shard's keys (all databases; see server/transaction.h).
   IntentLockTable& locks() { return locks_; }
+  // The keys WATCHed on this shard (server/watch.h).
+  WatchTable& watches() { return watches_; }
+  // Returns whether `key` of database `db` is live, changing nothing (see DbSlice::IsLive).
+  bool KeyLive(unsigned db, std::string_view key, int64_t now_ms) {
+    DbSlice* slice = db_if_exists(db);
+    return slice != nullptr && slice->IsLive(key, now_ms);
+  }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
   // number of keys deleted. Called by the shard's periodic timer.
@@ -52,6 +60,7 @@ class Shard {
   std::vector<std::unique_ptr<DbSlice>> dbs_;
   ShardStats stats_;
   IntentLockTable locks_;
+  WatchTable watches_;
 };
 
 }  // namespace dashkv

@@ -21,7 +21,7 @@ std::string LockKeyOf(unsigned db, std::string_view key) {
 }
 
 KeyLocks::KeyLocks(ShardSet& shard_set)
-    : shard_set_(shard_set), requests_(shard_set.size()) {}
+    : shard_set_(shard_set), requests_(shard_set.size()), written_(shard_set.size()) {}
 
 KeyLocks::~KeyLocks() { DCHECK(!held_); }
 
@@ -93,12 +93,21 @@ asio::awaitable<void> KeyLocks::Acquire() {
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
 
+void KeyLocks::MarkWritten(unsigned db, std::string_view key) {
+  written_[shard_set_.ShardOf(key)].push_back(LockKeyOf(db, key));
+}
+
 void KeyLocks::Release() {
   DCHECK(held_);
   held_ = false;
   for (unsigned sid : shards_) {
     // The request outlives the message: copy it (Release is off the fast path).
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+    shard_set_.Post(sid, [req = requests_[sid], written = std::move(written_[sid])](Shard& shard) {
+      if (!shard.watches().empty()) {
+        for (const std::string& lk : written) shard.watches().Touch(lk);
+      }
+      shard.locks().Release(req);
+    });
   }
 }
 

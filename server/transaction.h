@@ -67,7 +67,11 @@ class KeyLocks {
 
   // Acquires every lock added; resumes when all are held. May wait (never a shard thread).
   boost::asio::awaitable<void> Acquire();
-  // Releases the locks (one one-way message per remote shard). REQUIRES: held.
+  // Records that a coordinator wrote `key` of `db` (REQUIRES: covered exclusively): clients
+  // WATCHing it are marked dirty when the locks are released.
+  void MarkWritten(unsigned db, std::string_view key);
+  // Releases the locks (one one-way message per remote shard), touching the watchers of the
+  // keys marked written. REQUIRES: held.
   void Release();
 
   bool held() const { return held_; }
@@ -84,6 +88,7 @@ class KeyLocks {
   ShardSet& shard_set_;
   std::vector<LockRequest> requests_;  // by shard index
   std::vector<unsigned> shards_;       // ascending
+  std::vector<std::vector<std::string>> written_;  // by shard: lock keys MarkWritten
   bool held_ = false;
 };
 

@@ -150,6 +150,7 @@ void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
 // RESET
 void CmdReset(CmdArgs, ConnCmdContext& ctx) {
   ctx.server.pubsub().UnsubscribeAll(ctx.state);
+  ctx.server.DiscardMulti(ctx.state);
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;

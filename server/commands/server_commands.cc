@@ -51,10 +51,21 @@ bool ParseFlushMode(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // FLUSHDB [ASYNC|SYNC]
+// Marks dirty the clients watching a key of `db` (all databases if < 0) that exists: a flush
+// modifies exactly those (Redis: touchAllWatchedKeysInDb).
+void TouchWatchedLiveKeys(Shard& shard, int db, int64_t now_ms) {
+  if (shard.watches().empty()) return;
+  shard.watches().TouchIf(db, [&](unsigned d, std::string_view key) {
+    return shard.KeyLive(d, key, now_ms);
+  });
+}
+
 awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
   unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
   co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
+    TouchWatchedLiveKeys(shard, static_cast<int>(db), now);
     if (DbSlice* slice = shard.db_if_exists(db)) slice->Clear();
   });
   ctx.rb.SendOk();
@@ -63,7 +74,9 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
 // FLUSHALL [ASYNC|SYNC]
 awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
+  int64_t now = ctx.now_ms;
   co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
+    TouchWatchedLiveKeys(shard, -1, now);
     for (unsigned i = 0; i < shard.num_dbs(); ++i) {
       if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
     }

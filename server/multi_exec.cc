@@ -1,0 +1,181 @@
+// MULTI/EXEC/WATCH inside the Server: queueing, EXEC as one transaction, unwatching.
+//
+// EXEC with several shards: the keys of every queued command (in the database each one will
+// run in, following SELECTs in the queue) and every watched key are locked as one KeyLocks
+// request (server/transaction.h); whole shards for a queued global command. Under the locks the
+// watch flag and the watched keys' expiry are checked, then the commands run in order exactly
+// as a pipeline does — consecutive single-shard commands grouped per shard, one parallel hop
+// per group — but without lock checks (the transaction holds every lock they need), and
+// coordinator commands run inside the same locks. Then the locks are released. With one shard,
+// nothing suspends between the commands, so no locks are needed at all.
+#include <absl/container/inlined_vector.h>
+
+#include "core/numbers.h"
+#include "core/str_util.h"
+#include "io/connection.h"
+#include "server/cmd_context.h"
+#include "server/cycle_clock.h"
+#include "server/server.h"
+#include "server/transaction.h"
+#include "server/watch.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+// Control commands run at once inside MULTI; everything else is queued.
+bool IsMultiControl(const CommandSpec& spec) {
+  static constexpr std::string_view kNames[] = {"exec", "discard", "multi", "watch", "quit",
+                                                "reset"};
+  for (std::string_view n : kNames) {
+    if (spec.name == n) return true;
+  }
+  return false;
+}
+
+void Server::QueueInMulti(ConnState& state, const CommandSpec& spec, io::CmdArgs args,
+                          io::ReplyBuilder& out) {
+  if (spec.HasFlag(kCmdNoMulti)) {
+    state.multi_error = true;
+    return SendStatus(out, OpStatus::kNotAllowedInMulti);
+  }
+  QueuedCmd q{&spec, {}};
+  q.args.reserve(args.size());
+  for (std::string_view a : args) q.args.emplace_back(a);
+  state.queued.push_back(std::move(q));
+  out.SendSimpleString("QUEUED");
+}
+
+void Server::Unwatch(ConnState& state) {
+  if (state.watched.empty()) {
+    state.watch_state.reset();
+    return;
+  }
+  std::vector<std::vector<std::string>> by_shard(shard_set_->size());
+  for (const WatchedKey& w : state.watched) {
+    by_shard[shard_set_->ShardOf(w.key)].push_back(LockKeyOf(w.db, w.key));
+  }
+  for (unsigned sid = 0; sid < by_shard.size(); ++sid) {
+    if (by_shard[sid].empty()) continue;
+    shard_set_->Post(sid, [keys = std::move(by_shard[sid]),
+                           ws = state.watch_state](Shard& shard) {
+      for (const std::string& lk : keys) shard.watches().Unwatch(lk, ws.get());
+    });
+  }
+  state.watched.clear();
+  state.watch_state.reset();
+}
+
+void Server::DiscardMulti(ConnState& state) {
+  state.in_multi = false;
+  state.multi_error = false;
+  state.queued.clear();
+  Unwatch(state);
+}
+
+asio::awaitable<bool> Server::WatchedKeysChanged(ConnState& state, int64_t now_ms) {
+  if (state.watched.empty()) co_return false;
+  if (state.watch_state->dirty.load(std::memory_order_acquire)) co_return true;
+  // A key that was live at WATCH and is not now expired (or was deleted by the expiry cycle).
+  absl::InlinedVector<unsigned, 8> shards;
+  for (const WatchedKey& w : state.watched) {
+    unsigned sid = shard_set_->ShardOf(w.key);
+    if (w.existed && std::find(shards.begin(), shards.end(), sid) == shards.end()) {
+      shards.push_back(sid);
+    }
+  }
+  std::atomic<bool> gone{false};
+  co_await shard_set_->AwaitMany(shards, [&](Shard& shard) {
+    for (const WatchedKey& w : state.watched) {
+      if (w.existed && shard_set_->ShardOf(w.key) == shard.index() &&
+          !shard.KeyLive(w.db, w.key, now_ms)) {
+        gone.store(true, std::memory_order_relaxed);
+      }
+    }
+  });
+  co_return gone.load(std::memory_order_relaxed) ||
+      state.watch_state->dirty.load(std::memory_order_acquire);
+}
+
+asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
+  ConnState& state = ctx.state;
+  io::ReplyBuilder& out = ctx.rb;
+  std::vector<QueuedCmd> cmds = std::move(state.queued);
+  bool aborted = state.multi_error;
+  state.in_multi = false;
+  state.multi_error = false;
+  state.queued.clear();
+  if (aborted) {
+    Unwatch(state);
+    co_return SendStatus(out, OpStatus::kExecAbort);
+  }
+  // Argument views of the queued copies.
+  std::vector<std::vector<std::string_view>> views(cmds.size());
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    views[i].assign(cmds[i].args.begin(), cmds[i].args.end());
+  }
+  auto args_of = [&](size_t i) { return io::CmdArgs(views[i].data(), views[i].size()); };
+
+  const bool use_locks = shard_set_->size() > 1;
+  KeyLocks locks(*shard_set_);
+  if (use_locks) {
+    unsigned db = state.db;
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      const CommandSpec& spec = *cmds[i].spec;
+      if (spec.name == "select") {
+        std::optional<int64_t> idx = ParseStrictInt(views[i][1]);
+        if (idx && *idx >= 0 && *idx < shard_set_->num_dbs()) db = static_cast<unsigned>(*idx);
+        continue;
+      }
+      AddCommandLocks(locks, spec, args_of(i), db);
+    }
+    for (const WatchedKey& w : state.watched) locks.Add(w.db, w.key, LockMode::kShared);
+    co_await locks.Acquire();
+  }
+  int64_t now_ms = NowMs();
+  if (co_await WatchedKeysChanged(state, now_ms)) {
+    if (use_locks) locks.Release();
+    Unwatch(state);
+    co_return out.SendNullArray();
+  }
+  Unwatch(state);  // as Redis: the keys are unwatched before the commands run
+
+  const unsigned my_engine = ctx.state.conn->engine().index();
+  out.StartArray(cmds.size());
+  size_t i = 0;
+  while (i < cmds.size()) {
+    // A run of consecutive single-shard commands: grouped per shard, as in a pipeline.
+    state.pending.clear();
+    size_t j = i;
+    for (; j < cmds.size(); ++j) {
+      const CommandSpec* spec = cmds[j].spec;
+      if (spec->kind != HandlerKind::kShard) break;
+      std::optional<unsigned> sid = SingleShardOf(*spec, args_of(j));
+      if (!sid) break;
+      state.pending.push_back({spec, args_of(j), *sid});
+    }
+    if (j > i) {
+      co_await RunShardGroup(state, my_engine, state.db, state.pending, out, now_ms,
+                             /*check_locks=*/!use_locks);
+      i = j;
+      continue;
+    }
+    const CommandSpec& spec = *cmds[i].spec;
+    io::CmdArgs args = args_of(i++);
+    ConnCmdContext sub(*this, state, out, now_ms, spec);
+    sub.locks = use_locks ? &locks : nullptr;
+    sub.in_exec = true;
+    const uint64_t errors = out.error_count();
+    const uint64_t start = CycleClock::Now();
+    if (spec.kind == HandlerKind::kConn) {
+      spec.conn_handler(args, sub);
+    } else {
+      co_await RunCoordinator(spec, args, sub);
+      if (use_locks) MarkWrites(locks, spec, args, state.db);
+    }
+    RecordCall(my_engine, spec, CycleClock::Now() - start, out.error_count() - errors, out);
+  }
+  if (use_locks) locks.Release();
+}
+
+}  // namespace dashkv
