@@ -97,6 +97,60 @@ asio::awaitable<bool> Server::WatchedKeysChanged(ConnState& state, int64_t now_m
       state.watch_state->dirty.load(std::memory_order_acquire);
 }
 
+std::optional<unsigned> Server::OneShardExec(
+    const ConnState& state, const KeyLocks& locks, const std::vector<QueuedCmd>& cmds,
+    const std::vector<std::vector<std::string_view>>& views) const {
+  if (locks.shards().size() != 1) return std::nullopt;
+  unsigned sid = locks.shards()[0];
+  if (locks.request(sid).whole_shard) return std::nullopt;
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const CommandSpec& spec = *cmds[i].spec;
+    if (spec.kind != HandlerKind::kShard) return std::nullopt;
+    std::optional<unsigned> s = SingleShardOf(spec, io::CmdArgs(views[i].data(), views[i].size()));
+    if (!s || *s != sid) return std::nullopt;
+  }
+  (void)state;
+  return sid;
+}
+
+asio::awaitable<void> Server::ExecOnOneShard(ConnState& state, const LockRequest& req,
+                                             unsigned sid,
+                                             const std::vector<std::vector<std::string_view>>& views,
+                                             const std::vector<QueuedCmd>& cmds,
+                                             io::ReplyBuilder& out) {
+  const unsigned db = state.db;
+  // Runs on the shard once no transaction holds or awaits the keys: the watch check and every
+  // command, with nothing else in between.
+  auto run = [&](Shard& shard) {
+    int64_t now_ms = NowMs();
+    bool changed = !state.watched.empty() &&
+                   state.watch_state->dirty.load(std::memory_order_acquire);
+    for (const WatchedKey& w : state.watched) {
+      changed = changed || (w.existed && !shard.KeyLive(w.db, w.key, now_ms));
+    }
+    if (changed) return out.SendNullArray();
+    out.StartArray(cmds.size());
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      PendingCmd c{cmds[i].spec, io::CmdArgs(views[i].data(), views[i].size()), sid};
+      RunShardCommand(c, shard, db, out, now_ms);
+    }
+  };
+  Shard* local = Shard::Current();
+  if (local != nullptr && local->index() == sid && local->locks().empty()) {
+    run(*local);
+  } else {
+    co_await shard_set_->AwaitAsync<void>(sid, [&](Shard& shard, io::Completion<void> done) {
+      Shard* sp = &shard;
+      // Transient: runs at once if nothing is in the way, else in FIFO order after it.
+      shard.locks().Enqueue(req, [&, sp, done = std::move(done)]() mutable {
+        run(*sp);
+        done();
+      }, /*transient=*/true);
+    });
+  }
+  Unwatch(state);
+}
+
 asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
   ConnState& state = ctx.state;
   io::ReplyBuilder& out = ctx.rb;
@@ -130,9 +184,17 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
       AddCommandLocks(locks, spec, args_of(i), db);
     }
     for (const WatchedKey& w : state.watched) locks.Add(w.db, w.key, LockMode::kShared);
-    co_await locks.Acquire();
   }
   int64_t now_ms = NowMs();
+  if (use_locks) {
+    std::optional<unsigned> one = OneShardExec(state, locks, cmds, views);
+    if (one) {
+      co_await ExecOnOneShard(state, locks.request(*one), *one, views, cmds, out);
+      co_return;
+    }
+    co_await locks.Acquire();
+    now_ms = NowMs();
+  }
   if (co_await WatchedKeysChanged(state, now_ms)) {
     if (use_locks) locks.Release();
     Unwatch(state);

@@ -58,6 +58,7 @@ struct alignas(64) EngineState {
 
 class ConnCmdContext;
 class KeyLocks;
+struct LockRequest;
 
 // Returns whether `spec` runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
 // rather than being queued.
@@ -145,6 +146,17 @@ class Server : public io::Service {
   // Queues a command given inside MULTI (or refuses it, flagging the transaction).
   void QueueInMulti(ConnState& state, const CommandSpec& spec, io::CmdArgs args,
                     io::ReplyBuilder& out);
+  // Returns the shard of an EXEC whose queued commands and watched keys all live on one shard
+  // (then it runs in one hop, with no lock taken), or nullopt.
+  std::optional<unsigned> OneShardExec(const ConnState& state, const KeyLocks& locks,
+                                       const std::vector<QueuedCmd>& cmds,
+                                       const std::vector<std::vector<std::string_view>>& views)
+      const;
+  // Runs such an EXEC on shard `sid`, after the transactions that hold or await its keys.
+  boost::asio::awaitable<void> ExecOnOneShard(
+      ConnState& state, const LockRequest& req, unsigned sid,
+      const std::vector<std::vector<std::string_view>>& views,
+      const std::vector<QueuedCmd>& cmds, io::ReplyBuilder& out);
   // Returns whether a key `state` WATCHes was modified, or expired since it was watched.
   boost::asio::awaitable<bool> WatchedKeysChanged(ConnState& state, int64_t now_ms);
   // Runs a coordinator command; with several shards, inside intent locks on its keys (or on

@@ -76,6 +76,8 @@ class KeyLocks {
 
   bool held() const { return held_; }
   bool empty() const { return shards_.empty(); }
+  // The locks asked for on shard `sid`.
+  const LockRequest& request(unsigned sid) const { return requests_[sid]; }
   // Shards with at least one lock, ascending.
   const std::vector<unsigned>& shards() const { return shards_; }
   // Returns whether `key` of `db` (or its whole shard) is covered in a mode at least `mode`.

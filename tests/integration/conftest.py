@@ -97,9 +97,9 @@ class Server:
             return ""
         return text[-limit:]
 
-    def _ping(self):
+    def _ping(self, ping_timeout=1.0):
         try:
-            c = RawClient(self.host, self.port, timeout=1.0)
+            c = RawClient(self.host, self.port, timeout=ping_timeout)
         except OSError:
             return False
         try:
@@ -157,7 +157,8 @@ class Server:
         """Asserts the process still runs and a fresh connection answers PING."""
         assert self.proc.poll() is None, (
             "server died (rc=%s); stderr:\n%s" % (self.proc.returncode, self.stderr_text()))
-        assert self._ping(), "server does not answer PING; stderr:\n%s" % self.stderr_text()
+        # A generous timeout: a loaded machine may take a while to page in a large buffer.
+        assert self._ping(10.0), "server does not answer PING; stderr:\n%s" % self.stderr_text()
 
     def raw(self, timeout=10.0):
         return RawClient(self.host, self.port, timeout=timeout)
