@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,10 @@ enum class HandlerKind : uint8_t {
 using ShardHandler = void (*)(CmdArgs args, ShardCmdContext& ctx);
 using ConnHandler = void (*)(CmdArgs args, ConnCmdContext& ctx);
 using CoordHandler = boost::asio::awaitable<void> (*)(CmdArgs args, ConnCmdContext& ctx);
+// Runs a pipelined run of consecutive calls of one kCoord command at once (one reply each, in
+// order), e.g. PUBLISH: one message per target engine for the whole run instead of per call.
+using BatchHandler = boost::asio::awaitable<void> (*)(std::span<const CmdArgs> calls,
+                                                      ConnCmdContext& ctx);
 
 // What a command locks when it runs as a transaction (server/transaction.h).
 enum class TxScope : uint8_t {
@@ -86,6 +91,7 @@ struct CommandSpec {
   ShardHandler shard_handler = nullptr;
   ConnHandler conn_handler = nullptr;
   CoordHandler coord_handler = nullptr;
+  BatchHandler batch_handler = nullptr;  // optional, kCoord commands without keys only
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...

@@ -116,6 +116,33 @@ boost::asio::awaitable<int64_t> PubSub::Publish(io::EnginePool& pool, PubSubKind
   co_return total;
 }
 
+boost::asio::awaitable<std::vector<int64_t>> PubSub::PublishMany(
+    io::EnginePool& pool, PubSubKind kind,
+    std::span<const std::pair<std::string_view, std::string_view>> messages) {
+  std::vector<int64_t> totals(messages.size(), 0);
+  EngineList targets;
+  for (const auto& [channel, message] : messages) {
+    for (unsigned e : registry_.Targets(kind, channel)) {
+      if (std::find(targets.begin(), targets.end(), e) == targets.end()) targets.push_back(e);
+    }
+  }
+  if (targets.empty()) co_return totals;
+  // counts[engine * n + i]: receivers of message i on that engine (each engine its own slice).
+  const size_t n = messages.size();
+  std::vector<int64_t> counts(pool.size() * n, 0);
+  co_await pool.AwaitMany(std::span<const unsigned>(targets.data(), targets.size()),
+                          [&](unsigned engine) {
+                            for (size_t i = 0; i < n; ++i) {
+                              counts[engine * n + i] = DeliverLocal(
+                                  engine, kind, messages[i].first, messages[i].second);
+                            }
+                          });
+  for (unsigned e : targets) {
+    for (size_t i = 0; i < n; ++i) totals[i] += counts[e * n + i];
+  }
+  co_return totals;
+}
+
 int64_t PubSub::DeliverLocal(unsigned engine, PubSubKind kind, std::string_view channel,
                              std::string_view message) {
   LocalTables& tables = locals_[engine];

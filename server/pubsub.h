@@ -64,6 +64,12 @@ class PubSub {
   boost::asio::awaitable<int64_t> Publish(io::EnginePool& pool, PubSubKind kind,
                                           std::string_view channel, std::string_view message);
 
+  // Publishes a run of messages (channel, message) in order, with one message per target
+  // engine for the whole run; returns the receivers of each. REQUIRES: as Publish.
+  boost::asio::awaitable<std::vector<int64_t>> PublishMany(
+      io::EnginePool& pool, PubSubKind kind,
+      std::span<const std::pair<std::string_view, std::string_view>> messages);
+
   const PubSubRegistry& registry() const { return registry_; }
 
  private:

@@ -232,6 +232,26 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       continue;
     }
     state.last_cmd = spec;
+    if (spec->batch_handler != nullptr) {
+      // A pipelined run of the same batchable command: one call of its batch handler.
+      size_t end = i;
+      while (end < batch.size() && registry_.Find(batch[end][0]) == spec &&
+             spec->ArityOk(batch[end].size()) && !rejected(*spec)) {
+        ++end;
+      }
+      std::span<const io::CmdArgs> run = batch.subspan(i - 1, end - i + 1);
+      ConnCmdContext ctx(*this, state, out, now_ms, *spec);
+      const uint64_t errors = out.error_count();
+      const uint64_t start = CycleClock::Now();
+      co_await spec->batch_handler(run, ctx);
+      const uint64_t ticks = (CycleClock::Now() - start) / run.size();
+      for (size_t k = 0; k < run.size(); ++k) {
+        RecordCall(my_engine, *spec, ticks, k == 0 ? out.error_count() - errors : 0, out);
+      }
+      now_ms = NowMs();
+      i = end;
+      continue;
+    }
     if (spec->container && args.size() > 1) state.last_subcommand = AsciiStrToLower(args[1]);
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
     const uint64_t errors = out.error_count();

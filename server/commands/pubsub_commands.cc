@@ -118,6 +118,17 @@ awaitable<void> CmdSPublish(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(n);
 }
 
+// A pipelined run of PUBLISH (or SPUBLISH) calls: one message per target engine for all.
+template <PubSubKind kKind>
+awaitable<void> PublishRun(std::span<const CmdArgs> calls, ConnCmdContext& ctx) {
+  std::vector<std::pair<std::string_view, std::string_view>> messages;
+  messages.reserve(calls.size());
+  for (CmdArgs args : calls) messages.emplace_back(args[1], args[2]);
+  Server& server = ctx.server;
+  std::vector<int64_t> counts = co_await server.pubsub().PublishMany(server.pool(), kKind, messages);
+  for (int64_t n : counts) ctx.rb.SendLong(n);
+}
+
 // PUBSUB CHANNELS|SHARDCHANNELS [pattern]
 void SendNames(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
   std::optional<std::string_view> pattern;
@@ -199,6 +210,7 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
     s.summary = summary;
     s.since = since;
     s.group = "pubsub";
+    s.tx_scope = TxScope::kNone;  // channels are not keys: no intent locks
     return s;
   };
   auto conn = [&](CommandSpec s, ConnHandler h) {
@@ -229,12 +241,14 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
   conn(spec("sunsubscribe", -1, kSub, 1, -1, {"pubsub", "slow"},
             "Stops listening to messages posted to shard channels.", "7.0.0"),
        CmdSUnsubscribe);
-  registry->RegisterCoord(spec("publish", 3, kPub, 0, 0, {"pubsub", "fast"},
-                               "Posts a message to a channel.", "2.0.0"),
-                          CmdPublish);
-  registry->RegisterCoord(spec("spublish", 3, kPub, 1, 1, {"pubsub", "fast"},
-                               "Post a message to a shard channel", "7.0.0"),
-                          CmdSPublish);
+  CommandSpec publish = spec("publish", 3, kPub, 0, 0, {"pubsub", "fast"},
+                             "Posts a message to a channel.", "2.0.0");
+  publish.batch_handler = PublishRun<PubSubKind::kChannel>;
+  registry->RegisterCoord(std::move(publish), CmdPublish);
+  CommandSpec spublish = spec("spublish", 3, kPub, 1, 1, {"pubsub", "fast"},
+                              "Post a message to a shard channel", "7.0.0");
+  spublish.batch_handler = PublishRun<PubSubKind::kShardChannel>;
+  registry->RegisterCoord(std::move(spublish), CmdSPublish);
   CommandSpec pubsub = spec("pubsub", -2, 0, 0, 0, {"slow"},
                             "A container for Pub/Sub commands.", "2.8.0");
   pubsub.container = true;

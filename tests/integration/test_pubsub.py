@@ -107,6 +107,25 @@ class TestPublishSubscribe:
             assert seq == nxt[who]
             nxt[who] += 1
 
+    def test_pipelined_publishes_to_different_channels(self, r, raw_factory):
+        """A pipelined run of PUBLISH (delivered as one batch per thread) still replies each
+        call's own receiver count, in order, and delivers in publish order."""
+        a, b = raw_factory(), raw_factory()
+        assert a.call("SUBSCRIBE", "pp:1") == [b"subscribe", b"pp:1", 1]
+        assert b.call("PSUBSCRIBE", "pp:*") == [b"psubscribe", b"pp:*", 1]
+        pub = raw_factory()
+        calls = [("pp:1", "m1"), ("other", "x"), ("pp:2", "m2"), ("pp:1", "m3")]
+        pub.send(b"".join(b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n"
+                          % (len(c), c.encode(), len(m), m.encode()) for c, m in calls)
+                 + b"*1\r\n$4\r\nPING\r\n")
+        assert [pub.read() for _ in calls] == [2, 0, 1, 2]
+        assert pub.read() == "PONG"
+        assert [a.read() for _ in range(2)] == [[b"message", b"pp:1", b"m1"],
+                                                [b"message", b"pp:1", b"m3"]]
+        assert [b.read() for _ in range(3)] == [[b"pmessage", b"pp:*", b"pp:1", b"m1"],
+                                                [b"pmessage", b"pp:*", b"pp:2", b"m2"],
+                                                [b"pmessage", b"pp:*", b"pp:1", b"m3"]]
+
     def test_subscribe_replies_and_counts(self, raw):
         assert raw.call("UNSUBSCRIBE") == [b"unsubscribe", None, 0]
         assert raw.call("PUNSUBSCRIBE") == [b"punsubscribe", None, 0]
