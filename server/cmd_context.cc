@@ -2,6 +2,9 @@
 
 #include <time.h>
 
+#include "server/transaction.h"
+#include "server/watch.h"
+
 namespace dashkv {
 
 int64_t NowMs() {
@@ -14,6 +17,10 @@ int64_t NowUs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+void ShardCmdContext::TouchWatched(unsigned db_index, std::string_view key) {
+  if (!shard.watches().empty()) shard.watches().Touch(LockKeyOf(db_index, key));
 }
 
 void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines) {

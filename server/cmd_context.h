@@ -40,6 +40,17 @@ class ShardCmdContext {
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
 
+  // WATCH (server/watch.h): a write handler that left every key exactly as it was (SADD of
+  // present members, SET NX on an existing key, PERSIST of a key without TTL, ...) calls this
+  // so that the watchers of its keys are not touched; Redis signals only real modifications.
+  // A write handler that does not call it (and replied no error: a failed command changed
+  // nothing) is taken to have modified each of its keys that was live before it or is live
+  // after it (server/server.cc RunShardCommand).
+  void NoChange() { changed = false; }
+  // Touches the watchers of `key` of database `db` on this shard: for a write outside the
+  // command's key positions or database (MOVE, COPY ... DB), which the hook cannot see.
+  void TouchWatched(unsigned db, std::string_view key);
+
   Shard& shard;
   DbSlice& db;
   io::ReplyBuilder& rb;
@@ -47,6 +58,7 @@ class ShardCmdContext {
   unsigned db_index;
   const CommandSpec& spec;
   const Config& config;  // thread-safe: hot settings are atomics
+  bool changed = true;   // cleared by NoChange()
 };
 
 // Thread: the connection's thread, for the duration of one command.
@@ -57,6 +69,9 @@ class ConnCmdContext {
       : server(server), state(state), rb(rb), now_ms(now_ms), spec(spec) {}
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
+  // WATCH: a coordinator write that changed none of its keys (MSETNX that found a key, ...)
+  // calls this so that their watchers are not touched (as ShardCmdContext::NoChange).
+  void NoChange() { changed = false; }
 
   Server& server;
   ConnState& state;
@@ -68,6 +83,7 @@ class ConnCmdContext {
   KeyLocks* locks = nullptr;
   // Set while EXEC runs the queued commands (blocking commands do not block there).
   bool in_exec = false;
+  bool changed = true;  // cleared by NoChange()
 };
 
 }  // namespace dashkv

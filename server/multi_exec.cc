@@ -233,7 +233,9 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
       spec.conn_handler(args, sub);
     } else {
       co_await RunCoordinator(spec, args, sub);
-      if (use_locks) MarkWrites(locks, spec, args, state.db);
+      if (use_locks && sub.changed && out.error_count() == errors) {
+        MarkWrites(locks, spec, args, state.db);
+      }
     }
     RecordCall(my_engine, spec, CycleClock::Now() - start, out.error_count() - errors, out);
   }

@@ -119,7 +119,8 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   const uint64_t start = CycleClock::Now();
   if (!shard.watches().empty() && cmd.spec->HasFlag(kCmdWrite)) [[unlikely]] {
     // WATCH: a write touches a watched key that was live before it or is live after it (so a
-    // DEL of a missing or already expired key touches nothing, as in Redis).
+    // DEL of a missing or already expired key touches nothing, as in Redis), unless the
+    // handler said it changed nothing (ShardCmdContext::NoChange).
     absl::InlinedVector<std::pair<std::string, bool>, 4> watched;
     for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
       std::string lk = LockKeyOf(db, cmd.args[k]);
@@ -129,6 +130,7 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
     }
     cmd.spec->shard_handler(cmd.args, ctx);
     for (auto& [lk, was_live] : watched) {
+      if (!ctx.changed || rb.error_count() != errors) break;  // left its keys as they were
       if (was_live || shard.KeyLive(db, std::string_view(lk).substr(2), now_ms)) {
         shard.watches().Touch(lk);
       }
@@ -322,9 +324,10 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
   AddCommandLocks(locks, spec, args, ctx.state.db);
   co_await locks.Acquire();
   ctx.locks = &locks;
+  const uint64_t errors = ctx.rb.error_count();
   co_await spec.coord_handler(args, ctx);
   ctx.locks = nullptr;
-  MarkWrites(locks, spec, args, ctx.state.db);
+  if (ctx.changed && ctx.rb.error_count() == errors) MarkWrites(locks, spec, args, ctx.state.db);
   locks.Release();
 }
 

@@ -67,7 +67,7 @@ class KeyLocks {
 
   // Acquires every lock added; resumes when all are held. May wait (never a shard thread).
   boost::asio::awaitable<void> Acquire();
-  // Records that a coordinator wrote `key` of `db` (REQUIRES: covered exclusively): clients
+  // Records that a coordinator wrote `key` of `db` (normally covered exclusively): clients
   // WATCHing it are marked dirty when the locks are released.
   void MarkWritten(unsigned db, std::string_view key);
   // Releases the locks (one one-way message per remote shard), touching the watchers of the

@@ -108,6 +108,7 @@ void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
   if (((*flags & kExpNx) && current != -1) || ((*flags & kExpXx) && current == -1) ||
       ((*flags & kExpGt) && (current == -1 || ms <= current)) ||
       ((*flags & kExpLt) && current != -1 && ms >= current)) {
+    ctx.NoChange();
     return ctx.rb.SendLong(0);
   }
   if (ms <= ctx.now_ms) {
@@ -133,7 +134,10 @@ void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
 // PERSIST key
 void CmdPersist(CmdArgs args, ShardCmdContext& ctx) {
   PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
-  if (it.is_done() || !it->first.HasExpire()) return ctx.rb.SendLong(0);
+  if (it.is_done() || !it->first.HasExpire()) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
   ctx.db.SetExpire(it, 0);
   ctx.rb.SendLong(1);
 }

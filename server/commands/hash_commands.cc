@@ -80,6 +80,7 @@ void CmdHSetNx(CmdArgs args, ShardCmdContext& ctx) {
   bool added = (*res)->Set(args[2], args[3], HashLimits(ctx.config),
                            HashValue::SetMode::kIfMissing);
   FinishWrite(ctx.db, args[1], ctx.now_ms);
+  if (!added) ctx.NoChange();
   ctx.rb.SendLong(added ? 1 : 0);
 }
 
@@ -111,6 +112,7 @@ void CmdHDel(CmdArgs args, ShardCmdContext& ctx) {
   int64_t deleted = 0;
   for (size_t i = 2; i < args.size() && !(*res)->empty(); ++i) deleted += (*res)->Delete(args[i]);
   FinishWrite(ctx.db, args[1], ctx.now_ms);
+  if (deleted == 0) ctx.NoChange();
   ctx.rb.SendLong(deleted);
 }
 

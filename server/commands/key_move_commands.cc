@@ -15,6 +15,7 @@
 #include "server/command_registry.h"
 #include "server/commands/key_move_ops.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace dashkv {
 
@@ -129,15 +130,20 @@ void CmdCopy(CmdArgs args, ShardCmdContext& ctx) {
   if (!opts) return ctx.SendStatus(opts.status());
   OpResult<DetachedEntry> entry = OpCopyOut(ctx.db, args[1], ctx.now_ms);
   if (!entry) return ReplyCopy(ctx.rb, entry.status());
-  ReplyCopy(ctx.rb, OpStoreEntry(ctx.shard.db(opts->dst_db), args[2], std::move(*entry),
-                                 opts->mode, ctx.now_ms));
+  OpStatus st = OpStoreEntry(ctx.shard.db(opts->dst_db), args[2], std::move(*entry), opts->mode,
+                             ctx.now_ms);
+  // The hook covers the destination in this database only.
+  if (st == OpStatus::kOk && opts->dst_db != ctx.db_index) ctx.TouchWatched(opts->dst_db, args[2]);
+  ReplyCopy(ctx.rb, st);
 }
 
 // COPY with the two keys on different shards.
 awaitable<void> CmdCopyMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<CopyOptions> opts = ParseCopy(args, ctx.state.db, ctx.server.shard_set().num_dbs());
   if (!opts) co_return ctx.SendStatus(opts.status());
-  ReplyCopy(ctx.rb, co_await CopyAcrossShards(ctx, args[1], args[2], opts->dst_db, opts->mode));
+  OpStatus st = co_await CopyAcrossShards(ctx, args[1], args[2], opts->dst_db, opts->mode);
+  if (st == OpStatus::kOk && ctx.locks != nullptr) ctx.locks->MarkWritten(opts->dst_db, args[2]);
+  ReplyCopy(ctx.rb, st);
 }
 
 // MOVE key db (the key keeps its name, hence its shard).
@@ -147,7 +153,10 @@ void CmdMove(CmdArgs args, ShardCmdContext& ctx) {
   if (*db == ctx.db_index) return ctx.SendStatus(OpStatus::kSameObject);
   OpStatus st = OpMoveEntry(ctx.db, args[1], ctx.shard.db(*db), args[1], IfExists::kSkip,
                             ctx.now_ms);
-  if (st == OpStatus::kOk) return ctx.rb.SendLong(1);
+  if (st == OpStatus::kOk) {
+    ctx.TouchWatched(*db, args[1]);  // the key appeared in the other database
+    return ctx.rb.SendLong(1);
+  }
   if (st == OpStatus::kKeyNotFound || st == OpStatus::kSkipped) return ctx.rb.SendLong(0);
   ctx.SendStatus(st);
 }

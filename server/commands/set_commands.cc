@@ -38,6 +38,7 @@ void CmdSAdd(CmdArgs args, ShardCmdContext& ctx) {
   SetValue& set = AsSet(it->second);
   int64_t n = 0;
   for (size_t i = 2; i < args.size(); ++i) n += set.Add(args[i], limits);
+  if (n == 0 && !added->inserted) ctx.NoChange();
   ctx.rb.SendLong(n);
 }
 
@@ -49,6 +50,7 @@ void CmdSRem(CmdArgs args, ShardCmdContext& ctx) {
   int64_t n = 0;
   for (size_t i = 2; i < args.size() && !set.empty(); ++i) n += set.Remove(args[i]);
   if (set.empty()) ctx.db.Erase(*found);
+  if (n == 0) ctx.NoChange();
   ctx.rb.SendLong(n);
 }
 
@@ -163,6 +165,7 @@ void CmdSScan(CmdArgs args, ShardCmdContext& ctx) {
 void CmdSMove(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<int64_t> res = OpSMove(ctx.db, args[1], args[2], args[3], Limits(ctx), ctx.now_ms);
   if (!res) return ctx.SendStatus(res.status());
+  if (*res == 0) ctx.NoChange();
   ctx.rb.SendLong(*res);
 }
 
@@ -181,6 +184,7 @@ awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
     return OpSRemoveChecked(shard.db(db), src, member, dst_status, now);
   });
   if (!removed) co_return ctx.SendStatus(removed.status());
+  if (*removed == 0) ctx.NoChange();
   if (*removed == 1) {
     co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
       (void)OpSAddOne(shard.db(db), dst, member, limits, now);

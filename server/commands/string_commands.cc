@@ -112,6 +112,7 @@ void CmdSet(CmdArgs args, ShardCmdContext& ctx) {
   }
   OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[2], p, ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
+  if (!res->written) ctx.NoChange();
   if (p.get) return res->old ? ctx.rb.SendBulk(*res->old) : ctx.rb.SendNull();
   res->written ? ctx.rb.SendOk() : ctx.rb.SendNull();
 }
@@ -131,6 +132,7 @@ void CmdSetNx(CmdArgs args, ShardCmdContext& ctx) {
   p.cond = SetCondition::kIfMissing;
   OpResult<SetOutcome> res = OpSet(ctx.db, args[1], args[2], p, ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
+  if (!res->written) ctx.NoChange();
   ctx.rb.SendLong(res->written ? 1 : 0);
 }
 
@@ -416,6 +418,7 @@ void CmdMSetShard(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() % 2 == 0) return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
   std::vector<uint32_t> keys = PairKeys(args);
   if (kMode == MSetMode::kIfNoneExists && AnyExists(ctx.db, args, keys, ctx.now_ms)) {
+    ctx.NoChange();
     return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
   }
   ReplyMSet(ctx.rb, kMode, SetPairs(ctx.db, args, keys, ctx.now_ms));
@@ -435,7 +438,9 @@ awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
       found[shard.index()] = AnyExists(shard.db(db), args, groups.indexes[shard.index()], now);
     });
     for (char f : found) {
-      if (f) co_return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
+      if (!f) continue;
+      ctx.NoChange();
+      co_return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
     }
   }
   std::vector<OpStatus> status(ss.size(), OpStatus::kOk);

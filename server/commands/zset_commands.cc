@@ -133,6 +133,7 @@ void CmdZRem(CmdArgs args, ShardCmdContext& ctx) {
   int64_t n = 0;
   for (size_t i = 2; i < args.size() && !z.empty(); ++i) n += z.Remove(args[i]);
   if (z.empty()) ctx.db.Erase(*found);
+  if (n == 0) ctx.NoChange();
   ctx.rb.SendLong(n);
 }
 
