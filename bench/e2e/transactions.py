@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import (REDIS_ARGS, BenchError, Resp, Server, info_field, machine_info,  # noqa: E402
                      pinned, server_version)
@@ -48,6 +50,14 @@ TESTS = ("mset", "mget", "multi")
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
+
+
+def busy_cpu_seconds():
+    """Returns the CPU time all processes of the machine spent busy (from /proc/stat), seconds."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...: everything but idle and iowait.
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
 
 
 def wait_quiet(a):
@@ -104,6 +114,7 @@ def run_once(server, test, pipeline, requests, a, client_cpus):
     hops0 = shard_hops(server)
     load = loadavg()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy0 = busy_cpu_seconds()
     cpu0, t0 = server.cpu_seconds(), time.monotonic()
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=a.run_timeout,
@@ -114,6 +125,7 @@ def run_once(server, test, pipeline, requests, a, client_cpus):
                          f"{server.label} ({test} P{pipeline} n={requests})") from e
     wall = time.monotonic() - t0
     cpu1 = server.cpu_seconds()
+    busy1 = busy_cpu_seconds()
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         server.check_alive()
@@ -125,6 +137,7 @@ def run_once(server, test, pipeline, requests, a, client_cpus):
     client_cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
     r.update(wall=wall, cpu=cpu, cpu_s_per_mops=cpu * 1e6 / requests, server_util=cpu / wall,
              client_util=client_cpu / wall, load=load, argv=argv,
+             other=max(0.0, (busy1 - busy0) - cpu - client_cpu) / wall,
              hops_per_op=None if hops0 is None or hops1 is None else (hops1 - hops0) / requests)
     return r
 
@@ -192,7 +205,7 @@ def bench_server(server, a, key, client_cpus, results):
             print(f"# {server.label:>18} {test.upper():>5} P{pipeline:<3} n={n:<9} "
                   f"{r['ops_s']:>11,.0f} ops/s  p50 {r['p50']:.3f} p99 {r['p99']:.3f} ms  "
                   f"cpu {r['cpu_s_per_mops']:.2f} s/Mops  srv {100 * r['server_util']:.0f}% "
-                  f"gen {100 * r['client_util']:.0f}%{hops}  load {r['load']:.2f}  "
+                  f"gen {100 * r['client_util']:.0f}%{hops}  other {r['other']:.2f} CPUs  "
                   f"all ops/s {[round(x['ops_s']) for x in runs]}", file=sys.stderr)
 
 
@@ -229,15 +242,17 @@ def render(a, results, versions, cpus_by_key):
                     f"{ratio(d['cpu_s_per_mops'], r['cpu_s_per_mops'])} | {hops} |")
     out += ["", "ratio = dashkv ops/s / redis ops/s (above 1: dashkv faster); CPU ratio = dashkv "
             "CPU s/Mops / redis CPU s/Mops (below 1: dashkv spends less CPU per operation); "
-            "hops/op = dashkv_shard_hops (messages to another shard's thread) per operation.", "",
+            "hops/op = dashkv_shard_hops per operation: hops of single-shard command groups (pipeline, commands inside EXEC) to another shard; lock acquire/release messages and MSET/MGET coordinator hops are not counted by that counter.", "",
             "Pinning: " + "; ".join(f"{k}: server CPUs {s or 'any'}, load generator CPUs "
                                     f"{c or 'any'}" for k, (s, c) in cpus_by_key.items()), "",
             "Raw runs (server CPU % = server CPU s / wall s; load generator CPU % near 100 means "
-            "the single-threaded load generator set the pace; load = 1-minute load average "
-            "when the run started):", "",
+            "the single-threaded load generator set the pace; other CPUs = CPU time the rest of "
+            "the machine used during the run (/proc/stat busy time minus server and load "
+            "generator) / wall s, out of 2 on this machine; load = 1-minute load average when "
+            "the run started, which includes the previous run of this script):", "",
             "| server | test | pipeline | requests | wall s | ops/s | p50 ms | p99 ms | server CPU s | "
-            "server CPU % | load generator CPU % | load |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "server CPU % | load generator CPU % | other CPUs | load |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (key, test, p), med in results.items():
         name = "redis" if key == "redis" else f"dashkv --threads {key}"
         for r in med["runs"]:
@@ -245,7 +260,7 @@ def render(a, results, versions, cpus_by_key):
             out.append(f"| {name} | {test_name(test)}{mark} | {p} | {r['ops']:,} | "
                        f"{r['wall']:.2f} | {r['ops_s']:,.0f} | {r['p50']:.3f} | {r['p99']:.3f} | "
                        f"{r['cpu']:.2f} | {100 * r['server_util']:.0f} | "
-                       f"{100 * r['client_util']:.0f} | {r['load']:.2f} |")
+                       f"{100 * r['client_util']:.0f} | {r['other']:.2f} | {r['load']:.2f} |")
     out += ["", "Load generator command lines (one median run each; ports vary):", "", "```"]
     seen = set()
     for (key, test, p), med in results.items():
@@ -288,8 +303,8 @@ def parse_args(argv):
                         "for both that server and its load generator ('' = no pinning)")
     p.add_argument("--skip-redis", action="store_true")
     p.add_argument("--quiet-load", type=float, default=0.0,
-                   help="before each server, wait until the 1-minute load average is below this "
-                        "(0: do not wait)")
+                   help="before the first server, wait until the 1-minute load average is below "
+                        "this (0: do not wait)")
     p.add_argument("--quiet-wait", type=float, default=600.0, help="longest wait for --quiet-load")
     p.add_argument("--workdir", default=None,
                    help="parent of the servers' temporary directory (default: system temp)")
@@ -340,7 +355,8 @@ def run(a):
                          a.wide_cpus if wide else a.client_cpus))
         for key, label, argv_fn, scpus, ccpus in jobs:
             cpus_by_key["redis" if key == "redis" else f"dashkv --threads {key}"] = (scpus, ccpus)
-            wait_quiet(a)
+            if len(cpus_by_key) == 1:
+                wait_quiet(a)  # before the first server only: later, our own runs count too
             s = Server(label, argv_fn, scpus, workdir, a.start_timeout)
             try:
                 s.start()
