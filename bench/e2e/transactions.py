@@ -242,7 +242,9 @@ def render(a, results, versions, cpus_by_key):
                     f"{ratio(d['cpu_s_per_mops'], r['cpu_s_per_mops'])} | {hops} |")
     out += ["", "ratio = dashkv ops/s / redis ops/s (above 1: dashkv faster); CPU ratio = dashkv "
             "CPU s/Mops / redis CPU s/Mops (below 1: dashkv spends less CPU per operation); "
-            "hops/op = dashkv_shard_hops per operation: hops of single-shard command groups (pipeline, commands inside EXEC) to another shard; lock acquire/release messages and MSET/MGET coordinator hops are not counted by that counter.", "",
+            "hops/op = dashkv_shard_hops per operation: hops of single-shard command groups "
+            "(a pipeline's, the commands inside EXEC) to another shard; lock acquire/release "
+            "messages and MSET/MGET coordinator hops are not counted by that counter.", "",
             "Pinning: " + "; ".join(f"{k}: server CPUs {s or 'any'}, load generator CPUs "
                                     f"{c or 'any'}" for k, (s, c) in cpus_by_key.items()), "",
             "Raw runs (server CPU % = server CPU s / wall s; load generator CPU % near 100 means "
