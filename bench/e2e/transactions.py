@@ -252,8 +252,8 @@ def render(a, results, versions, cpus_by_key):
             "the machine used during the run (/proc/stat busy time minus server and load "
             "generator) / wall s, out of 2 on this machine; load = 1-minute load average when "
             "the run started, which includes the previous run of this script):", "",
-            "| server | test | pipeline | requests | wall s | ops/s | p50 ms | p99 ms | server CPU s | "
-            "server CPU % | load generator CPU % | other CPUs | load |",
+            "| server | test | pipeline | requests | wall s | ops/s | p50 ms | p99 ms | "
+            "server CPU s | server CPU % | load generator CPU % | other CPUs | load |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (key, test, p), med in results.items():
         name = "redis" if key == "redis" else f"dashkv --threads {key}"
