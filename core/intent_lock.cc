@@ -8,29 +8,26 @@ namespace dashkv {
 
 namespace {
 
-// Debian's abseil has its own string_view: heterogeneous lookups need that type.
-absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 bool ModesConflict(LockMode a, LockMode b) {
   return a == LockMode::kExclusive || b == LockMode::kExclusive;
 }
 
 }  // namespace
 
-void LockRequest::Add(std::string key, LockMode mode) {
+void LockRequest::Add(uint64_t key, LockMode mode) {
   for (auto& [k, m] : keys) {
     if (k == key) {
       if (mode == LockMode::kExclusive) m = mode;
       return;
     }
   }
-  keys.emplace_back(std::move(key), mode);
+  keys.emplace_back(key, mode);
 }
 
-bool IntentLockTable::Conflicts(std::string_view key, LockMode mode) const {
+bool IntentLockTable::Conflicts(uint64_t key, LockMode mode) const {
   if (whole_writer_) return true;
   if (whole_readers_ > 0 && mode == LockMode::kExclusive) return true;
-  auto it = locks_.find(Av(key));
+  auto it = locks_.find(key);
   if (it == locks_.end()) return false;
   const KeyState& ks = it->second;
   return ks.writer || (mode == LockMode::kExclusive && ks.readers > 0);
@@ -54,7 +51,7 @@ bool IntentLockTable::TryAcquire(const LockRequest& req) {
     if (!waiters_.empty()) return false;
   } else {
     for (const auto& [key, mode] : req.keys) {
-      auto it = locks_.find(Av(key));
+      auto it = locks_.find(key);
       if (it != locks_.end() && it->second.queued > 0) return false;
     }
   }
@@ -84,8 +81,8 @@ void IntentLockTable::Acquire(const LockRequest& req) {
   }
 }
 
-void IntentLockTable::EraseIfIdle(std::string_view key) {
-  auto it = locks_.find(Av(key));
+void IntentLockTable::EraseIfIdle(uint64_t key) {
+  auto it = locks_.find(key);
   if (it != locks_.end() && it->second.readers == 0 && !it->second.writer &&
       it->second.queued == 0) {
     locks_.erase(it);
@@ -103,7 +100,7 @@ void IntentLockTable::Drop(const LockRequest& req) {
     }
   }
   for (const auto& [key, mode] : req.keys) {
-    auto it = locks_.find(Av(key));
+    auto it = locks_.find(key);
     CHECK(it != locks_.end());
     KeyState& ks = it->second;
     if (mode == LockMode::kExclusive) {
@@ -122,7 +119,7 @@ void IntentLockTable::Drop(const LockRequest& req) {
 void IntentLockTable::Unqueue(const LockRequest& req) {
   if (req.whole_shard) --whole_queued_;
   for (const auto& [key, mode] : req.keys) {
-    auto it = locks_.find(Av(key));
+    auto it = locks_.find(key);
     CHECK(it != locks_.end());
     --it->second.queued;
     EraseIfIdle(key);
@@ -137,7 +134,7 @@ void IntentLockTable::Enqueue(LockRequest req, absl::AnyInvocable<void()> on_gra
       (!req.whole_shard || waiters_.empty())) {
     bool queued = false;
     for (const auto& [key, mode] : req.keys) {
-      auto it = locks_.find(Av(key));
+      auto it = locks_.find(key);
       queued = queued || (it != locks_.end() && it->second.queued > 0);
     }
     if (!queued) return std::move(on_grant)();
@@ -158,9 +155,8 @@ void IntentLockTable::Process() {
     return;
   }
   processing_ = true;
-  // Keys of earlier waiters that stay queued, with the strongest mode they want. Views into
-  // waiters_'s nodes: a list keeps them valid while other nodes are erased or appended.
-  absl::flat_hash_map<absl::string_view, LockMode> claimed;
+  // Keys of earlier waiters that stay queued, with the strongest mode they want.
+  absl::flat_hash_map<uint64_t, LockMode> claimed;
   do {
     again_ = false;
     claimed.clear();
@@ -170,13 +166,13 @@ void IntentLockTable::Process() {
       bool blocked = whole_claimed || HolderConflict(req);
       if (!blocked && req.whole_shard) blocked = !claimed.empty();
       for (size_t k = 0; !blocked && k < req.keys.size(); ++k) {
-        auto c = claimed.find(Av(req.keys[k].first));
+        auto c = claimed.find(req.keys[k].first);
         blocked = c != claimed.end() && ModesConflict(c->second, req.keys[k].second);
       }
       if (blocked) {
         if (req.whole_shard) whole_claimed = true;
         for (const auto& [key, mode] : req.keys) {
-          auto [c, inserted] = claimed.emplace(Av(key), mode);
+          auto [c, inserted] = claimed.emplace(key, mode);
           if (!inserted && mode == LockMode::kExclusive) c->second = mode;
         }
         ++it;

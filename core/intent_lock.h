@@ -25,6 +25,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/functional/any_invocable.h>
 
 #include <cstdint>
@@ -41,13 +42,13 @@ enum class LockMode : uint8_t { kShared, kExclusive };
 // The locks one transaction asks for on one shard.
 struct LockRequest {
   // Unique keys, each with the strongest mode any of the transaction's commands needs.
-  std::vector<std::pair<std::string, LockMode>> keys;
+  absl::InlinedVector<std::pair<uint64_t, LockMode>, 4> keys;
   bool whole_shard = false;  // lock every key of the shard (FLUSHALL, DBSIZE, KEYS ...)
   LockMode whole_mode = LockMode::kShared;
 
   bool empty() const { return keys.empty() && !whole_shard; }
   // Adds `key` in `mode`, upgrading an existing entry to exclusive if needed.
-  void Add(std::string key, LockMode mode);
+  void Add(uint64_t key, LockMode mode);
 };
 
 class IntentLockTable {
@@ -61,7 +62,7 @@ class IntentLockTable {
                               waiters_.empty(); }
 
   // Returns whether a command that touches `key` in `mode` conflicts with a holder.
-  bool Conflicts(std::string_view key, LockMode mode) const;
+  bool Conflicts(uint64_t key, LockMode mode) const;
 
   // Acquires every lock of `req` if none conflicts with a holder or an earlier waiter; else
   // acquires nothing. Returns whether it acquired.
@@ -95,17 +96,17 @@ class IntentLockTable {
   void Acquire(const LockRequest& req);
   void Drop(const LockRequest& req);
   void Unqueue(const LockRequest& req);
-  void EraseIfIdle(std::string_view key);
+  void EraseIfIdle(uint64_t key);
   // Grants every waiter that may run now; runs callbacks; repeats while releases happened.
   void Process();
 
-  absl::flat_hash_map<std::string, KeyState> locks_;
+  absl::flat_hash_map<uint64_t, KeyState> locks_;
   uint32_t whole_readers_ = 0;
   bool whole_writer_ = false;
   uint32_t exclusive_keys_ = 0;  // keys with writer set (for whole-shard shared requests)
   uint32_t held_keys_ = 0;       // keys with readers or writer (for whole-shard exclusive)
   uint32_t whole_queued_ = 0;    // waiters asking for the whole shard
-  std::list<Waiter> waiters_;  // a list: Process keeps views of waiting keys while it erases
+  std::list<Waiter> waiters_;
   bool processing_ = false;
   bool again_ = false;
 };

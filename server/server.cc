@@ -282,7 +282,7 @@ LockMode ModeOf(const CommandSpec& spec) {
 bool Blocked(Shard& shard, unsigned db, const PendingCmd& cmd) {
   LockMode mode = ModeOf(*cmd.spec);
   for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
-    if (shard.locks().Conflicts(LockKeyOf(db, cmd.args[k]), mode)) return true;
+    if (shard.locks().Conflicts(LockHashOf(db, cmd.args[k]), mode)) return true;
   }
   return false;
 }
@@ -355,7 +355,7 @@ asio::awaitable<size_t> Server::WaitAndRunCmds(unsigned sid, unsigned db,
       sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
         LockRequest req;
         const PendingCmd& c = cmds[blocked];
-        for (uint32_t k : c.spec->KeysOf(c.args)) req.Add(LockKeyOf(db, c.args[k]), ModeOf(*c.spec));
+        for (uint32_t k : c.spec->KeysOf(c.args)) req.Add(LockHashOf(db, c.args[k]), ModeOf(*c.spec));
         Shard* sp = &shard;
         // Transient: granted in FIFO order behind the transactions holding or awaiting the keys.
         shard.locks().Enqueue(

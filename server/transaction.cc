@@ -11,6 +11,10 @@ namespace dashkv {
 
 namespace asio = boost::asio;
 
+namespace {
+constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table and shard seeds
+}  // namespace
+
 std::string LockKeyOf(unsigned db, std::string_view key) {
   std::string out;
   out.reserve(key.size() + 2);
@@ -18,6 +22,10 @@ std::string LockKeyOf(unsigned db, std::string_view key) {
   out.push_back(static_cast<char>((db >> 8) & 0xff));
   out.append(key);
   return out;
+}
+
+uint64_t LockHashOf(unsigned db, std::string_view key) {
+  return HashBytes(key, kLockSeed + db);
 }
 
 KeyLocks::KeyLocks(ShardSet& shard_set)
@@ -31,7 +39,7 @@ void KeyLocks::Add(unsigned db, std::string_view key, LockMode mode) {
   if (requests_[sid].empty()) {
     shards_.insert(std::upper_bound(shards_.begin(), shards_.end(), sid), sid);
   }
-  requests_[sid].Add(LockKeyOf(db, key), mode);
+  requests_[sid].Add(LockHashOf(db, key), mode);
 }
 
 void KeyLocks::AddAllShards(LockMode mode) {
@@ -50,7 +58,7 @@ void KeyLocks::AddAllShards(LockMode mode) {
 bool KeyLocks::Covers(unsigned db, std::string_view key, LockMode mode) const {
   const LockRequest& req = requests_[shard_set_.ShardOf(key)];
   if (req.whole_shard) return mode == LockMode::kShared || req.whole_mode == LockMode::kExclusive;
-  std::string lk = LockKeyOf(db, key);
+  uint64_t lk = LockHashOf(db, key);
   for (const auto& [k, m] : req.keys) {
     if (k == lk) return mode == LockMode::kShared || m == LockMode::kExclusive;
   }
@@ -102,7 +110,9 @@ void KeyLocks::Release() {
   held_ = false;
   for (unsigned sid : shards_) {
     // The request outlives the message: copy it (Release is off the fast path).
-    shard_set_.Post(sid, [req = requests_[sid], written = std::move(written_[sid])](Shard& shard) {
+    // The request moves into the message: the coordinator is done with it.
+    shard_set_.Post(sid, [req = std::move(requests_[sid]),
+                          written = std::move(written_[sid])](Shard& shard) {
       if (!shard.watches().empty()) {
         for (const std::string& lk : written) shard.watches().Touch(lk);
       }

@@ -8,7 +8,7 @@
 //   multi-key command whose keys span shards, EXEC, a global command) is a coordinator on the
 //   connection's thread that:
 //     1. collects its keys per shard (shared for reads, exclusive for writes; a global command
-//        locks whole shards), encoded with their database index (LockKeyOf);
+//        locks whole shards), as fingerprints of the key and its database (LockHashOf);
 //     2. acquires: one parallel hop TryAcquire's every involved shard. If every shard grants
 //        at once (the uncontended case) it holds its locks after that single hop. Otherwise it
 //        releases what it got and acquires shard by shard in ascending shard order, waiting in
@@ -35,8 +35,11 @@
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
+#include <absl/container/inlined_vector.h>
+
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,8 +49,10 @@
 
 namespace dashkv {
 
-// Returns the lock table key of `key` in database `db`.
+// Returns the WATCH table key of `key` in database `db` (2 bytes of db, then the key).
 std::string LockKeyOf(unsigned db, std::string_view key);
+// Returns the intent lock fingerprint of `key` in database `db`.
+uint64_t LockHashOf(unsigned db, std::string_view key);
 
 // The intent locks one coordinator asks for, per shard. Add keys, Acquire, run, Release.
 // Thread: engine-local (the coordinator's connection thread).
@@ -79,7 +84,7 @@ class KeyLocks {
   // The locks asked for on shard `sid`.
   const LockRequest& request(unsigned sid) const { return requests_[sid]; }
   // Shards with at least one lock, ascending.
-  const std::vector<unsigned>& shards() const { return shards_; }
+  std::span<const unsigned> shards() const { return {shards_.data(), shards_.size()}; }
   // Returns whether `key` of `db` (or its whole shard) is covered in a mode at least `mode`.
   bool Covers(unsigned db, std::string_view key, LockMode mode) const;
 
@@ -88,9 +93,9 @@ class KeyLocks {
   boost::asio::awaitable<void> AcquireOne(unsigned sid);
 
   ShardSet& shard_set_;
-  std::vector<LockRequest> requests_;  // by shard index
-  std::vector<unsigned> shards_;       // ascending
-  std::vector<std::vector<std::string>> written_;  // by shard: lock keys MarkWritten
+  absl::InlinedVector<LockRequest, 4> requests_;  // by shard index
+  absl::InlinedVector<unsigned, 4> shards_;  // ascending
+  absl::InlinedVector<std::vector<std::string>, 4> written_;  // by shard: MarkWritten keys
   bool held_ = false;
 };
 

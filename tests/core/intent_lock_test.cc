@@ -14,9 +14,12 @@
 namespace dashkv {
 namespace {
 
+// A key's fingerprint (the server hashes db and key; any stable hash serves here).
+uint64_t K(const std::string& k) { return std::hash<std::string>{}(k); }
+
 LockRequest Req(std::vector<std::pair<std::string, LockMode>> keys) {
   LockRequest r;
-  for (auto& [k, m] : keys) r.Add(k, m);
+  for (auto& [k, m] : keys) r.Add(K(k), m);
   return r;
 }
 
@@ -39,23 +42,23 @@ TEST(IntentLockTest, SharedLocksCoexistExclusiveDoesNot) {
   EXPECT_TRUE(t.TryAcquire(a));
   EXPECT_TRUE(t.TryAcquire(b));
   EXPECT_FALSE(t.TryAcquire(c));
-  EXPECT_TRUE(t.Conflicts("k", kX));
-  EXPECT_FALSE(t.Conflicts("k", kS));
-  EXPECT_FALSE(t.Conflicts("other", kX));
+  EXPECT_TRUE(t.Conflicts(K("k"), kX));
+  EXPECT_FALSE(t.Conflicts(K("k"), kS));
+  EXPECT_FALSE(t.Conflicts(K("other"), kX));
   t.Release(a);
   EXPECT_FALSE(t.TryAcquire(c));
   t.Release(b);
   EXPECT_TRUE(t.TryAcquire(c));
-  EXPECT_TRUE(t.Conflicts("k", kS));
+  EXPECT_TRUE(t.Conflicts(K("k"), kS));
   t.Release(c);
   EXPECT_TRUE(t.empty());
 }
 
 TEST(IntentLockTest, AddUpgradesToExclusive) {
   LockRequest r;
-  r.Add("k", kS);
-  r.Add("k", kX);
-  r.Add("k", kS);
+  r.Add(K("k"), kS);
+  r.Add(K("k"), kX);
+  r.Add(K("k"), kS);
   ASSERT_EQ(r.keys.size(), 1u);
   EXPECT_EQ(r.keys[0].second, kX);
 }
@@ -66,7 +69,7 @@ TEST(IntentLockTest, TryAcquireIsAllOrNothing) {
   ASSERT_TRUE(t.TryAcquire(held));
   LockRequest ab = Req({{"a", kX}, {"b", kX}});
   EXPECT_FALSE(t.TryAcquire(ab));
-  EXPECT_FALSE(t.Conflicts("a", kX));  // nothing of the failed request is held
+  EXPECT_FALSE(t.Conflicts(K("a"), kX));  // nothing of the failed request is held
   t.Release(held);
   EXPECT_TRUE(t.TryAcquire(ab));
   t.Release(ab);
@@ -178,7 +181,7 @@ TEST(IntentLockTest, WholeShardLocks) {
   EXPECT_FALSE(t.TryAcquire(Req({{"other", kS}})));  // behind the queued whole-shard request
   t.Release(key);
   EXPECT_TRUE(granted);
-  EXPECT_TRUE(t.Conflicts("anything", kS));
+  EXPECT_TRUE(t.Conflicts(K("anything"), kS));
   t.Release(Whole(kX));
   EXPECT_TRUE(t.empty());
 }
@@ -193,7 +196,7 @@ TEST(IntentLockTest, RandomizedProtocolNeverDeadlocksOrOverlaps) {
     constexpr int kTables = 3, kTxs = 300, kKeys = 6;
     std::vector<IntentLockTable> tables(kTables);
     // held[t][key] = (readers, writer) from the test's own bookkeeping.
-    std::vector<std::map<std::string, std::pair<int, int>>> held(kTables);
+    std::vector<std::map<uint64_t, std::pair<int, int>>> held(kTables);
     std::deque<std::function<void()>> events;  // pending "messages", run in random order
     int finished = 0;
 
@@ -257,7 +260,7 @@ TEST(IntentLockTest, RandomizedProtocolNeverDeadlocksOrOverlaps) {
       int nkeys = 1 + rng() % 4;
       for (int i = 0; i < nkeys; ++i) {
         int t = rng() % kTables;
-        tx.per_table[t].Add("k" + std::to_string(rng() % kKeys), rng() % 3 ? kX : kS);
+        tx.per_table[t].Add(rng() % kKeys, rng() % 3 ? kX : kS);
       }
       if (rng() % 25 == 0) tx.per_table[rng() % kTables] = Whole(rng() % 2 ? kX : kS);
       for (int t = 0; t < kTables; ++t) {
