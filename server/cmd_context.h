@@ -66,6 +66,8 @@ class ConnCmdContext {
   // The intent locks held around this command (its keys, or a whole EXEC's), or nullptr when
   // it runs without (one shard, or a command with no keys).
   KeyLocks* locks = nullptr;
+  // Set when the command runs inside EXEC: blocking commands must not block.
+  bool in_exec = false;
 };
 
 }  // namespace dashkv

@@ -73,6 +73,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterHashCommands(registry);
   RegisterSetCommands(registry);
   RegisterZsetCommands(registry);
+  RegisterBlockingCommands(registry);
 }
 
 }  // namespace dashkv

@@ -147,6 +147,7 @@ void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);
 void RegisterZsetCommands(CommandRegistry* registry);
+void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 namespace dashkv {
 
 struct CommandSpec;
+class BlockedCall;
 
 // A command of a pipeline, resolved and routed to its shard.
 struct PendingCmd {
@@ -34,6 +36,8 @@ class ConnState : public io::ConnectionState {
   bool authenticated = false;
   bool no_evict = false;
   bool no_touch = false;
+  // Set while the connection is parked in a blocking command (server/blocking.h).
+  std::shared_ptr<BlockedCall> blocked;
 
   // Scratch space of Server::Dispatch, kept to avoid allocations per batch.
   std::vector<PendingCmd> pending;

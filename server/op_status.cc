@@ -84,6 +84,16 @@ std::string_view StatusText(OpStatus status) {
       return "ERR value is out of range, value must between -2147483648 and 2147483647";
     case OpStatus::kBitopNotSingle:
       return "ERR BITOP NOT must be called with a single source key.";
+    case OpStatus::kTimeoutNotFloat:
+      return "ERR timeout is not a float or out of range";
+    case OpStatus::kTimeoutNegative:
+      return "ERR timeout is negative";
+    case OpStatus::kTimeoutOutOfRange:
+      return "ERR timeout is out of range";
+    case OpStatus::kUnblocked:
+      return "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+    case OpStatus::kUnblockReason:
+      return "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
   }
   return "ERR unknown error";
 }

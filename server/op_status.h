@@ -54,6 +54,12 @@ enum class OpStatus : uint8_t {
   kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
   kIntRange,            // "value is out of range, value must between -2147483648 and ..."
   kBitopNotSingle,      // "BITOP NOT must be called with a single source key."
+  // Blocking commands.
+  kTimeoutNotFloat,     // "timeout is not a float or out of range"
+  kTimeoutNegative,     // "timeout is negative"
+  kTimeoutOutOfRange,   // "timeout is out of range"
+  kUnblocked,           // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+  kUnblockReason,       // "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/intent_lock.h"
+#include "server/blocking.h"
 #include "server/db_slice.h"
 
 namespace dashkv {
@@ -36,6 +37,8 @@ class Shard {
   ShardStats& stats() { return stats_; }
   // The intent locks of this shard's keys (all databases; see server/transaction.h).
   IntentLockTable& locks() { return locks_; }
+  // The clients blocked on this shard's keys (server/blocking.h).
+  BlockingRegistry& blocking() { return blocking_; }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
   // number of keys deleted. Called by the shard's periodic timer.
@@ -52,6 +55,7 @@ class Shard {
   std::vector<std::unique_ptr<DbSlice>> dbs_;
   ShardStats stats_;
   IntentLockTable locks_;
+  BlockingRegistry blocking_{this};
 };
 
 }  // namespace dashkv

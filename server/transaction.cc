@@ -88,7 +88,10 @@ asio::awaitable<void> KeyLocks::Acquire() {
   // Phase 2: give back what phase 1 got, then acquire in ascending shard order, waiting.
   for (unsigned sid : shards_) {
     if (!got[sid]) continue;
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
   }
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
@@ -98,7 +101,10 @@ void KeyLocks::Release() {
   held_ = false;
   for (unsigned sid : shards_) {
     // The request outlives the message: copy it (Release is off the fast path).
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
   }
 }
 
