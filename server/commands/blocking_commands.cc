@@ -42,7 +42,7 @@ using Kind = BlockRequest::Kind;
 // The reply shape of each command.
 enum class Shape : uint8_t {
   kKeyValue,          // BLPOP, BRPOP: [key, element]
-  kValue,             // BLMOVE, BRPOPLPUSH: element (timeout: null bulk)
+  kValue,             // BLMOVE, BRPOPLPUSH: element
   kKeyValues,         // BLMPOP: [key, [elements]]
   kKeyMemberScore,    // BZPOPMIN, BZPOPMAX: [key, member, score]
   kKeyScoredMembers,  // BZMPOP: [key, [[member, score] ...]]
@@ -102,7 +102,13 @@ OpResult<MPopArgs> ParseMPop(CmdArgs args, size_t numkeys_index, std::string_vie
   return out;
 }
 
-void SendTimeoutReply(io::ReplyBuilder& rb, Shape shape) {
+// The reply of a command that blocked and timed out: a null array for all of them, BLMOVE
+// included (Redis 7.0's replyToBlockedClientTimedOut); RESP3 null.
+void SendTimeoutReply(io::ReplyBuilder& rb, Shape) { rb.SendNullArray(); }
+
+// The reply of a command that found nothing and may not block (inside EXEC): BLMOVE and
+// BRPOPLPUSH answer a null bulk there, the others a null array.
+void SendNothingReply(io::ReplyBuilder& rb, Shape shape) {
   shape == Shape::kValue ? rb.SendNull() : rb.SendNullArray();
 }
 
@@ -364,7 +370,7 @@ awaitable<void> RunBlocking(ConnCmdContext& ctx, std::shared_ptr<BlockRequest> r
   ShardSet& ss = ctx.server.shard_set();
   if (ctx.locks != nullptr || ctx.in_exec) {  // inside EXEC: never blocks
     PopResult res = co_await Attempt(ss, *req);
-    if (res.status == OpStatus::kKeyNotFound) co_return SendTimeoutReply(ctx.rb, shape);
+    if (res.status == OpStatus::kKeyNotFound) co_return SendNothingReply(ctx.rb, shape);
     co_return SendPopResult(ctx.rb, *req, res, shape);
   }
   int64_t deadline = timeout_ms > 0 ? ctx.now_ms + timeout_ms : 0;
