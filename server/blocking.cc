@@ -127,7 +127,12 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     size_t i = 0;
     for (; i < queue.size(); ++i) {
       const Entry& e = queue[i];
-      if (e.client->claimed()) return true;  // the element is kept for it (see Design)
+      if (e.client->claimed()) {
+        // Served-on-shard clients are claimed only by an interrupt: they take nothing. A
+        // cross-shard one may be retrying: the element is kept for it (see Design).
+        if (e.client->served_on_shard()) continue;
+        return true;
+      }
       OpStatus st = CheckBlockedKey(*shard_, e.client->request(), e.key, now_ms);
       if (st == OpStatus::kKeyNotFound) return true;  // nothing (left) to serve
       if (st == OpStatus::kOk) break;

@@ -26,9 +26,9 @@
 //       (arguments in order, as the first attempt). If it finds nothing (another command took
 //       the element between the wake and its locks), it re-registers *in place* (its queue
 //       positions are kept) and parks again.
-//     - the first entry of a queue that is claimed but not yet unregistered (a cross-shard
-//       client retrying, a client timing out) stops the walk: the element is kept for it, and
-//       its removal or re-registration marks the key ready again.
+//     - a claimed cross-shard client not yet unregistered (retrying, or timing out) stops the
+//       walk: the element is kept for it, and its removal or re-registration marks the key
+//       ready again. A claimed single-shard client (timing out) is skipped.
 //     - a client waiting for another type (BZPOPMIN on a key that became a list) is skipped and
 //       stays blocked, as in Redis 7.0.
 //   Guarantees: every element goes to exactly one client; a client blocked on keys of one shard

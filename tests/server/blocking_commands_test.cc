@@ -260,6 +260,15 @@ TEST_F(BlockingCommandsTest, PipelinedCommandsAfterABlockedOne) {
   c_->Run({"RPUSH", "q", "a"});
   EXPECT_THAT(blocked->Read().strings(), ElementsAre("q", "a"));
   EXPECT_EQ(blocked->Read(), "PONG");
+  // Commands sent while the client is parked are read meanwhile and run after it.
+  Send(*blocked, {"BLPOP", "q", "0"});
+  WaitBlocked(1);
+  blocked->SendRaw(RespClient::Encode({"ECHO", "later"}) + RespClient::Encode({"LLEN", "q"}));
+  EXPECT_EQ(BlockedClients(), 1);
+  c_->Run({"RPUSH", "q", "b", "c"});
+  EXPECT_THAT(blocked->Read().strings(), ElementsAre("q", "b"));
+  EXPECT_EQ(blocked->Read(), "later");
+  EXPECT_EQ(blocked->Read(), 1);
 }
 
 TEST_F(BlockingCommandsTest, InsideMultiNeverBlocks) {
