@@ -74,7 +74,65 @@ Connection::Connection(asio::ip::tcp::socket socket, Engine& engine, Service& se
   writer_done_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
 }
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+  if (watch_) watch_->conn = nullptr;
+}
+
+void Connection::WatchPeer(absl::AnyInvocable<void()> on_close) {
+  ABSL_ASSERT(engine_.IsMyThread());
+  if (!watch_) {
+    watch_ = std::make_shared<PeerWatch>();
+    watch_->conn = this;
+  }
+  watch_->active = true;
+  watch_->on_close = std::move(on_close);
+  if (!watch_->armed) ArmPeerWatch();
+}
+
+void Connection::StopWatchingPeer() {
+  if (!watch_) return;
+  watch_->active = false;
+  watch_->on_close = nullptr;  // a pending wait stays armed and is reused by the next watch
+}
+
+void Connection::ArmPeerWatch() {
+  watch_->armed = true;
+  socket_.async_wait(asio::ip::tcp::socket::wait_read,
+                     [w = watch_](boost::system::error_code ec) {
+    w->armed = false;
+    if (w->conn == nullptr || !w->active) return;
+    Connection& c = *w->conn;
+    bool closed = ec || c.closed_;
+    while (!closed) {  // drain what the client sent; EOF or an error means it is gone
+      char buf[4096];
+      boost::system::error_code rec;
+      size_t n = c.socket_.read_some(asio::buffer(buf), rec);
+      if (rec == asio::error::would_block || rec == asio::error::try_again) break;
+      if (rec || n == 0) {
+        closed = true;
+        break;
+      }
+      c.parked_in_.append(buf, n);
+    }
+    if (!closed) return c.ArmPeerWatch();
+    w->active = false;
+    if (w->on_close) {
+      auto fn = std::move(w->on_close);
+      w->on_close = nullptr;
+      fn();
+    }
+  });
+}
+
+bool Connection::TakeParkedInput() {
+  if (parked_in_.empty()) return false;
+  in_needed_ = std::max(in_needed_, in_end_ - in_start_ + parked_in_.size());
+  MakeRoom();
+  std::memcpy(in_.data() + in_end_, parked_in_.data(), parked_in_.size());
+  in_end_ += parked_in_.size();
+  parked_in_.clear();
+  return true;
+}
 
 int Connection::fd() { return socket_.is_open() ? socket_.native_handle() : -1; }
 
@@ -178,6 +236,8 @@ asio::awaitable<void> Connection::Run() {
         batch_.clear();
       }
       in_start_ = end_pos;  // only now: the batch's views point into [in_start_, end_pos)
+      // Input that arrived while a command was parked: parse it before reading more.
+      if (TakeParkedInput() && end == BatchEnd::kNeedMore) end = BatchEnd::kCut;
       if (end == BatchEnd::kError) {
         reply_.SendRaw("-ERR ");
         reply_.SendRaw(parser_.error());

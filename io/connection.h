@@ -20,6 +20,8 @@
 
 #include <utility>
 
+#include <absl/functional/any_invocable.h>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -75,6 +77,11 @@ class Connection {
   size_t output_buffer_size() const { return reply_.size() + pending_.size() + queued_.size(); }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
   size_t batch_size() const { return batch_.size(); }
+  // Watches the socket while a command is parked (a blocked BLPOP): bytes the client sends
+  // meanwhile are kept and parsed after the current batch; on_close runs once, on this engine,
+  // if the peer closes or the socket fails or is shut down before StopWatchingPeer().
+  void WatchPeer(absl::AnyInvocable<void()> on_close);
+  void StopWatchingPeer();
   // The server's per-connection state (nullptr before Run() has called OnConnect).
   ConnectionState* state() { return state_.get(); }
 
@@ -154,6 +161,19 @@ class Connection {
   bool waiting_for_writer_ = false;  // WaitForWriter is suspended on writer_done_
   const OutputLimitClass* output_limit_ = nullptr;
   OutputLimitTracker limit_tracker_;
+  // Peer watch (WatchPeer): shared with the pending socket wait, which may outlive a watch and
+  // even the connection (conn is cleared then).
+  struct PeerWatch {
+    Connection* conn = nullptr;
+    bool active = false;
+    bool armed = false;  // a socket wait is pending
+    absl::AnyInvocable<void()> on_close;
+  };
+  void ArmPeerWatch();
+  // Appends bytes read while a command was parked to the input; returns whether there were any.
+  bool TakeParkedInput();
+  std::shared_ptr<PeerWatch> watch_;
+  std::string parked_in_;  // input read by the peer watch, not parsed yet
 };
 
 }  // namespace dashkv::io

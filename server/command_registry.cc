@@ -75,6 +75,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterZsetCommands(registry);
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
+  RegisterBlockingCommands(registry);
 }
 
 }  // namespace dashkv

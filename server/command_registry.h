@@ -156,6 +156,7 @@ void RegisterSetCommands(CommandRegistry* registry);
 void RegisterZsetCommands(CommandRegistry* registry);
 void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
+void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);

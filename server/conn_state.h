@@ -15,6 +15,7 @@ namespace dashkv {
 
 struct CommandSpec;
 struct WatchState;
+class BlockedCall;
 
 // A command of a pipeline, resolved and routed to its shard.
 struct PendingCmd {
@@ -58,6 +59,8 @@ class ConnState : public io::ConnectionState {
   std::vector<WatchedKey> watched;
   std::shared_ptr<WatchState> watch_state;  // shared with the shards of the watched keys
   std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub.h)
+  // Set while the connection is parked in a blocking command (server/blocking.h).
+  std::shared_ptr<BlockedCall> blocked;
 
   // Scratch space of Server::Dispatch, kept to avoid allocations per batch.
   std::vector<PendingCmd> pending;

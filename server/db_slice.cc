@@ -2,6 +2,7 @@
 
 #include <absl/random/random.h>
 
+#include "server/blocking.h"
 #include "server/shard.h"
 
 namespace dashkv {
@@ -60,6 +61,8 @@ OpResult<PrimeIterator> DbSlice::FindOfType(std::string_view key, ObjType type, 
 }
 
 OpResult<DbSlice::AddResult> DbSlice::FindOrAdd(std::string_view key, int64_t now_ms) {
+  // A write may satisfy blocked clients: one branch when none waits on this shard.
+  if (blocking_ != nullptr && !blocking_->empty()) blocking_->OnKeyWritten(db_index_, key);
   uint64_t hash = HashBytes(key);
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {

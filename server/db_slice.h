@@ -14,6 +14,7 @@
 namespace dashkv {
 
 struct ShardStats;
+class BlockingRegistry;
 
 class DbSlice {
  public:
@@ -90,6 +91,12 @@ class DbSlice {
   PrimeIterator RandomEntry(int64_t now_ms);
 
   PrimeTable& table() { return table_; }
+  // Tells `blocking` (database index `db_index`) about every key FindOrAdd returns, so that
+  // clients blocked on it wake (server/blocking.h).
+  void set_blocking(BlockingRegistry* blocking, unsigned db_index) {
+    blocking_ = blocking;
+    db_index_ = db_index;
+  }
   // Bytes used by the table and the heap memory its objects own (estimate for INFO).
   size_t MemoryUsage() const;
 
@@ -100,6 +107,8 @@ class DbSlice {
   int64_t avg_ttl_ = 0;  // running estimate of the remaining TTL at avg_ttl_time_
   int64_t avg_ttl_time_ = 0;
   ShardStats* stats_;
+  BlockingRegistry* blocking_ = nullptr;
+  unsigned db_index_ = 0;
 };
 
 }  // namespace dashkv

@@ -130,10 +130,13 @@ asio::awaitable<void> Server::ExecOnOneShard(ConnState& state, const LockRequest
     }
     if (changed) return out.SendNullArray();
     out.StartArray(cmds.size());
+    shard.blocking().set_deferred(true);
     for (size_t i = 0; i < cmds.size(); ++i) {
       PendingCmd c{cmds[i].spec, io::CmdArgs(views[i].data(), views[i].size()), sid};
       RunShardCommand(c, shard, db, out, now_ms);
     }
+    shard.blocking().set_deferred(false);
+    shard.blocking().ServeReady();
   };
   Shard* local = Shard::Current();
   if (local != nullptr && local->index() == sid && local->locks().empty()) {
@@ -203,6 +206,10 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
   Unwatch(state);  // as Redis: the keys are unwatched before the commands run
 
   const unsigned my_engine = ctx.state.conn->engine().index();
+  // One shard, no locks: nothing else runs until the last command, and clients the EXEC
+  // unblocks are served after it (with locks, a held key defers them until the release).
+  Shard* only = use_locks ? nullptr : Shard::Current();
+  if (only != nullptr) only->blocking().set_deferred(true);
   out.StartArray(cmds.size());
   size_t i = 0;
   while (i < cmds.size()) {
@@ -238,6 +245,10 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
       }
     }
     RecordCall(my_engine, spec, CycleClock::Now() - start, out.error_count() - errors, out);
+  }
+  if (only != nullptr) {
+    only->blocking().set_deferred(false);
+    only->blocking().ServeReady();
   }
   if (use_locks) locks.Release();
 }

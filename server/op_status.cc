@@ -96,6 +96,16 @@ std::string_view StatusText(OpStatus status) {
       return "ERR WATCH inside MULTI is not allowed";
     case OpStatus::kNotAllowedInMulti:
       return "ERR Command not allowed inside a transaction";
+    case OpStatus::kTimeoutNotFloat:
+      return "ERR timeout is not a float or out of range";
+    case OpStatus::kTimeoutNegative:
+      return "ERR timeout is negative";
+    case OpStatus::kTimeoutOutOfRange:
+      return "ERR timeout is out of range";
+    case OpStatus::kUnblocked:
+      return "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+    case OpStatus::kUnblockReason:
+      return "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
   }
   return "ERR unknown error";
 }

@@ -61,6 +61,12 @@ enum class OpStatus : uint8_t {
   kMultiNested,         // "MULTI calls can not be nested"
   kWatchInMulti,        // "WATCH inside MULTI is not allowed"
   kNotAllowedInMulti,   // "Command not allowed inside a transaction"
+  // Blocking commands.
+  kTimeoutNotFloat,     // "timeout is not a float or out of range"
+  kTimeoutNegative,     // "timeout is negative"
+  kTimeoutOutOfRange,   // "timeout is out of range"
+  kUnblocked,           // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+  kUnblockReason,       // "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 };
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for

@@ -138,6 +138,8 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   } else {
     cmd.spec->shard_handler(cmd.args, ctx);
   }
+  // Serve the clients this command unblocked before anything else runs (server/blocking.h).
+  if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);
   ++shard.stats().commands;
 }
@@ -479,6 +481,10 @@ void Server::SampleOps() {
   last_ops_sample_ms_ = now;
 }
 
-void Server::StopBackgroundTasks() { stopping_ = true; }
+void Server::StopBackgroundTasks() {
+  stopping_ = true;
+  // Blocked clients get their timeout reply now, while the engines still run.
+  shard_set_->RunOnAllBlocking([](Shard& shard) { shard.blocking().Shutdown(); });
+}
 
 }  // namespace dashkv

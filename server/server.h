@@ -116,6 +116,8 @@ class Server : public io::Service {
   int64_t start_time_ms() const { return start_time_ms_; }
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   std::atomic<uint64_t>& total_connections() { return total_connections_; }
+  // Clients parked in a blocking command (INFO blocked_clients).
+  std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
   // Commands per second over the last sampling period (INFO instantaneous_ops_per_sec).
   int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
   // The port actually listened on (set by main once bound).
@@ -181,6 +183,7 @@ class Server : public io::Service {
   int64_t start_time_ms_;
   std::atomic<int64_t> connected_clients_{0};
   std::atomic<uint64_t> total_connections_{0};
+  std::atomic<int64_t> blocked_clients_{0};
   std::atomic<int> port_{0};
   std::atomic<int64_t> instantaneous_ops_{0};
   uint64_t last_ops_total_ = 0;      // engine 0 only

@@ -14,7 +14,10 @@ Shard::Shard(unsigned index, unsigned num_dbs) : index_(index), dbs_(num_dbs) {}
 
 DbSlice& Shard::db(unsigned i) {
   DCHECK_LT(i, dbs_.size());
-  if (!dbs_[i]) dbs_[i] = std::make_unique<DbSlice>(&stats_);
+  if (!dbs_[i]) {
+    dbs_[i] = std::make_unique<DbSlice>(&stats_);
+    dbs_[i]->set_blocking(&blocking_, i);
+  }
   return *dbs_[i];
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/intent_lock.h"
+#include "server/blocking.h"
 #include "server/db_slice.h"
 #include "server/watch.h"
 
@@ -44,6 +45,8 @@ class Shard {
     DbSlice* slice = db_if_exists(db);
     return slice != nullptr && slice->IsLive(key, now_ms);
   }
+  // The clients blocked on this shard's keys (server/blocking.h).
+  BlockingRegistry& blocking() { return blocking_; }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
   // number of keys deleted. Called by the shard's periodic timer.
@@ -61,6 +64,7 @@ class Shard {
   ShardStats stats_;
   IntentLockTable locks_;
   WatchTable watches_;
+  BlockingRegistry blocking_{this};
 };
 
 }  // namespace dashkv

@@ -96,7 +96,10 @@ asio::awaitable<void> KeyLocks::Acquire() {
   // Phase 2: give back what phase 1 got, then acquire in ascending shard order, waiting.
   for (unsigned sid : shards_) {
     if (!got[sid]) continue;
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { shard.locks().Release(req); });
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
   }
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
@@ -109,7 +112,6 @@ void KeyLocks::Release() {
   DCHECK(held_);
   held_ = false;
   for (unsigned sid : shards_) {
-    // The request outlives the message: copy it (Release is off the fast path).
     // The request moves into the message: the coordinator is done with it.
     shard_set_.Post(sid, [req = std::move(requests_[sid]),
                           written = std::move(written_[sid])](Shard& shard) {
@@ -117,6 +119,7 @@ void KeyLocks::Release() {
         for (const std::string& lk : written) shard.watches().Touch(lk);
       }
       shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
     });
   }
 }

@@ -4,6 +4,7 @@
 #include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"
+#include "server/blocking.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
@@ -176,11 +177,17 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.pubsub) {
     for (size_t k = 0; k < kPubSubKinds; ++k) subs[k] = state.pubsub->names[k].size();
   }
+  std::string flags;
+  if (state.in_multi) flags += 'x';
+  if (state.blocked) flags += 'b';
+  if (InSubscribedMode(state)) flags += 'P';
+  if (flags.empty()) flags = "N";
+  const int64_t multi = state.in_multi ? static_cast<int64_t>(state.queued.size()) : -1;
   return StrCat(
       "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
       " name=", state.name, " age=", age, " idle=", idle,
-      " flags=", InSubscribedMode(state) ? "P" : "N", " db=", state.db, " sub=", subs[0],
-      " psub=", subs[1], " ssub=", subs[2], " multi=-1 qbuf=", c.query_buffer_size(),
+      " flags=", flags, " db=", state.db, " sub=", subs[0], " psub=", subs[1],
+      " ssub=", subs[2], " multi=", multi, " qbuf=", c.query_buffer_size(),
       " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
       " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
       " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
@@ -282,6 +289,30 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(killed);
 }
 
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+awaitable<void> ClientUnblock(CmdArgs args, ConnCmdContext& ctx) {
+  WakeReason reason = WakeReason::kTimeout;
+  if (args.size() == 4) {
+    if (EqualsIgnoreCase(args[3], "ERROR")) {
+      reason = WakeReason::kUnblockError;
+    } else if (!EqualsIgnoreCase(args[3], "TIMEOUT")) {
+      co_return ctx.SendStatus(OpStatus::kUnblockReason);
+    }
+  }
+  std::optional<int64_t> id = ParseStrictInt(args[2]);
+  if (!id) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
+  Server& server = ctx.server;
+  std::atomic<int64_t> unblocked{0};
+  // The blocked client lives on its own engine: look for it there, and interrupt it there.
+  co_await server.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : server.engine_state(i).clients) {
+      if (static_cast<int64_t>(st->conn->id()) != *id || !st->blocked) continue;
+      if (st->blocked->Interrupt(reason)) unblocked.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  ctx.rb.SendLong(unblocked.load());
+}
+
 // CLIENT subcommand [arguments ...]
 awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
   std::string sub = AsciiStrToUpper(args[1]);
@@ -330,6 +361,10 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
     if (args.size() < 3) co_return wrong_args();
     co_return co_await ClientKill(args, ctx);
   }
+  if (sub == "UNBLOCK") {
+    if (args.size() != 3 && args.size() != 4) co_return wrong_args();
+    co_return co_await ClientUnblock(args, ctx);
+  }
   if (sub == "NO-EVICT" || sub == "NO-TOUCH") {
     if (args.size() != 3) co_return wrong_args();
     std::string v = AsciiStrToLower(args[2]);
@@ -353,6 +388,8 @@ awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
         "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
         "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "HELP", "    Print this help.",
     };
     SendHelp(ctx.rb, kHelp);

@@ -91,7 +91,8 @@ void AppendServer(std::string& out, Server& server, int64_t now_ms) {
 void AppendClients(std::string& out, Server& server) {
   StrAppend(&out, "# Clients\r\nconnected_clients:", server.connected_clients().load(),
                   "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
-                  "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+                  "blocked_clients:", server.blocked_clients().load(),
+                  "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
 }
 
 void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {

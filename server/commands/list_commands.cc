@@ -18,6 +18,7 @@
 
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/commands/list_ops.h"
 #include "server/commands/string_ops.h"
 #include "server/list_value.h"
 #include "server/multi_key.h"
@@ -28,39 +29,6 @@ namespace dashkv {
 namespace {
 
 using boost::asio::awaitable;
-
-ListValue::Options ListOptions(const Config& config) {
-  ListValue::Options o;
-  o.fill = static_cast<int>(config.list_max_listpack_size.load(std::memory_order_relaxed));
-  o.compress_depth = static_cast<int>(config.list_compress_depth.load(std::memory_order_relaxed));
-  return o;
-}
-
-// Returns the list at key (kKeyNotFound / kWrongType otherwise).
-OpResult<ListValue*> FindList(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kList, now_ms);
-  if (!res) return res.status();
-  return GetList((*res)->second);
-}
-
-// Returns the list at key, creating an empty one when missing. Invalidates iterators.
-OpResult<ListValue*> FindOrAddList(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kList, now_ms);
-  if (!added) return added.status();
-  if (!added->inserted) return GetList(added->it->second);
-  auto* list = new ListValue();
-  added->it->second.SetObject(ObjType::kList, ListValue::kListpack, list);
-  return list;
-}
-
-// After a write: deletes the key when its list became empty, else records the encoding.
-void FinishWrite(DbSlice& db, std::string_view key, int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
-  if (it.is_done() || it->second.type() != ObjType::kList) return;
-  ListValue* list = GetList(it->second);
-  if (list->empty()) return db.Erase(it);
-  it->second.set_object_encoding(list->encoding());
-}
 
 void SendError(ShardCmdContext& ctx, OpStatus st) { SendOpError(ctx, st); }
 
@@ -76,7 +44,7 @@ void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
   ListValue::Options opts = ListOptions(ctx.config);
   for (size_t i = 2; i < args.size(); ++i) (*res)->Push(args[i], kEnd, opts);
   int64_t len = static_cast<int64_t>((*res)->size());
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
   ctx.rb.SendLong(len);
 }
 
@@ -108,7 +76,7 @@ void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
     ctx.rb.StartArray(n);
     for (size_t i = 0; i < n; ++i) ctx.rb.SendBulk(*list->Pop(kEnd, opts));
   }
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
 }
 
 // LLEN key
@@ -143,7 +111,7 @@ void CmdLSet(CmdArgs args, ShardCmdContext& ctx) {
   if (!(*res)->Set(*index, args[3], ListOptions(ctx.config))) {
     return SendError(ctx, OpStatus::kOutOfRange);
   }
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
   ctx.rb.SendOk();
 }
 
@@ -191,7 +159,7 @@ void CmdLTrim(CmdArgs args, ShardCmdContext& ctx) {
     return SendError(ctx, res.status());
   }
   (*res)->Trim(static_cast<long>(*start), static_cast<long>(*stop), ListOptions(ctx.config));
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
   ctx.rb.SendOk();
 }
 
@@ -214,7 +182,7 @@ void CmdLInsert(CmdArgs args, ShardCmdContext& ctx) {
     return ctx.rb.SendLong(-1);
   }
   int64_t len = static_cast<int64_t>((*res)->size());
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
   ctx.rb.SendLong(len);
 }
 
@@ -228,7 +196,7 @@ void CmdLRem(CmdArgs args, ShardCmdContext& ctx) {
     return SendError(ctx, res.status());
   }
   size_t n = (*res)->Remove(args[3], static_cast<long>(*count), ListOptions(ctx.config));
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, args[1], ctx.now_ms);
   ctx.rb.SendLong(static_cast<int64_t>(n));
 }
 
@@ -312,37 +280,9 @@ void CmdLPos(CmdArgs args, ShardCmdContext& ctx) {
   for (int64_t i : found) ctx.rb.SendLong(i);
 }
 
-// Parses LEFT|RIGHT.
-std::optional<ListEnd> ParseEnd(std::string_view s) {
-  if (EqualsIgnoreCase(s, "LEFT")) return ListEnd::kHead;
-  if (EqualsIgnoreCase(s, "RIGHT")) return ListEnd::kTail;
-  return std::nullopt;
-}
-
-// Pops one element from src and pushes it to dst (same shard); nullopt when src is missing.
-OpResult<std::optional<std::string>> OpMove(DbSlice& db, const Config& config,
-                                            std::string_view src, std::string_view dst,
-                                            ListEnd from, ListEnd to, int64_t now_ms) {
-  OpResult<ListValue*> source = FindList(db, src, now_ms);
-  if (!source) {
-    if (source.status() == OpStatus::kKeyNotFound) return std::optional<std::string>();
-    return source.status();
-  }
-  PrimeIterator dit = db.FindQuiet(dst, now_ms);
-  if (!dit.is_done() && dit->second.type() != ObjType::kList) return OpStatus::kWrongType;
-  ListValue::Options opts = ListOptions(config);
-  std::optional<std::string> v = (*source)->Pop(from, opts);
-  FinishWrite(db, src, now_ms);  // may erase src before dst is added (iterators change)
-  OpResult<ListValue*> dest = FindOrAddList(db, dst, now_ms);
-  if (!dest) return dest.status();
-  (*dest)->Push(*v, to, opts);
-  FinishWrite(db, dst, now_ms);
-  return v;
-}
-
 void ReplyMove(ShardCmdContext& ctx, CmdArgs args, ListEnd from, ListEnd to) {
   OpResult<std::optional<std::string>> res =
-      OpMove(ctx.db, ctx.config, args[1], args[2], from, to, ctx.now_ms);
+      OpListMove(ctx.db, ctx.config, args[1], args[2], from, to, ctx.now_ms);
   if (!res) return SendError(ctx, res.status());
   *res ? ctx.rb.SendBulk(**res) : ctx.rb.SendNull();
 }
@@ -354,7 +294,7 @@ void CmdRPopLPush(CmdArgs args, ShardCmdContext& ctx) {
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
 void CmdLMove(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<ListEnd> from = ParseEnd(args[3]), to = ParseEnd(args[4]);
+  std::optional<ListEnd> from = ParseListEnd(args[3]), to = ParseListEnd(args[4]);
   if (!from || !to) return SendError(ctx, OpStatus::kSyntaxError);
   ReplyMove(ctx, args, *from, *to);
 }
@@ -375,7 +315,7 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
           return list.status();
         }
         std::optional<std::string> v = (*list)->Pop(from, ListOptions(config));
-        FinishWrite(shard.db(db), src, now);
+        FinishListWrite(shard.db(db), src, now);
         return v;
       });
   if (!popped) co_return ctx.SendStatus(popped.status());
@@ -386,7 +326,7 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
     OpResult<ListValue*> list = FindOrAddList(shard.db(db), dst, now);
     if (!list) return list.status();
     (*list)->Push(value, to, ListOptions(config));
-    FinishWrite(shard.db(db), dst, now);
+    FinishListWrite(shard.db(db), dst, now);
     return OpStatus::kOk;
   });
   if (pushed == OpStatus::kOk) co_return ctx.rb.SendBulk(value);
@@ -395,7 +335,7 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
     OpResult<ListValue*> list = FindOrAddList(shard.db(db), src, now);
     if (!list) return;  // the source was replaced by a non-list meanwhile
     (*list)->Push(value, from, ListOptions(config));
-    FinishWrite(shard.db(db), src, now);
+    FinishListWrite(shard.db(db), src, now);
   });
   ctx.SendStatus(pushed);
 }
@@ -405,7 +345,7 @@ awaitable<void> CmdRPopLPushMulti(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 awaitable<void> CmdLMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
-  std::optional<ListEnd> from = ParseEnd(args[3]), to = ParseEnd(args[4]);
+  std::optional<ListEnd> from = ParseListEnd(args[3]), to = ParseListEnd(args[4]);
   if (!from || !to) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   co_await MoveAcrossShards(args, ctx, *from, *to);
 }
@@ -430,7 +370,7 @@ bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
   }
   out->num_keys = static_cast<size_t>(*numkeys);
   ArgParser parser(args, 2 + out->num_keys);
-  std::optional<ListEnd> end = ParseEnd(parser.Next());
+  std::optional<ListEnd> end = ParseListEnd(parser.Next());
   if (!end) parser.SetError(OpStatus::kSyntaxError);
   out->end = end.value_or(ListEnd::kHead);
   if (parser.Check("COUNT")) {
@@ -479,7 +419,7 @@ awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
         ListValue::Options opts = ListOptions(config);
         size_t n = std::min<size_t>(static_cast<size_t>(a.count), (*list)->size());
         for (size_t j = 0; j < n; ++j) out.items.push_back(*(*list)->Pop(a.end, opts));
-        FinishWrite(shard.db(db), args[k], now);
+        FinishListWrite(shard.db(db), args[k], now);
         out.key = k;
         return out;
       }

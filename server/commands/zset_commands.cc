@@ -295,20 +295,6 @@ void CmdZRemRange(CmdArgs args, ShardCmdContext& ctx) {
   ctx.rb.SendLong(static_cast<int64_t>(n));
 }
 
-// Pops up to `count` elements from the low (or, with `max`, high) end of the zset at `it`;
-// deletes the key when it empties.
-ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool max) {
-  ZsetValue& z = AsZset(it->second);
-  uint64_t n = std::min<uint64_t>(count, z.size());
-  ScoredMembers out;
-  out.reserve(n);
-  uint64_t first = max ? z.size() - n : 0;
-  z.Range(first, first + n, max, [&](std::string_view m, double s) { out.emplace_back(m, s); });
-  z.RemoveRanks(first, first + n);
-  if (z.empty()) db.Erase(it);
-  return out;
-}
-
 // ZPOPMIN / ZPOPMAX key [count]
 template <bool kMax>
 void CmdZPop(CmdArgs args, ShardCmdContext& ctx) {

@@ -292,4 +292,16 @@ std::vector<ZOperand> ZOperandsOf(const std::vector<std::unique_ptr<GatheredZset
   return out;
 }
 
+ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool max) {
+  ZsetValue& z = AsZset(it->second);
+  uint64_t n = std::min<uint64_t>(count, z.size());
+  ScoredMembers out;
+  out.reserve(n);
+  uint64_t first = max ? z.size() - n : 0;
+  z.Range(first, first + n, max, [&](std::string_view m, double s) { out.emplace_back(m, s); });
+  z.RemoveRanks(first, first + n);
+  if (z.empty()) db.Erase(it);
+  return out;
+}
+
 }  // namespace dashkv

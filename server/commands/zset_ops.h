@@ -28,6 +28,10 @@ void SendScore(io::ReplyBuilder& rb, double score);
 void SendScoredMembers(io::ReplyBuilder& rb, const ScoredMembers& items, bool withscores,
                        bool nested = false);
 
+// Pops up to `count` elements from the low (or, with `max`, high) end of the zset at `it`;
+// deletes the key when it empties. REQUIRES: `it` holds a sorted set.
+ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool max);
+
 // What a ZRANGE-family command selects.
 struct RangeSpec {
   enum class By : uint8_t { kRank, kScore, kLex };

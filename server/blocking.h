@@ -1,0 +1,227 @@
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP): the
+// per-shard registry of blocked clients and the waiter a blocked command parks on.
+// Thread: BlockingRegistry is owned by its shard's thread; BlockedClient is shared (see below);
+// BlockedCall is engine-local to the blocked connection.
+//
+// Design
+//   A blocked command is a coroutine on its connection's thread parked on a BlockedClient: a
+//   one-shot waiter registered in the BlockingRegistry of every shard owning one of its keys
+//   (in a per-key FIFO queue, by database and key). Whoever ends the wait first *claims* it
+//   (one atomic exchange), records the outcome and resumes the coroutine with one message to its
+//   engine: exactly one outcome, exactly one reply, whatever races (serve vs timeout vs CLIENT
+//   UNBLOCK vs disconnect).
+//
+//   Waking: DbSlice tells the registry about every key it adds (or finds for writing); when
+//   clients wait on it, the key becomes "ready". Ready keys are served right after the command
+//   that made them ready (Server::RunShardCommand), after a transaction releases its intent
+//   locks (a key locked by a running transaction or EXEC is served only at its release, so a
+//   woken client never sees a transaction half done), and otherwise by a message the shard
+//   posts to itself. Serving walks the key's queue in FIFO order:
+//     - a client whose keys all live on this shard ("served on shard") is served there: the
+//       shard checks the element is there, claims the client, pops (and for BLMOVE pushes to
+//       the destination, also on this shard) and resumes it with the reply. The pop is one
+//       shard callback: atomic with respect to every other command.
+//     - a client with keys on several shards (BLPOP k1 k2 across shards, BLMOVE across shards)
+//       is claimed and resumed with kReady; it then retries under KeyLocks on all its keys
+//       (arguments in order, as the first attempt). If it finds nothing (another command took
+//       the element between the wake and its locks), it re-registers *in place* (its queue
+//       positions are kept) and parks again.
+//     - a claimed cross-shard client not yet unregistered (retrying, or timing out) stops the
+//       walk: the element is kept for it, and its removal or re-registration marks the key
+//       ready again. A claimed single-shard client (timing out) is skipped.
+//     - a client waiting for another type (BZPOPMIN on a key that became a list) is skipped and
+//       stays blocked, as in Redis 7.0.
+//   Guarantees: every element goes to exactly one client; a client blocked on keys of one shard
+//   is served in FIFO order among the clients blocked on that key. Weaker across shards: a
+//   client registered on several shards may be woken by two of them; the one that loses the
+//   claim simply serves its next client, and between the wake of a cross-shard client and its
+//   retry a non-blocking command (LPOP ...) may take the element, after which the client parks
+//   again at its old position.
+//
+//   Timeouts, CLIENT UNBLOCK and disconnects run on the connection's engine: they claim the
+//   current BlockedClient through its BlockedCall (or, while a cross-shard client is retrying,
+//   leave an interrupt that the retry honours), then the coroutine unregisters itself from its
+//   shards. Nothing of a finished client stays in any registry.
+#pragma once
+
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/listpack.h"
+#include "io/engine.h"
+#include "io/engine_pool.h"
+#include "server/op_status.h"
+
+namespace dashkv {
+
+class Config;
+class Shard;
+
+// What a blocking command waits for. Immutable once built; shared read-only by the shards it is
+// registered on.
+struct BlockRequest {
+  enum class Kind : uint8_t { kListPop, kListMove, kZsetPop };
+  Kind kind = Kind::kListPop;
+  unsigned db = 0;
+  std::vector<std::string> keys;  // the source keys, in argument order
+  std::string dest;               // kListMove
+  ListEnd from = ListEnd::kHead;  // kListPop / kListMove: the end popped
+  ListEnd to = ListEnd::kHead;    // kListMove: the end pushed
+  bool zmax = false;              // kZsetPop: ZPOPMAX side
+  int64_t count = 1;              // elements popped at most (BLMPOP / BZMPOP COUNT)
+  const Config* config = nullptr;
+};
+
+// The outcome of a pop: the key served and what was popped, or an error status.
+struct PopResult {
+  OpStatus status = OpStatus::kKeyNotFound;  // kOk: served; kKeyNotFound: nothing there
+  size_t key = 0;                            // index in BlockRequest::keys
+  std::vector<std::string> items;            // list elements or zset members
+  std::vector<double> scores;                // zset scores
+};
+
+// Why a parked command resumes.
+enum class WakeReason : uint8_t {
+  kServed,        // a shard served it: PopResult holds the reply
+  kReady,         // a key of a cross-shard client became ready: retry under locks
+  kTimeout,       // timeout expired, or CLIENT UNBLOCK ... TIMEOUT
+  kUnblockError,  // CLIENT UNBLOCK ... ERROR
+  kClosed,        // the client disconnected
+  kShutdown,      // the server stops
+};
+
+// Shard-side pop ops used by serving and by the blocking commands (blocking_commands.cc).
+// Returns whether keys[key] can be served now: kOk, kKeyNotFound (missing) or kWrongType.
+OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms);
+// Pops from keys[key] (and for kListMove pushes to dest, which must live on this shard).
+// REQUIRES: CheckBlockedKey(...) == kOk. A wrong-typed destination gives kWrongType.
+PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms);
+// Tries keys[first..last) in order: the first non-empty one is served; a wrong-typed one
+// stops with kWrongType. Used by the first attempt and the retries.
+PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
+                         int64_t now_ms);
+
+// One wait of one blocked command (a new one per park). Thread-safe: TryClaim from any thread;
+// the outcome is written by the claimer only; Wait and the resumption run on the home engine.
+class BlockedClient : public std::enable_shared_from_this<BlockedClient> {
+ public:
+  BlockedClient(io::Engine* home, std::shared_ptr<const BlockRequest> request,
+                bool served_on_shard)
+      : home_(home), request_(std::move(request)), served_on_shard_(served_on_shard) {}
+
+  const BlockRequest& request() const { return *request_; }
+  // Whether shards serve it themselves (all its keys on one shard) or wake it for a retry.
+  bool served_on_shard() const { return served_on_shard_; }
+  bool claimed() const { return claimed_.load(std::memory_order_acquire); }
+  // Returns true to exactly one caller.
+  bool TryClaim() { return !claimed_.exchange(true, std::memory_order_acq_rel); }
+  // Records the outcome and resumes the waiting coroutine on its engine (one message).
+  // REQUIRES: the caller's TryClaim() returned true.
+  void Finish(WakeReason reason, PopResult result = {});
+
+  // Suspends until Finish; returns its reason. REQUIRES: on the home engine, once.
+  boost::asio::awaitable<WakeReason> Wait();
+  // The served result (after Wait returned kServed).
+  PopResult& result() { return result_; }
+
+ private:
+  void Fire();  // on the home engine
+
+  io::Engine* home_;
+  std::shared_ptr<const BlockRequest> request_;
+  bool served_on_shard_;
+  std::atomic<bool> claimed_{false};
+  WakeReason reason_ = WakeReason::kTimeout;  // written by the claimer before Finish's message
+  PopResult result_;
+  bool fired_ = false;  // home engine only
+  std::optional<io::detail::AwaitableHandler<void()>> handler_;  // home engine only
+};
+
+// The engine-local side of one blocking command while it may park: what timeouts, CLIENT
+// UNBLOCK and disconnects act on. Thread: engine-local (the blocked connection's engine).
+class BlockedCall {
+ public:
+  // Ends the wait with `reason` (claims the current waiter, or leaves the interrupt for a
+  // retrying cross-shard client). Returns false when an interrupt was already recorded.
+  bool Interrupt(WakeReason reason);
+  // Makes `client` the waiter interrupts act on; applies a pending interrupt to it.
+  void SetCurrent(std::shared_ptr<BlockedClient> client);
+  std::optional<WakeReason> interrupt() const { return interrupt_; }
+
+ private:
+  std::shared_ptr<BlockedClient> current_;
+  std::optional<WakeReason> interrupt_;
+};
+
+// The blocked clients of one shard, per (database, key), and its ready keys.
+// Thread: owned by shard thread.
+class BlockingRegistry {
+ public:
+  explicit BlockingRegistry(Shard* shard) : shard_(shard) {}
+  BlockingRegistry(const BlockingRegistry&) = delete;
+  BlockingRegistry& operator=(const BlockingRegistry&) = delete;
+
+  // Whether no client waits on this shard (the one branch of the write paths).
+  bool empty() const { return queues_.empty(); }
+  bool has_ready() const { return !ready_.empty(); }
+  // While deferred, ServeReady does nothing: a one-shard EXEC runs without locks, and clients
+  // it unblocks are served after its last command, not between two of them (as Redis).
+  void set_deferred(bool deferred) { deferred_ = deferred; }
+  size_t num_clients() const { return keys_of_.size(); }
+
+  // Called by DbSlice for every key it adds or finds for writing: marks it ready when clients
+  // wait on it, and makes sure it is served soon (a message to this shard if no hook does).
+  void OnKeyWritten(unsigned db, std::string_view key) {
+    if (!queues_.empty()) MarkReady(db, key);
+  }
+
+  // Registers `client` on the keys `key_indexes` of its request (all owned by this shard). With
+  // `replace`, takes over replace's queue positions (a cross-shard client parking again) and
+  // drops replace. Returns false once the registry is shut down (the client is not added).
+  bool Add(const std::shared_ptr<BlockedClient>& client, const std::vector<size_t>& key_indexes,
+           const BlockedClient* replace = nullptr);
+  // Removes `client` from every queue of this shard (no-op if absent) and serves its keys again
+  // (an element may have been kept for it).
+  void Remove(const BlockedClient* client);
+  // Serves the ready keys whose intent locks are free (see the file comment). Cheap no-op when
+  // nothing is ready.
+  void ServeReady();
+  // Ends every wait with kShutdown and refuses new ones (server stop; engines still running).
+  void Shutdown();
+
+ private:
+  struct Entry {
+    std::shared_ptr<BlockedClient> client;
+    uint32_t key;  // index in the client's request keys
+  };
+  void MarkReady(unsigned db, std::string_view key);
+  // Serves the queue of `lock_key` as far as it can; returns false when the key is locked.
+  bool ServeKey(const std::string& lock_key, int64_t now_ms);
+  bool Locked(const std::string& lock_key) const;
+  // Removes `client`'s entries; returns the lock keys it waited on.
+  std::vector<std::string> Unlink(const BlockedClient* client);
+
+  Shard* shard_;
+  absl::flat_hash_map<std::string, std::deque<Entry>> queues_;  // by LockKeyOf(db, key)
+  absl::flat_hash_map<const BlockedClient*, std::vector<std::string>> keys_of_;
+  std::deque<std::string> ready_;  // FIFO of ready lock keys (each once: ready_set_)
+  absl::flat_hash_set<std::string> ready_set_;
+  bool serving_ = false;
+  bool deferred_ = false;
+  bool post_pending_ = false;  // a ServeReady message to this shard is queued
+  bool closed_ = false;
+};
+
+}  // namespace dashkv
