@@ -13,6 +13,7 @@
 #include <chrono>
 
 #include "core/memory.h"
+#include "core/numbers.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
@@ -281,10 +282,45 @@ LockMode ModeOf(const CommandSpec& spec) {
 }
 
 // Returns whether a transaction's intent lock blocks `cmd` on `shard`.
+// Returns the key a command writes in another database than the connection's, if any: MOVE
+// key db, COPY source destination DB db. Its lock is (that db, key), not (current db, key).
+std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpec& spec,
+                                                               io::CmdArgs args) {
+  auto db_at = [&](size_t i) -> std::optional<unsigned> {
+    std::optional<int64_t> v = ParseStrictInt(args[i]);
+    if (!v || *v < 0 || *v > 0xffff) return std::nullopt;
+    return static_cast<unsigned>(*v);
+  };
+  if (spec.name == "move" && args.size() == 3) {
+    if (std::optional<unsigned> db = db_at(2)) return std::make_pair(*db, args[1]);
+  } else if (spec.name == "copy") {
+    for (size_t i = 3; i + 1 < args.size(); ++i) {
+      if (!EqualsIgnoreCase(args[i], "DB")) continue;
+      if (std::optional<unsigned> db = db_at(i + 1)) return std::make_pair(*db, args[2]);
+    }
+  }
+  return std::nullopt;
+}
+
+// Returns the intent locks a single-shard command needs on its shard.
+LockRequest RequestOf(unsigned db, const PendingCmd& cmd) {
+  LockRequest req;
+  LockMode mode = ModeOf(*cmd.spec);
+  for (uint32_t k : cmd.spec->KeysOf(cmd.args)) req.Add(LockHashOf(db, cmd.args[k]), mode);
+  if (auto other = OtherDbKey(*cmd.spec, cmd.args)) {
+    req.Add(LockHashOf(other->first, other->second), LockMode::kExclusive);
+  }
+  return req;
+}
+
 bool Blocked(Shard& shard, unsigned db, const PendingCmd& cmd) {
   LockMode mode = ModeOf(*cmd.spec);
   for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
     if (shard.locks().Conflicts(LockHashOf(db, cmd.args[k]), mode)) return true;
+  }
+  if (auto other = OtherDbKey(*cmd.spec, cmd.args)) [[unlikely]] {
+    return shard.locks().Conflicts(LockHashOf(other->first, other->second),
+                                   LockMode::kExclusive);
   }
   return false;
 }
@@ -305,6 +341,9 @@ void Server::AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdAr
   }
   LockMode mode = ModeOf(spec);
   for (uint32_t k : spec.KeysOf(args)) locks.Add(db, args[k], mode);
+  if (auto other = OtherDbKey(spec, args)) {
+    locks.Add(other->first, other->second, LockMode::kExclusive);
+  }
 }
 
 void Server::MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
@@ -355,9 +394,7 @@ asio::awaitable<size_t> Server::WaitAndRunCmds(unsigned sid, unsigned db,
                                                int64_t now_ms) {
   co_return co_await shard_set_->AwaitAsync<size_t>(
       sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
-        LockRequest req;
-        const PendingCmd& c = cmds[blocked];
-        for (uint32_t k : c.spec->KeysOf(c.args)) req.Add(LockHashOf(db, c.args[k]), ModeOf(*c.spec));
+        LockRequest req = RequestOf(db, cmds[blocked]);
         Shard* sp = &shard;
         // Transient: granted in FIFO order behind the transactions holding or awaiting the keys.
         shard.locks().Enqueue(
