@@ -356,7 +356,8 @@ std::string BitOp(BitOpKind kind, std::span<const std::string_view> srcs) {
   for (std::string_view s : srcs) max_len = std::max(max_len, s.size());
   std::string out(max_len, '\0');
   unsigned char* dst = reinterpret_cast<unsigned char*>(out.data());
-  std::memcpy(dst, srcs[0].data(), srcs[0].size());
+  // A missing key is an empty view whose data() may be null: memcpy must not see it.
+  if (!srcs[0].empty()) std::memcpy(dst, srcs[0].data(), srcs[0].size());
   if (kind == BitOpKind::kNot) {
     size_t i = 0;
     for (; i + 8 <= max_len; i += 8) Store64(dst + i, ~Load64(dst + i));

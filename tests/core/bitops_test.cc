@@ -856,5 +856,18 @@ TEST(BitopsTest, SetRangeAndLimits) {
             "supported but i64 is.");
 }
 
+// Regression: a missing key is an empty view with a null data pointer (UBSan found a memcpy
+// from it when it came first).
+TEST(BitopsTest, BitOpWithEmptyNullFirstSource) {
+  std::string_view missing;  // data() == nullptr
+  std::string_view b("\x0f\xf0", 2);
+  std::string_view srcs[] = {missing, b};
+  EXPECT_EQ(BitOp(BitOpKind::kOr, srcs), std::string("\x0f\xf0", 2));
+  EXPECT_EQ(BitOp(BitOpKind::kAnd, srcs), std::string("\x00\x00", 2));
+  EXPECT_EQ(BitOp(BitOpKind::kXor, srcs), std::string("\x0f\xf0", 2));
+  std::string_view only[] = {missing};
+  EXPECT_EQ(BitOp(BitOpKind::kNot, only), "");
+}
+
 }  // namespace
 }  // namespace dashkv
