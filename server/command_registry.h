@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +75,9 @@ enum class TxScope : uint8_t {
 
 // Argument indexes of a command's keys.
 using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
+// A key a command writes in another database than the connection's (MOVE, COPY ... DB): its
+// database and name, or nullopt when the call names none (or an invalid one).
+using OtherDbKeyFn = std::optional<std::pair<unsigned, std::string_view>> (*)(CmdArgs args);
 
 struct CommandSpec {
   std::string name;  // lower case
@@ -86,6 +90,7 @@ struct CommandSpec {
   // in addition to the fixed first_key..last_key ones (a STORE form's destination).
   int numkeys_index = 0;
   TxScope tx_scope = TxScope::kKeys;
+  OtherDbKeyFn other_db_key = nullptr;  // its intent lock is (that db, key) (transaction.h)
   std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
   HandlerKind kind = HandlerKind::kConn;
   ShardHandler shard_handler = nullptr;

@@ -13,7 +13,6 @@
 #include <chrono>
 
 #include "core/memory.h"
-#include "core/numbers.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
@@ -282,24 +281,11 @@ LockMode ModeOf(const CommandSpec& spec) {
 }
 
 // Returns whether a transaction's intent lock blocks `cmd` on `shard`.
-// Returns the key a command writes in another database than the connection's, if any: MOVE
-// key db, COPY source destination DB db. Its lock is (that db, key), not (current db, key).
+// Returns the key a command writes in another database than the connection's, if any.
 std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpec& spec,
                                                                io::CmdArgs args) {
-  auto db_at = [&](size_t i) -> std::optional<unsigned> {
-    std::optional<int64_t> v = ParseStrictInt(args[i]);
-    if (!v || *v < 0 || *v > 0xffff) return std::nullopt;
-    return static_cast<unsigned>(*v);
-  };
-  if (spec.name == "move" && args.size() == 3) {
-    if (std::optional<unsigned> db = db_at(2)) return std::make_pair(*db, args[1]);
-  } else if (spec.name == "copy") {
-    for (size_t i = 3; i + 1 < args.size(); ++i) {
-      if (!EqualsIgnoreCase(args[i], "DB")) continue;
-      if (std::optional<unsigned> db = db_at(i + 1)) return std::make_pair(*db, args[2]);
-    }
-  }
-  return std::nullopt;
+  if (spec.other_db_key == nullptr) return std::nullopt;
+  return spec.other_db_key(args);
 }
 
 // Returns the intent locks a single-shard command needs on its shard.

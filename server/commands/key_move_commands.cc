@@ -117,6 +117,20 @@ OpResult<CopyOptions> ParseCopy(CmdArgs args, unsigned db, unsigned num_dbs) {
   return opts;
 }
 
+// The key COPY ... DB n and MOVE key n write in database n (CommandSpec::other_db_key). The db
+// bound is the widest possible: a call with an index out of range fails when it runs.
+constexpr unsigned kAnyDb = 1u << 16;
+std::optional<std::pair<unsigned, std::string_view>> CopyOtherDbKey(CmdArgs args) {
+  OpResult<CopyOptions> opts = ParseCopy(args, kAnyDb, kAnyDb);
+  if (!opts || opts->dst_db == kAnyDb) return std::nullopt;
+  return std::make_pair(opts->dst_db, args[2]);
+}
+std::optional<std::pair<unsigned, std::string_view>> MoveOtherDbKey(CmdArgs args) {
+  OpResult<unsigned> db = ParseDbIndex(args[2], kAnyDb);
+  if (!db) return std::nullopt;
+  return std::make_pair(*db, args[1]);
+}
+
 // Sends COPY's reply for the outcome of the copy.
 void ReplyCopy(io::ReplyBuilder& rb, OpStatus st) {
   if (st == OpStatus::kOk) return rb.SendLong(1);
@@ -187,12 +201,14 @@ void RegisterKeyMoveCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("renamenx", 3, kCmdWrite | kCmdFast, 2, {"keyspace", "write", "fast"},
                         "1.0.0", "Renames a key only when the target key name doesn't exist."),
                    CmdRename<RenameMode::kNx>, CmdRenameMulti<RenameMode::kNx>);
-  r->RegisterShard(Spec("copy", -3, kCmdWrite | kCmdDenyOom, 2, {"keyspace", "write", "slow"},
-                        "6.2.0", "Copies the value of a key to a new key."),
-                   CmdCopy, CmdCopyMulti);
-  r->RegisterShard(Spec("move", 3, kCmdWrite | kCmdFast, 1, {"keyspace", "write", "fast"},
-                        "1.0.0", "Moves a key to another database."),
-                   CmdMove);
+  CommandSpec copy = Spec("copy", -3, kCmdWrite | kCmdDenyOom, 2, {"keyspace", "write", "slow"},
+                          "6.2.0", "Copies the value of a key to a new key.");
+  copy.other_db_key = CopyOtherDbKey;
+  r->RegisterShard(std::move(copy), CmdCopy, CmdCopyMulti);
+  CommandSpec move = Spec("move", 3, kCmdWrite | kCmdFast, 1, {"keyspace", "write", "fast"},
+                          "1.0.0", "Moves a key to another database.");
+  move.other_db_key = MoveOtherDbKey;
+  r->RegisterShard(std::move(move), CmdMove);
 }
 
 }  // namespace dashkv
