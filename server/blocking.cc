@@ -116,8 +116,7 @@ void BlockingRegistry::MarkReady(unsigned db, std::string_view key) {
 bool BlockingRegistry::Locked(const std::string& lock_key) const {
   const IntentLockTable& locks = shard_->locks();
   if (locks.empty()) return false;
-  unsigned db = static_cast<uint8_t>(lock_key[0]) | (static_cast<uint8_t>(lock_key[1]) << 8);
-  return locks.Conflicts(LockHashOf(db, std::string_view(lock_key).substr(2)),
+  return locks.Conflicts(LockHashOf(LockKeyDb(lock_key), LockKeyName(lock_key)),
                          LockMode::kExclusive);
 }
 

@@ -131,7 +131,7 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
     cmd.spec->shard_handler(cmd.args, ctx);
     for (auto& [lk, was_live] : watched) {
       if (!ctx.changed || rb.error_count() != errors) break;  // left its keys as they were
-      if (was_live || shard.KeyLive(db, std::string_view(lk).substr(2), now_ms)) {
+      if (was_live || shard.KeyLive(db, LockKeyName(lk), now_ms)) {
         shard.watches().Touch(lk);
       }
     }

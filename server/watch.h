@@ -20,7 +20,12 @@ struct WatchState {
   std::atomic<bool> dirty{false};
 };
 
-class DbSlice;
+// The parts of a key in the WATCH / blocking tables' format (server/transaction.h LockKeyOf:
+// 2 bytes of database index, then the key).
+inline unsigned LockKeyDb(std::string_view lock_key) {
+  return static_cast<uint8_t>(lock_key[0]) | (static_cast<uint8_t>(lock_key[1]) << 8);
+}
+inline std::string_view LockKeyName(std::string_view lock_key) { return lock_key.substr(2); }
 
 class WatchTable {
  public:
@@ -49,9 +54,8 @@ template <typename ExistsFn>
 void WatchTable::TouchIf(int db, ExistsFn&& exists) {
   for (auto it = watchers_.begin(); it != watchers_.end();) {
     const std::string& lk = it->first;
-    unsigned key_db = static_cast<uint8_t>(lk[0]) | (static_cast<uint8_t>(lk[1]) << 8);
-    if ((db < 0 || key_db == static_cast<unsigned>(db)) &&
-        exists(key_db, std::string_view(lk).substr(2))) {
+    unsigned key_db = LockKeyDb(lk);
+    if ((db < 0 || key_db == static_cast<unsigned>(db)) && exists(key_db, LockKeyName(lk))) {
       for (auto& w : it->second) w->dirty.store(true, std::memory_order_release);
       watchers_.erase(it++);
     } else {
