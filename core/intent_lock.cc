@@ -2,6 +2,9 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/logging.h"
 
 namespace dashkv {
@@ -46,6 +49,7 @@ bool IntentLockTable::HolderConflict(const LockRequest& req) const {
 }
 
 bool IntentLockTable::TryAcquire(const LockRequest& req) {
+  max_txid_ = std::max(max_txid_, req.txid);
   if (whole_queued_ > 0) return false;
   if (req.whole_shard) {
     if (!waiters_.empty()) return false;
@@ -141,7 +145,15 @@ void IntentLockTable::Enqueue(LockRequest req, absl::AnyInvocable<void()> on_gra
   }
   if (req.whole_shard) ++whole_queued_;
   for (const auto& [key, mode] : req.keys) ++locks_[key].queued;
-  waiters_.push_back(Waiter{std::move(req), std::move(on_grant), transient});
+  max_txid_ = std::max(max_txid_, req.txid);
+  const uint64_t order = transient ? max_txid_ : req.txid;
+  auto pos = waiters_.end();
+  while (pos != waiters_.begin() && std::prev(pos)->order > order) --pos;
+  const bool at_tail = pos == waiters_.end();
+  waiters_.insert(pos, Waiter{std::move(req), std::move(on_grant), transient, order});
+  // Ahead of others, the request may be blocked only by later waiters (TryAcquire refused it
+  // for them): walk the queue so that nothing grantable stays queued.
+  if (!at_tail) Process();
 }
 
 void IntentLockTable::Release(const LockRequest& req) {

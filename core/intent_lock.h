@@ -10,14 +10,20 @@
 //   Conflicts: exclusive vs anything, shared vs exclusive; the whole-shard lock in mode M
 //   conflicts as if it held every key in mode M.
 //
-//   Waiters are granted in FIFO order: a request conflicts not only with holders but with every
-//   waiter queued before it (TryAcquire fails if any of its keys is waited for), so a stream of
-//   newcomers never starves a queued request. Release() walks the queue once, in order, and
-//   grants (running the callback at once) each waiter that no holder and no earlier waiter
-//   blocks: O(waiters) per release. A "transient" waiter (a fast-path command blocked by a
-//   transaction) holds nothing: its callback runs the command when it is granted. Callbacks
-//   may enqueue further requests; the walk never recurses (a release during a walk makes the
-//   walk run again).
+//   The queue is ordered by transaction id (LockRequest::txid, from one global counter for the
+//   whole server, server/transaction.h): every shard orders the transactions that wait on it
+//   the same way, oldest first, whatever order their messages arrived in. A transient waiter
+//   (a fast-path command blocked by a transaction: it has no id) is ordered after every waiter
+//   this table has seen so far, FIFO among transients. A request conflicts not only with
+//   holders but with every waiter queued before it (TryAcquire fails if any of its keys is
+//   waited for), so a stream of newcomers never starves a queued request: only the finitely
+//   many transactions with a lower id may go ahead of it. Release() walks the queue once, in
+//   order, and grants (running the callback at once) each waiter that no holder and no earlier
+//   waiter blocks: O(waiters) per release. A transient waiter holds nothing: its callback runs
+//   the command when it is granted. Callbacks may enqueue further requests; the walk never
+//   recurses (a release or an insertion ahead of the walk during a walk makes it run again).
+//   Invariant between calls: no waiter could be granted (Enqueue re-walks when it inserts a
+//   request ahead of others, since that request may be blocked only by later waiters).
 //
 //   Deadlock freedom is the caller's side (server/transaction.h): a request that waits holds no
 //   lock on a later shard, because multi-shard requests that cannot be granted at once on every
@@ -45,6 +51,9 @@ struct LockRequest {
   absl::InlinedVector<std::pair<uint64_t, LockMode>, 4> keys;
   bool whole_shard = false;  // lock every key of the shard (FLUSHALL, DBSIZE, KEYS ...)
   LockMode whole_mode = LockMode::kShared;
+  // The transaction's id (its place in the queues: lower ids are older and go first); 0 for a
+  // transient request, which has none.
+  uint64_t txid = 0;
 
   bool empty() const { return keys.empty() && !whole_shard; }
   // Adds `key` in `mode`, upgrading an existing entry to exclusive if needed.
@@ -68,8 +77,8 @@ class IntentLockTable {
   // acquires nothing. Returns whether it acquired.
   bool TryAcquire(const LockRequest& req);
 
-  // Queues `req`; when it is granted (FIFO, see Design) its locks are taken and on_grant runs on
-  // this shard's thread. A transient request holds nothing: on_grant runs at the moment it may
+  // Queues `req` in transaction id order; when it is granted (see Design) its locks are taken
+  // and on_grant runs on this shard's thread (possibly before Enqueue returns). A transient request holds nothing: on_grant runs at the moment it may
   // (at once, if no holder and no earlier waiter is in its way).
   // REQUIRES: TryAcquire(req) just failed, or req is transient.
   void Enqueue(LockRequest req, absl::AnyInvocable<void()> on_grant, bool transient);
@@ -90,6 +99,7 @@ class IntentLockTable {
     LockRequest req;
     absl::AnyInvocable<void()> on_grant;
     bool transient;
+    uint64_t order;  // req.txid, or for a transient the highest id seen when it arrived
   };
 
   bool HolderConflict(const LockRequest& req) const;
@@ -106,7 +116,8 @@ class IntentLockTable {
   uint32_t exclusive_keys_ = 0;  // keys with writer set (for whole-shard shared requests)
   uint32_t held_keys_ = 0;       // keys with readers or writer (for whole-shard exclusive)
   uint32_t whole_queued_ = 0;    // waiters asking for the whole shard
-  std::list<Waiter> waiters_;
+  std::list<Waiter> waiters_;  // ascending `order`, FIFO among equal orders
+  uint64_t max_txid_ = 0;      // the highest transaction id this table has seen
   bool processing_ = false;
   bool again_ = false;
 };

@@ -100,8 +100,13 @@ struct CommandSpec {
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...
-  bool container = false;
-  uint32_t id = 0;           // index in the registry (set by Register), for per-command stats    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
+  bool container = false;    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
+  uint32_t id = 0;           // index in the registry (set by Register), for per-command stats
+  // The coordinator handler does all its work in one hop, through OnlyHop (server/transaction.h)
+  // over exactly the shards of its keys, and that hop's function may run twice (a read) or
+  // writes every key it will mark written (a write): its locks are taken (reads) or released
+  // (writes) in that same hop.
+  bool one_hop = false;
 
   // Returns whether `argc` (name included) satisfies the arity.
   bool ArityOk(size_t argc) const {
@@ -114,6 +119,12 @@ struct CommandSpec {
   // in argument order. A malformed numkeys yields only the fixed keys (the handler rejects it).
   KeyIndexes KeysOf(CmdArgs args) const;
 };
+
+// Returns `spec` marked one_hop (for registrations).
+inline CommandSpec OneHop(CommandSpec spec) {
+  spec.one_hop = true;
+  return spec;
+}
 
 // Returns Redis's flag names for `flags` ("write", "readonly", "denyoom", ...).
 std::vector<std::string_view> FlagNames(uint32_t flags);

@@ -224,8 +224,10 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
       state.pending.push_back({spec, args_of(j), *sid});
     }
     if (j > i) {
+      // The last group releases the locks on its shards in its own messages (transaction.h).
+      KeyLocks* release = use_locks && j == cmds.size() ? &locks : nullptr;
       co_await RunShardGroup(state, my_engine, state.db, state.pending, out, now_ms,
-                             /*check_locks=*/!use_locks);
+                             /*check_locks=*/!use_locks, release);
       i = j;
       continue;
     }

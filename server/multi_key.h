@@ -12,6 +12,7 @@
 
 #include "server/cmd_context.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace dashkv {
 
@@ -26,7 +27,7 @@ struct KeysByShard {
 };
 
 // Runs fn(db, key, now_ms) -> int64_t on the owning shard of every key args[first..last] and
-// returns the sum of the results.
+// returns the sum of the results. One hop (OnlyHop: fits one_hop commands).
 template <typename Fn>
 boost::asio::awaitable<int64_t> SumOverKeys(ConnCmdContext& ctx, CmdArgs args, size_t first,
                                             size_t last, Fn fn) {
@@ -35,7 +36,7 @@ boost::asio::awaitable<int64_t> SumOverKeys(ConnCmdContext& ctx, CmdArgs args, s
   std::vector<int64_t> sums(ss.size(), 0);
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+  co_await OnlyHop(ss, ctx.locks, groups.shards, [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     int64_t sum = 0;
     for (uint32_t i : groups.indexes[shard.index()]) sum += fn(slice, args[i], now);

@@ -349,13 +349,20 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
   }
   KeyLocks locks(*shard_set_);
   AddCommandLocks(locks, spec, args, ctx.state.db);
-  co_await locks.Acquire();
+  const bool write = spec.HasFlag(kCmdWrite);
+  // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop, so its
+  // keys are marked written first (transaction.h).
+  locks.set_one_hop(spec.one_hop);
+  if (!spec.one_hop || write) co_await locks.Acquire();
+  if (spec.one_hop && write) MarkWrites(locks, spec, args, ctx.state.db);
   ctx.locks = &locks;
   const uint64_t errors = ctx.rb.error_count();
   co_await spec.coord_handler(args, ctx);
   ctx.locks = nullptr;
-  if (ctx.changed && ctx.rb.error_count() == errors) MarkWrites(locks, spec, args, ctx.state.db);
-  locks.Release();
+  const bool failed = ctx.rb.error_count() != errors;
+  if (spec.one_hop && write && failed) locks.ForgetWritten();  // rejected before its hop
+  if (!spec.one_hop && ctx.changed && !failed) MarkWrites(locks, spec, args, ctx.state.db);
+  if (locks.held()) locks.Release();
 }
 
 size_t Server::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
@@ -396,7 +403,11 @@ asio::awaitable<size_t> Server::WaitAndRunCmds(unsigned sid, unsigned db,
 asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
                                             std::span<const PendingCmd> cmds,
                                             io::ReplyBuilder& out, int64_t now_ms,
-                                            bool check_locks) {
+                                            bool check_locks, KeyLocks* release) {
+  DCHECK(release == nullptr || !check_locks);
+  auto release_on = [release](Shard& shard) {
+    if (release != nullptr && !release->request(shard.index()).empty()) release->ReleaseOn(shard);
+  };
   unsigned first = cmds[0].sid;
   bool single = true;
   for (const PendingCmd& c : cmds) single &= c.sid == first;
@@ -406,12 +417,15 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
       Shard& shard = *Shard::Current();
       PrefetchKeys(shard, db, cmds);
       next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+      release_on(shard);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(engine_states_[my_engine].shard_hops);
       next = co_await shard_set_->Await(first, [&](Shard& shard) {
         PrefetchKeys(shard, db, cmds);
-        return RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+        size_t n = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+        release_on(shard);
+        return n;
       });
     }
     while (next < cmds.size()) {
@@ -442,6 +456,7 @@ asio::awaitable<void> Server::RunShardGroup(ConnState& state, unsigned my_engine
     PrefetchKeys(shard, db, cmds);
     next[shard.index()] = RunCmds(shard, db, cmds, 0, false, check_locks, rb,
                                   state.reply_ends.data(), now_ms);
+    release_on(shard);
   });
   for (unsigned t : targets) {  // shards blocked by a transaction's locks (rare)
     while (next[t] < cmds.size()) {

@@ -128,11 +128,14 @@ class Server : public io::Service {
   const CommandSpec* Resolve(io::CmdArgs args, io::ReplyBuilder& out);
   // Runs a run of shard commands, grouped per owning shard; replies in request order. With
   // `check_locks`, a command whose key a transaction holds waits for it (see transaction.h);
-  // without, the caller holds the locks of every key of `cmds` (EXEC).
+  // without, the caller holds the locks of every key of `cmds` (EXEC). With `release` (EXEC's
+  // last group), each shard releases its locks of `release` right after running its commands,
+  // in the same message.
   boost::asio::awaitable<void> RunShardGroup(ConnState& state, unsigned my_engine, unsigned db,
                                              std::span<const PendingCmd> cmds,
                                              io::ReplyBuilder& out, int64_t now_ms,
-                                             bool check_locks = true);
+                                             bool check_locks = true,
+                                             KeyLocks* release = nullptr);
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
   // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
   // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when

@@ -13,6 +13,9 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table and shard seeds
+
+// The transaction ids of the whole server. Only multi-shard operations take one.
+std::atomic<uint64_t> next_txid{1};
 }  // namespace
 
 std::string LockKeyOf(unsigned db, std::string_view key) {
@@ -29,7 +32,8 @@ uint64_t LockHashOf(unsigned db, std::string_view key) {
 }
 
 KeyLocks::KeyLocks(ShardSet& shard_set)
-    : shard_set_(shard_set), requests_(shard_set.size()), written_(shard_set.size()) {}
+    : shard_set_(shard_set), requests_(shard_set.size()), written_(shard_set.size()),
+      granted_(shard_set.size(), 0), released_(shard_set.size(), 0) {}
 
 KeyLocks::~KeyLocks() { DCHECK(!held_); }
 
@@ -77,30 +81,50 @@ asio::awaitable<void> KeyLocks::AcquireOne(unsigned sid) {
   });
 }
 
-asio::awaitable<void> KeyLocks::Acquire() {
+void KeyLocks::TakeTxId() {
+  const uint64_t txid = next_txid.fetch_add(1, std::memory_order_relaxed);
+  for (unsigned sid : shards_) requests_[sid].txid = txid;
+}
+
+bool KeyLocks::TryAcquireOn(Shard& shard) {
+  const unsigned sid = shard.index();
+  granted_[sid] = shard.locks().TryAcquire(requests_[sid]) ? 1 : 0;
+  return granted_[sid] != 0;
+}
+
+bool KeyLocks::SettleTryAcquire() {
   DCHECK(!held_);
-  held_ = true;
-  if (shards_.empty()) co_return;
-  if (shards_.size() == 1) {
-    co_await AcquireOne(shards_[0]);
-    co_return;
-  }
-  // Phase 1: one parallel hop; every shard grants at once or grants nothing.
-  absl::InlinedVector<uint8_t, 8> got(shard_set_.size(), 0);
-  co_await shard_set_.AwaitMany(shards_, [&](Shard& shard) {
-    got[shard.index()] = shard.locks().TryAcquire(requests_[shard.index()]) ? 1 : 0;
-  });
   bool all = true;
-  for (unsigned sid : shards_) all &= got[sid] != 0;
-  if (all) co_return;
-  // Phase 2: give back what phase 1 got, then acquire in ascending shard order, waiting.
+  for (unsigned sid : shards_) all &= granted_[sid] != 0;
+  if (all) {
+    held_ = true;
+    return true;
+  }
   for (unsigned sid : shards_) {
-    if (!got[sid]) continue;
+    if (!granted_[sid]) continue;
+    granted_[sid] = 0;
     shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
       shard.locks().Release(req);
       shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
     });
   }
+  return false;
+}
+
+asio::awaitable<void> KeyLocks::Acquire() {
+  DCHECK(!held_);
+  if (shards_.empty()) {
+    held_ = true;
+    co_return;
+  }
+  TakeTxId();
+  if (shards_.size() > 1) {
+    // Phase 1: one parallel hop; every shard grants at once or grants nothing.
+    co_await shard_set_.AwaitMany(shards_, [this](Shard& shard) { TryAcquireOn(shard); });
+    if (SettleTryAcquire()) co_return;
+  }
+  // Phase 2: acquire in ascending shard order, waiting.
+  held_ = true;
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
 
@@ -108,10 +132,25 @@ void KeyLocks::MarkWritten(unsigned db, std::string_view key) {
   written_[shard_set_.ShardOf(key)].push_back(LockKeyOf(db, key));
 }
 
+void KeyLocks::ForgetWritten() {
+  for (std::vector<std::string>& w : written_) w.clear();
+}
+
+void KeyLocks::ReleaseOn(Shard& shard) {
+  const unsigned sid = shard.index();
+  if (!shard.watches().empty()) {
+    for (const std::string& lk : written_[sid]) shard.watches().Touch(lk);
+  }
+  shard.locks().Release(requests_[sid]);
+  shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+  released_[sid] = 1;
+}
+
 void KeyLocks::Release() {
   DCHECK(held_);
   held_ = false;
   for (unsigned sid : shards_) {
+    if (released_[sid]) continue;
     // The request moves into the message: the coordinator is done with it.
     shard_set_.Post(sid, [req = std::move(requests_[sid]),
                           written = std::move(written_[sid])](Shard& shard) {

@@ -348,18 +348,18 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int las
 }  // namespace
 
 void RegisterGenericCommands(CommandRegistry* r) {
-  r->RegisterShard(Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
-                   "Deletes one or more keys."), CmdDelShard, CmdDelMulti);
-  r->RegisterShard(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
-                   {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys."),
+  r->RegisterShard(OneHop(Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
+                   "Deletes one or more keys.")), CmdDelShard, CmdDelMulti);
+  r->RegisterShard(OneHop(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
+                   {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys.")),
            CmdDelShard, CmdDelMulti);
-  r->RegisterShard(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
-                   {"keyspace", "read", "fast"}, "Determines whether one or more keys exist."),
+  r->RegisterShard(OneHop(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+                   {"keyspace", "read", "fast"}, "Determines whether one or more keys exist.")),
            CmdExistsShard, CmdExistsMulti);
-  r->RegisterShard(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+  r->RegisterShard(OneHop(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the number of existing keys out of those specified after updating "
-                   "the time they were last accessed."),
+                   "the time they were last accessed.")),
            CmdExistsShard, CmdExistsMulti);
   r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
                    "Determines the type of value stored at a key."), CmdType);

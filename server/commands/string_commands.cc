@@ -347,18 +347,19 @@ void CmdMGetShard(CmdArgs args, ShardCmdContext& ctx) {
   }
 }
 
-// MGET key [key ...] with keys on several shards: one hop per shard, replies in argument order.
+// MGET key [key ...] with keys on several shards: one hop per shard (one_hop: the same message
+// takes the locks), replies in argument order.
 awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
   ShardSet& ss = ctx.server.shard_set();
   KeysByShard groups(ss, args, 1, args.size() - 1);
   std::vector<std::optional<std::string>> values(args.size());  // each shard fills its indexes
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+  co_await OnlyHop(ss, ctx.locks, groups.shards, [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     for (uint32_t i : groups.indexes[shard.index()]) {
       OpResult<PrimeIterator> res = slice.FindOfType(args[i], ObjType::kString, now);
-      if (res) values[i] = CopyString((*res)->second);
+      values[i] = res ? std::optional<std::string>(CopyString((*res)->second)) : std::nullopt;
     }
   });
   ctx.rb.StartArray(args.size() - 1);
@@ -424,7 +425,8 @@ void CmdMSetShard(CmdArgs args, ShardCmdContext& ctx) {
   ReplyMSet(ctx.rb, kMode, SetPairs(ctx.db, args, keys, ctx.now_ms));
 }
 
-// MSET / MSETNX with keys on several shards: one hop per shard (MSETNX: a checking round first).
+// MSET / MSETNX with keys on several shards: one hop per shard (MSETNX: a checking round first;
+// MSET is one_hop: its hop also releases its locks).
 template <MSetMode kMode>
 awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() % 2 == 0) co_return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
@@ -444,7 +446,7 @@ awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
     }
   }
   std::vector<OpStatus> status(ss.size(), OpStatus::kOk);
-  co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
+  co_await OnlyHop(ss, ctx.locks, groups.shards, [&](Shard& shard) {
     status[shard.index()] = SetPairs(shard.db(db), args, groups.indexes[shard.index()], now);
   });
   OpStatus st = OpStatus::kOk;
@@ -502,8 +504,8 @@ void RegisterStringCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("psetex", 4, kWriteOom, 1, w_slow, "2.6.0",
               "Sets both string value and expiration time in milliseconds of a key. The key is "
               "created if it doesn't exist."), CmdSetEx<ExpireKind::kPx>);
-  r->RegisterShard(Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
-              "Atomically returns the string values of one or more keys."),
+  r->RegisterShard(OneHop(Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
+              "Atomically returns the string values of one or more keys.")),
       CmdMGetShard, CmdMGetMulti);
   r->RegisterShard(Spec("append", 3, kWriteOomFast, 1, w_fast, "2.0.0",
               "Appends a string to the value of a key. Creates the key if it doesn't exist."),
@@ -535,6 +537,7 @@ void RegisterStringCommands(CommandRegistry* r) {
   CommandSpec mset = Spec("mset", -3, kWriteOom, -1, w_slow, "1.0.1",
                           "Atomically creates or modifies the string values of one or more keys.");
   mset.key_step = 2;
+  mset.one_hop = true;
   r->RegisterShard(std::move(mset), CmdMSetShard<MSetMode::kAlways>,
                    CmdMSetMulti<MSetMode::kAlways>);
   CommandSpec msetnx = Spec("msetnx", -3, kWriteOom, -1, w_slow, "1.0.1",

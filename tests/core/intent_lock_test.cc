@@ -23,6 +23,12 @@ LockRequest Req(std::vector<std::pair<std::string, LockMode>> keys) {
   return r;
 }
 
+LockRequest TxReq(uint64_t txid, std::vector<std::pair<std::string, LockMode>> keys) {
+  LockRequest r = Req(std::move(keys));
+  r.txid = txid;
+  return r;
+}
+
 LockRequest Whole(LockMode mode) {
   LockRequest r;
   r.whole_shard = true;
@@ -92,6 +98,72 @@ TEST(IntentLockTest, WaitersAreGrantedInFifoOrder) {
   t.Release(w1);
   EXPECT_EQ(order, std::vector<int>({1, 2}));
   t.Release(w2);
+  EXPECT_TRUE(t.empty());
+}
+
+TEST(IntentLockTest, WaitersAreGrantedInTransactionIdOrderWhateverTheArrivalOrder) {
+  IntentLockTable t;
+  LockRequest holder = TxReq(1, {{"k", kX}});
+  ASSERT_TRUE(t.TryAcquire(holder));
+  std::vector<int> order;
+  LockRequest w5 = TxReq(5, {{"k", kX}});
+  LockRequest w3 = TxReq(3, {{"k", kX}});
+  LockRequest w4 = TxReq(4, {{"k", kX}});
+  t.Enqueue(w5, [&] { order.push_back(5); }, false);
+  t.Enqueue(w3, [&] { order.push_back(3); }, false);
+  t.Enqueue(w4, [&] { order.push_back(4); }, false);
+  EXPECT_TRUE(order.empty());
+  t.Release(holder);
+  EXPECT_EQ(order, std::vector<int>({3}));
+  t.Release(w3);
+  EXPECT_EQ(order, std::vector<int>({3, 4}));
+  t.Release(w4);
+  EXPECT_EQ(order, std::vector<int>({3, 4, 5}));
+  t.Release(w5);
+  EXPECT_TRUE(t.empty());
+}
+
+// An older transaction refused only because a younger one waits for its key goes ahead of it
+// at once: nothing that could be granted may stay queued.
+TEST(IntentLockTest, OlderWaiterBlockedOnlyByYoungerWaitersIsGrantedAtOnce) {
+  IntentLockTable t;
+  LockRequest holder = TxReq(1, {{"a", kX}});
+  ASSERT_TRUE(t.TryAcquire(holder));
+  bool young = false, old = false;
+  LockRequest w9 = TxReq(9, {{"a", kX}, {"b", kX}});
+  t.Enqueue(w9, [&] { young = true; }, false);
+  LockRequest w4 = TxReq(4, {{"b", kX}});
+  EXPECT_FALSE(t.TryAcquire(w4));  // "b" is awaited
+  t.Enqueue(w4, [&] { old = true; }, false);
+  EXPECT_TRUE(old);
+  EXPECT_FALSE(young);
+  t.Release(holder);
+  EXPECT_FALSE(young);  // "b" is still held by the older transaction
+  t.Release(w4);
+  EXPECT_TRUE(young);
+  t.Release(w9);
+  EXPECT_TRUE(t.empty());
+}
+
+// A transient waiter (no id) queues after every transaction the table has seen; a transaction
+// with a lower id that arrives later still goes before it.
+TEST(IntentLockTest, TransientWaiterIsOrderedAfterTheIdsSeenBeforeIt) {
+  IntentLockTable t;
+  LockRequest holder = TxReq(2, {{"k", kX}});
+  ASSERT_TRUE(t.TryAcquire(holder));
+  std::vector<int> order;
+  LockRequest w7 = TxReq(7, {{"k", kX}});
+  t.Enqueue(w7, [&] { order.push_back(7); }, false);
+  t.Enqueue(Req({{"k", kS}}), [&] { order.push_back(0); }, true);
+  LockRequest w5 = TxReq(5, {{"k", kX}});
+  t.Enqueue(w5, [&] { order.push_back(5); }, false);
+  LockRequest w8 = TxReq(8, {{"k", kX}});
+  t.Enqueue(w8, [&] { order.push_back(8); }, false);
+  t.Release(holder);
+  t.Release(w5);
+  t.Release(w7);
+  t.Release(w8);
+  EXPECT_EQ(order, std::vector<int>({5, 7, 0, 8}));
   EXPECT_TRUE(t.empty());
 }
 
@@ -208,6 +280,7 @@ TEST(IntentLockTest, RandomizedProtocolNeverDeadlocksOrOverlaps) {
       size_t ordered_next = 0;
     };
     std::vector<Tx> txs(kTxs);
+    uint64_t next_txid = 0;
     auto check_and_take = [&](int table, const LockRequest& r, int sign) {
       for (const auto& [k, m] : r.keys) {
         auto& h = held[table][k];
@@ -268,6 +341,8 @@ TEST(IntentLockTest, RandomizedProtocolNeverDeadlocksOrOverlaps) {
       }
       events.push_back([&, id] {
         Tx& tx = txs[id];
+        // Its id, taken when it starts (as KeyLocks::Acquire); messages then arrive in any order.
+        for (int t : tx.tables) tx.per_table[t].txid = ++next_txid;
         for (int t : tx.tables) {
           events.push_back([&, id, t] {
             Tx& tx = txs[id];
