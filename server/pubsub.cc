@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
+#include <span>
 
 #include "core/glob.h"
 #include "core/logging.h"
@@ -35,6 +37,33 @@ class Frame {
 
  private:
   std::string resp2_, resp3_;
+};
+
+// A run of published (channel, message) pairs copied for the engines a publisher does not
+// wait for: one buffer, shared by every target engine.
+class PostedRun {
+ public:
+  explicit PostedRun(std::span<const std::pair<std::string_view, std::string_view>> messages) {
+    size_t bytes = 0;
+    for (const auto& [c, m] : messages) bytes += c.size() + m.size();
+    buf_.reserve(bytes);
+    for (const auto& [c, m] : messages) {
+      ends_.push_back({buf_.size() + c.size(), buf_.size() + c.size() + m.size()});
+      buf_.append(c).append(m);
+    }
+  }
+  size_t size() const { return ends_.size(); }
+  std::string_view channel(size_t i) const {
+    size_t start = i == 0 ? 0 : ends_[i - 1].second;
+    return std::string_view(buf_).substr(start, ends_[i].first - start);
+  }
+  std::string_view message(size_t i) const {
+    return std::string_view(buf_).substr(ends_[i].first, ends_[i].second - ends_[i].first);
+  }
+
+ private:
+  std::string buf_;
+  std::vector<std::pair<size_t, size_t>> ends_;  // per pair: end of channel, end of message
 };
 
 std::string_view MessageKind(PubSubKind kind) {
@@ -100,47 +129,39 @@ void PubSub::UpdateMode(ConnState& state, bool was_subscribed) {
   state.conn->set_output_limit(subscribed ? pubsub_limit_ : normal_limit_);
 }
 
-boost::asio::awaitable<int64_t> PubSub::Publish(io::EnginePool& pool, PubSubKind kind,
-                                                std::string_view channel,
-                                                std::string_view message) {
-  EngineList targets = registry_.Targets(kind, channel);
-  if (targets.empty()) co_return 0;
-  absl::InlinedVector<int64_t, 8> counts(pool.size(), 0);
-  // channel and message stay valid: this coroutine waits until every target is done.
-  co_await pool.AwaitMany(std::span<const unsigned>(targets.data(), targets.size()),
-                          [&](unsigned engine) {
-                            counts[engine] = DeliverLocal(engine, kind, channel, message);
-                          });
-  int64_t total = 0;
-  for (int64_t n : counts) total += n;
-  co_return total;
+int64_t PubSub::Publish(io::EnginePool& pool, unsigned my_engine, PubSubKind kind,
+                        std::string_view channel, std::string_view message) {
+  const std::pair<std::string_view, std::string_view> one(channel, message);
+  return PublishMany(pool, my_engine, kind, std::span(&one, 1))[0];
 }
 
-boost::asio::awaitable<std::vector<int64_t>> PubSub::PublishMany(
-    io::EnginePool& pool, PubSubKind kind,
+std::vector<int64_t> PubSub::PublishMany(
+    io::EnginePool& pool, unsigned my_engine, PubSubKind kind,
     std::span<const std::pair<std::string_view, std::string_view>> messages) {
   std::vector<int64_t> totals(messages.size(), 0);
-  EngineList targets;
-  for (const auto& [channel, message] : messages) {
-    for (unsigned e : registry_.Targets(kind, channel)) {
+  EngineList targets, hit;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    totals[i] = registry_.Targets(kind, messages[i].first, &hit);
+    for (unsigned e : hit) {
       if (std::find(targets.begin(), targets.end(), e) == targets.end()) targets.push_back(e);
     }
   }
-  if (targets.empty()) co_return totals;
-  // counts[engine * n + i]: receivers of message i on that engine (each engine its own slice).
-  const size_t n = messages.size();
-  std::vector<int64_t> counts(pool.size() * n, 0);
-  co_await pool.AwaitMany(std::span<const unsigned>(targets.data(), targets.size()),
-                          [&](unsigned engine) {
-                            for (size_t i = 0; i < n; ++i) {
-                              counts[engine * n + i] = DeliverLocal(
-                                  engine, kind, messages[i].first, messages[i].second);
-                            }
-                          });
+  // The other engines get one copy of the run, shared: (channel, message) pairs as offsets
+  // into one buffer.
+  std::shared_ptr<const PostedRun> run;
   for (unsigned e : targets) {
-    for (size_t i = 0; i < n; ++i) totals[i] += counts[e * n + i];
+    if (e == my_engine) continue;
+    if (run == nullptr) run = std::make_shared<const PostedRun>(messages);
+    pool.Post(e, [this, e, kind, run] {
+      for (size_t i = 0; i < run->size(); ++i) {
+        DeliverLocal(e, kind, run->channel(i), run->message(i));
+      }
+    });
   }
-  co_return totals;
+  if (std::find(targets.begin(), targets.end(), my_engine) != targets.end()) {
+    for (const auto& [channel, message] : messages) DeliverLocal(my_engine, kind, channel, message);
+  }
+  return totals;
 }
 
 int64_t PubSub::DeliverLocal(unsigned engine, PubSubKind kind, std::string_view channel,

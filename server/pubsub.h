@@ -6,14 +6,15 @@
 // Design
 //  A subscriber lives in the tables of the engine that owns its connection: name -> that
 //  engine's subscribing connections, one map per kind (channels, patterns, shard channels).
-//  The registry counts subscribers per engine, so PUBLISH reads from it the engines that have
-//  receivers (channel subscribers or a matching pattern) and sends one message to each of them
-//  (EnginePool::AwaitMany; its own engine delivers inline, without a hop). Each target engine
-//  looks the channel and its patterns up in its own tables, queues the frames on its
-//  connections (io::Connection::SendAsync) and returns how many it reached; PUBLISH replies
-//  with the sum, as Redis does. Messages of one publisher arrive in publish order: PUBLISH
-//  waits for its deliveries before the connection runs its next command, and an engine inbox
-//  is FIFO per producer in any case.
+//  The registry counts subscribers per engine, so PUBLISH reads from it, in one shared-lock
+//  lookup, the engines that have receivers (channel subscribers or a matching pattern) and
+//  how many subscriptions receive the message, which is its reply (as Redis). It delivers on
+//  its own engine inline and posts one one-way message to each other target engine, so it
+//  replies without waiting for another thread. Each target engine looks the channel and its
+//  patterns up in its own tables and queues the frames on its connections
+//  (io::Connection::SendAsync). Messages of one publisher arrive in publish order (an engine
+//  inbox is FIFO per producer), and a message is in every target's inbox before PUBLISH
+//  replies, so a publish that follows it (from any client) is delivered after it.
 //  The registry is updated before a (un)subscribe replies, so a message published after the
 //  client saw its subscription confirmed reaches it. A message already on its way to an engine
 //  when the last local subscriber leaves is dropped there (and was counted by the publisher).
@@ -25,6 +26,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,14 +62,14 @@ class PubSub {
 
   // Delivers `message` to every subscriber of `channel` (kChannel: channel subscribers as
   // "message" plus matching patterns as "pmessage"; kShardChannel: "smessage") on every engine;
-  // returns the number of receiving clients. REQUIRES: a coroutine on an engine thread.
-  boost::asio::awaitable<int64_t> Publish(io::EnginePool& pool, PubSubKind kind,
-                                          std::string_view channel, std::string_view message);
+  // returns the number of receiving subscriptions. REQUIRES: runs on engine `my_engine`.
+  int64_t Publish(io::EnginePool& pool, unsigned my_engine, PubSubKind kind,
+                  std::string_view channel, std::string_view message);
 
   // Publishes a run of messages (channel, message) in order, with one message per target
   // engine for the whole run; returns the receivers of each. REQUIRES: as Publish.
-  boost::asio::awaitable<std::vector<int64_t>> PublishMany(
-      io::EnginePool& pool, PubSubKind kind,
+  std::vector<int64_t> PublishMany(
+      io::EnginePool& pool, unsigned my_engine, PubSubKind kind,
       std::span<const std::pair<std::string_view, std::string_view>> messages);
 
   const PubSubRegistry& registry() const { return registry_; }

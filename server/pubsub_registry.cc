@@ -22,12 +22,14 @@ void PubSubRegistry::Remove(PubSubKind kind, std::string_view name, unsigned eng
   if (--it->second.subscribers == 0) map.erase(it);
 }
 
-EngineList PubSubRegistry::Targets(PubSubKind kind, std::string_view channel) const {
+int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
+                                EngineList* engines) const {
   absl::InlinedVector<bool, 8> hit(engines_, false);
-  bool any = false;
+  int64_t receivers = 0;
   auto mark = [&](const Entry& e) {
+    receivers += e.subscribers;
     for (unsigned i = 0; i < engines_; ++i) {
-      if (e.per_engine[i] > 0) hit[i] = any = true;
+      if (e.per_engine[i] > 0) hit[i] = true;
     }
   };
   {
@@ -40,12 +42,12 @@ EngineList PubSubRegistry::Targets(PubSubKind kind, std::string_view channel) co
       }
     }
   }
-  EngineList out;
-  if (!any) return out;
+  engines->clear();
+  if (receivers == 0) return 0;
   for (unsigned i = 0; i < engines_; ++i) {
-    if (hit[i]) out.push_back(i);
+    if (hit[i]) engines->push_back(i);
   }
-  return out;
+  return receivers;
 }
 
 std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,

@@ -38,9 +38,10 @@ class PubSubRegistry {
   // Counts one fewer. REQUIRES: a matching Add.
   void Remove(PubSubKind kind, std::string_view name, unsigned engine);
 
-  // Returns the engines with subscribers for `channel` in the namespace of `kind` (kChannel:
-  // channel subscribers and matching patterns; kShardChannel: shard channel subscribers).
-  EngineList Targets(PubSubKind kind, std::string_view channel) const;
+  // Sets `engines` to the engines with subscribers for `channel` in the namespace of `kind`
+  // (kChannel: channel subscribers and matching patterns; kShardChannel: shard channel
+  // subscribers) and returns how many subscriptions receive it (PUBLISH's reply).
+  int64_t Targets(PubSubKind kind, std::string_view channel, EngineList* engines) const;
   // Returns the names of `kind` matching `pattern` (every name when nullopt), unordered.
   std::vector<std::string> Names(PubSubKind kind, std::optional<std::string_view> pattern) const;
   // Returns the subscribers of `name` across all engines.

@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "core/str_util.h"
+#include "io/connection.h"
+#include "io/engine.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
@@ -105,17 +107,17 @@ void CmdSUnsubscribe(CmdArgs args, ConnCmdContext& ctx) {
 // PUBLISH channel message
 awaitable<void> CmdPublish(CmdArgs args, ConnCmdContext& ctx) {
   Server& server = ctx.server;
-  int64_t n = co_await server.pubsub().Publish(server.pool(), PubSubKind::kChannel, args[1],
-                                               args[2]);
-  ctx.rb.SendLong(n);
+  ctx.rb.SendLong(server.pubsub().Publish(server.pool(), ctx.state.conn->engine().index(),
+                                          PubSubKind::kChannel, args[1], args[2]));
+  co_return;
 }
 
 // SPUBLISH shardchannel message
 awaitable<void> CmdSPublish(CmdArgs args, ConnCmdContext& ctx) {
   Server& server = ctx.server;
-  int64_t n = co_await server.pubsub().Publish(server.pool(), PubSubKind::kShardChannel,
-                                               args[1], args[2]);
-  ctx.rb.SendLong(n);
+  ctx.rb.SendLong(server.pubsub().Publish(server.pool(), ctx.state.conn->engine().index(),
+                                          PubSubKind::kShardChannel, args[1], args[2]));
+  co_return;
 }
 
 // A pipelined run of PUBLISH (or SPUBLISH) calls: one message per target engine for all.
@@ -125,8 +127,11 @@ awaitable<void> PublishRun(std::span<const CmdArgs> calls, ConnCmdContext& ctx) 
   messages.reserve(calls.size());
   for (CmdArgs args : calls) messages.emplace_back(args[1], args[2]);
   Server& server = ctx.server;
-  std::vector<int64_t> counts = co_await server.pubsub().PublishMany(server.pool(), kKind, messages);
-  for (int64_t n : counts) ctx.rb.SendLong(n);
+  for (int64_t n : server.pubsub().PublishMany(server.pool(), ctx.state.conn->engine().index(),
+                                               kKind, messages)) {
+    ctx.rb.SendLong(n);
+  }
+  co_return;
 }
 
 // PUBSUB CHANNELS|SHARDCHANNELS [pattern]
