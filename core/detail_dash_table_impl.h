@@ -215,6 +215,9 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
   unsigned stashed[kRegularBuckets] = {};
   size_t count = 0;
   for (unsigned b = 0; b < kBucketsPerSegment; ++b) {
+    const detail::BucketMeta& m = seg->meta(b);
+    if ((m.own & m.probe) != 0) return absl::InternalError("slot both own and probing");
+    if (b >= kRegularBuckets && m.probe != 0) return absl::InternalError("probing stash slot");
     for (uint32_t bits = seg->busy(b); bits; bits &= bits - 1) {
       const unsigned s = __builtin_ctz(bits);
       const uint64_t hash = Policy::HashFn(seg->key(b, s));

@@ -24,9 +24,12 @@ namespace detail {
 // Metadata of one bucket: 32 bytes for up to 16 slots (its version is kept apart, see Segment).
 //   fp[16]      one fingerprint byte per slot (low 8 bits of the hash); 16 bytes so a single SSE2
 //               load covers them (bytes past the slot count are masked off).
-//   busy        bit i set when slot i holds an entry.
+//   own         bit i set when slot i holds an entry whose home is this bucket (every entry of a
+//               stash bucket counts as own).
 //   probe       bit i set when slot i holds an entry whose home is the previous bucket
-//               (regular buckets only).
+//               (regular buckets only). own & probe == 0; a slot is busy when either bit is set.
+//               Keeping the two sets apart (rather than busy + probe) lets Find mask each bucket's
+//               fingerprint matches with one load and one AND.
 //   hint_*      up to 4 stash hints: an entry whose home is this bucket and that lives in stash
 //               bucket hint_stash(i), with fingerprint hint_fp[i]. Entries stashed when the 4 hints
 //               are taken are counted in `overflow` (then a lookup scans every stash bucket).
@@ -34,7 +37,7 @@ struct BucketMeta {
   static constexpr unsigned kHints = 4;
 
   uint8_t fp[16];
-  uint16_t busy;
+  uint16_t own;
   uint16_t probe;
   uint8_t hint_fp[kHints];
   uint8_t hint_stash;  // 2 bits per hint
@@ -145,7 +148,7 @@ class Segment {
   const Key& key(unsigned b, unsigned s) const { return buckets_[b].key(s); }
   Value& value(unsigned b, unsigned s) { return buckets_[b].value(s); }
   const Value& value(unsigned b, unsigned s) const { return buckets_[b].value(s); }
-  uint16_t busy(unsigned b) const { return metas_[b].busy; }
+  uint16_t busy(unsigned b) const { return metas_[b].own | metas_[b].probe; }
   uint16_t probe(unsigned b) const { return metas_[b].probe; }
   const BucketMeta& meta(unsigned b) const { return metas_[b]; }
   // Returns the address of bucket b's keys (for prefetching).
@@ -163,9 +166,9 @@ class Segment {
   // Returns the bitmap of the entries of bucket `b` whose home is `home`.
   uint16_t EntriesWithHome(unsigned b, unsigned home) const {
     const BucketMeta& m = metas_[b];
-    if (b < kRegular) return b == home ? (m.busy & ~m.probe) : (m.busy & m.probe);
+    if (b < kRegular) return b == home ? m.own : m.probe;
     uint16_t r = 0;
-    for (uint16_t bits = m.busy; bits; bits &= bits - 1) {
+    for (uint16_t bits = m.own; bits; bits &= bits - 1) {
       unsigned s = __builtin_ctz(bits);
       if (stash_home_[(b - kRegular) * kSlots + s] == home) r |= uint16_t(1u << s);
     }
@@ -182,8 +185,8 @@ class Segment {
     const unsigned next = NextBucket(home);
     const BucketMeta& hm = metas_[home];
     const BucketMeta& nm = metas_[next];
-    uint32_t cand = (MatchFingerprints(hm, fp) & hm.busy & ~uint32_t(hm.probe)) |
-                    ((MatchFingerprints(nm, fp) & nm.busy & nm.probe) << 16);
+    uint32_t cand = (MatchFingerprints(hm, fp) & hm.own) |
+                    ((MatchFingerprints(nm, fp) & nm.probe) << 16);
     for (; cand != 0; cand &= cand - 1) {
       const unsigned bit = __builtin_ctz(cand);
       const unsigned b = bit < 16 ? home : next;
@@ -361,13 +364,13 @@ class Segment {
       if ((searched >> sb) & 1) continue;
       searched |= 1u << sb;
       const unsigned b = kRegular + sb;
-      if (uint8_t s; Probe(b, fp, metas_[b].busy, probe_key, &s)) return {uint8_t(b), s};
+      if (uint8_t s; Probe(b, fp, metas_[b].own, probe_key, &s)) return {uint8_t(b), s};
     }
     if (home.overflow == 0) return {};
     for (unsigned sb = 0; sb < kStash; ++sb) {
       if ((searched >> sb) & 1) continue;
       const unsigned b = kRegular + sb;
-      if (uint8_t s; Probe(b, fp, metas_[b].busy, probe_key, &s)) return {uint8_t(b), s};
+      if (uint8_t s; Probe(b, fp, metas_[b].own, probe_key, &s)) return {uint8_t(b), s};
     }
     return {};
   }
@@ -408,15 +411,14 @@ class Segment {
   void MarkBusy(unsigned b, unsigned s, uint8_t fp, bool probing) {
     BucketMeta& m = metas_[b];
     m.fp[s] = fp;
-    m.busy |= uint16_t(1u << s);
-    if (probing) m.probe |= uint16_t(1u << s);
+    (probing ? m.probe : m.own) |= uint16_t(1u << s);
   }
 
   // Clears slot (b, s) whose object was destroyed or relocated; fixes the home's stash hints.
   void Vacate(unsigned b, unsigned s) {
     BucketMeta& m = metas_[b];
     if (b >= kRegular) RemoveHint(stash_home_[(b - kRegular) * kSlots + s], m.fp[s], b - kRegular);
-    m.busy &= uint16_t(~(1u << s));
+    m.own &= uint16_t(~(1u << s));
     m.probe &= uint16_t(~(1u << s));
     --size_;
   }
@@ -472,7 +474,7 @@ class Segment {
                   !std::is_trivially_destructible_v<Value>) {
       for (unsigned i = 0; i < kTotal; ++i) {
         Bucket& b = buckets_[i];
-        for (uint16_t bits = metas_[i].busy; bits; bits &= bits - 1) {
+        for (uint16_t bits = busy(i); bits; bits &= bits - 1) {
           const unsigned s = __builtin_ctz(bits);
           b.key_ptr(s)->~Key();
           b.value_ptr(s)->~Value();
