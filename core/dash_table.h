@@ -47,6 +47,8 @@ namespace dashkv {
 // another entry. CheckInvariants() verifies all of this (tests).
 //
 // Complexity. Find: 1 directory load + SSE2 match over 2 buckets (+ stash when hinted), O(1).
+// Find prefetches the home bucket's first key line while the metadata loads, so a hit in a table
+// far larger than the cache waits for about one memory round trip, not two (metadata, then key).
 // Insert: O(1); the worst case is one split = rehash of one segment's keys (840) + directory
 // doubling (O(#segments) pointer copies, rare). No whole-table rehash ever happens.
 //

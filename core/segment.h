@@ -178,11 +178,16 @@ class Segment {
   // Returns where `probe_key` (of hash `hash`) lives, or a SlotRef with found() false.
   // One candidate bitmap covers the home bucket (bits 0..15) and the neighbour's probing entries
   // (bits 16..31), so a hit in either costs the same branches (see "Find" in dash_table.h).
+  // Prefetches the first cache line of the home bucket's keys.
   template <typename U>
   ABSL_ATTRIBUTE_ALWAYS_INLINE SlotRef Find(const U& probe_key, uint64_t hash) const {
     const uint8_t fp = Fingerprint(hash);
     const unsigned home = HomeBucket(hash);
     const unsigned next = NextBucket(home);
+    // Start the home bucket's first key line now, in parallel with the metadata: a hit then
+    // waits for one memory round trip instead of two (metadata, then key). A miss pays one
+    // unneeded line fetch, not a longer wait.
+    __builtin_prefetch(buckets_[home].keys);
     const BucketMeta& hm = metas_[home];
     const BucketMeta& nm = metas_[next];
     uint32_t cand = (MatchFingerprints(hm, fp) & hm.own) |
@@ -489,7 +494,9 @@ class Segment {
   // All metadata first, two buckets per cache line: home and neighbour usually share a line.
   alignas(64) BucketMeta metas_[kTotal];
   uint64_t versions_[kTotal];
-  Bucket buckets_[kTotal];
+  // Line-aligned (free: it only moves the segment's tail padding), so the first key line that
+  // Find prefetches holds slots 0..3 of 16-byte keys, the slots filled first.
+  alignas(64) Bucket buckets_[kTotal];
 };
 
 }  // namespace detail
