@@ -4,11 +4,18 @@
 // and uses every usable byte the allocator gives it (mimalloc rounds large blocks to 512 KiB
 // steps: a 2 MiB chunk holds 71 segments, 0.7% lost). Segments are never freed one by one (a
 // DashTable only grows until Clear), so there is no free list: Release() frees everything.
+// Large chunks are 2 MiB-aligned and marked for transparent huge pages (madvise MADV_HUGEPAGE):
+// a lookup touches a metadata line and a key line of a random segment, and with 4 KiB pages both
+// usually miss the TLB (bench/core/DASH_TABLE_RESULTS.md). The advice is a hint: with THP off, or
+// with memory the allocator had already faulted in, a chunk keeps 4 KiB pages.
 // Thread: owned by the table's thread.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstddef>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "core/memory.h"
@@ -22,6 +29,7 @@ class SegmentArena {
   static constexpr size_t kSmallChunk = 512 * 1024;       // while the table is small
   static constexpr size_t kLargeChunk = 2 * 1024 * 1024;  // from kLargeAfter segments on
   static constexpr size_t kLargeAfter = 64;
+  static constexpr size_t kHugePage = 2 * 1024 * 1024;  // alignment of large chunks
 
   SegmentArena() = default;
   SegmentArena(const SegmentArena&) = delete;
@@ -45,7 +53,7 @@ class SegmentArena {
 
   // Frees every chunk. REQUIRES: the segments in them were destroyed.
   void Release() {
-    for (void* c : chunks_) ::operator delete(c, std::align_val_t(kAlign));
+    for (auto [c, align] : chunks_) ::operator delete(c, std::align_val_t(align));
     chunks_.clear();
     handed_out_ = 0;
     left_ = 0;
@@ -58,13 +66,17 @@ class SegmentArena {
 
  private:
   void* NewChunk(size_t bytes) {
-    void* p = ::operator new(bytes, std::align_val_t(kAlign));
-    chunks_.push_back(p);
+    const bool huge = bytes >= kLargeChunk;
+    const size_t align = huge ? kHugePage : kAlign;
+    void* p = ::operator new(bytes, std::align_val_t(align));
+    chunks_.emplace_back(p, align);
     bytes_ += AllocationSize(p);
+    // Best effort: the result is ignored (the memory works the same either way).
+    if (huge) (void)madvise(p, bytes, MADV_HUGEPAGE);
     return p;
   }
 
-  std::vector<void*> chunks_;
+  std::vector<std::pair<void*, size_t>> chunks_;  // (chunk, alignment it was allocated with)
   char* next_ = nullptr;   // next free block of the current chunk
   size_t left_ = 0;        // free blocks left in the current chunk
   size_t handed_out_ = 0;  // blocks handed out since the last Release
