@@ -1,12 +1,15 @@
 #include "server/pubsub_registry.h"
 
+#include <mutex>
+#include <shared_mutex>
+
 #include "core/glob.h"
 #include "core/logging.h"
 
 namespace dashkv {
 
 void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   Entry& e = maps_[size_t(kind)][name];
   if (e.per_engine.empty()) e.per_engine.resize(engines_);
   ++e.subscribers;
@@ -14,7 +17,7 @@ void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine
 }
 
 void PubSubRegistry::Remove(PubSubKind kind, std::string_view name, unsigned engine) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   Map& map = maps_[size_t(kind)];
   auto it = map.find(name);
   CHECK(it != map.end() && it->second.per_engine[engine] > 0);
@@ -33,7 +36,7 @@ int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
     }
   };
   {
-    absl::ReaderMutexLock lock(&mu_);
+    std::shared_lock lock(mu_);
     const Map& channels = maps_[size_t(kind)];
     if (auto it = channels.find(channel); it != channels.end()) mark(it->second);
     if (kind == PubSubKind::kChannel) {
@@ -53,7 +56,7 @@ int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
 std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
                                                std::optional<std::string_view> pattern) const {
   std::vector<std::string> out;
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   for (const auto& [name, e] : maps_[size_t(kind)]) {
     if (!pattern || GlobMatch(*pattern, name)) out.push_back(name);
   }
@@ -61,14 +64,14 @@ std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
 }
 
 int64_t PubSubRegistry::Subscribers(PubSubKind kind, std::string_view name) const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   const Map& map = maps_[size_t(kind)];
   auto it = map.find(name);
   return it == map.end() ? 0 : it->second.subscribers;
 }
 
 size_t PubSubRegistry::Size(PubSubKind kind) const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   return maps_[size_t(kind)].size();
 }
 
