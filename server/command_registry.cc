@@ -41,6 +41,23 @@ KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
   return out;
 }
 
+CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
+                     std::vector<std::string_view> categories, std::string_view group,
+                     std::string_view since, std::string_view summary) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = first_key;
+  s.last_key = last_key;
+  s.key_step = first_key > 0 ? 1 : 0;
+  s.categories = std::move(categories);
+  s.group = group;
+  s.since = since;
+  s.summary = summary;
+  return s;
+}
+
 void CommandRegistry::Register(CommandSpec spec) {
   CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
   std::string key = AsciiStrToLower(spec.name);

@@ -120,6 +120,13 @@ struct CommandSpec {
   KeyIndexes KeysOf(CmdArgs args) const;
 };
 
+// Returns a spec with the fields every command sets: its fixed keys are args[first_key..last_key]
+// with step 1 (none when first_key is 0; last_key -1 = the last argument), `group` is COMMAND
+// DOCS's group. Each command family wraps this with its own defaults.
+CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
+                     std::vector<std::string_view> categories, std::string_view group,
+                     std::string_view since, std::string_view summary);
+
 // Returns `spec` marked one_hop (for registrations).
 inline CommandSpec OneHop(CommandSpec spec) {
   spec.one_hop = true;

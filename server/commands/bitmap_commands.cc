@@ -330,17 +330,7 @@ boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
                  std::string_view since, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = s.last_key = s.key_step = 1;
-  s.categories = std::move(cats);
-  s.since = since;
-  s.summary = summary;
-  s.group = "bitmap";
-  s.kind = HandlerKind::kShard;
-  return s;
+  return MakeSpec(std::move(name), arity, flags, 1, 1, std::move(cats), "bitmap", since, summary);
 }
 
 }  // namespace

@@ -461,19 +461,12 @@ awaitable<void> CmdBZMPop(CmdArgs args, ConnCmdContext& ctx) {
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  int numkeys_index, std::string_view group, std::string_view since,
                  std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags | kCmdWrite | kCmdBlocking;
-  s.first_key = first_key;
-  s.last_key = last_key;
-  s.key_step = first_key > 0 ? 1 : 0;
+  CommandSpec s = MakeSpec(std::move(name), arity, flags | kCmdWrite | kCmdBlocking, first_key,
+                           last_key,
+                           {"write", group == "list" ? "list" : "sortedset",
+                            (flags & kCmdFast) ? "fast" : "slow", "blocking"},
+                           group, since, summary);
   s.numkeys_index = numkeys_index;
-  s.categories = {"write", group == "list" ? "list" : "sortedset",
-                  (flags & kCmdFast) ? "fast" : "slow", "blocking"};
-  s.since = since;
-  s.summary = summary;
-  s.group = group;
   return s;
 }
 

@@ -330,77 +330,68 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
                           " is not supported: dashkv does not track per-key access"));
 }
 
-CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int last, int step,
+CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int last,
                  std::vector<std::string_view> cats, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = first;
-  s.last_key = last;
-  s.key_step = step;
-  s.categories = std::move(cats);
-  s.summary = summary;
-  s.group = "generic";
-  return s;
+  return MakeSpec(std::move(name), arity, flags, first, last, std::move(cats), "generic", "",
+                  summary);
 }
 
 }  // namespace
 
 void RegisterGenericCommands(CommandRegistry* r) {
-  r->RegisterShard(OneHop(Spec("del", -2, kCmdWrite, 1, -1, 1, {"keyspace", "write", "slow"},
+  r->RegisterShard(OneHop(Spec("del", -2, kCmdWrite, 1, -1, {"keyspace", "write", "slow"},
                    "Deletes one or more keys.")), CmdDelShard, CmdDelMulti);
-  r->RegisterShard(OneHop(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1,
+  r->RegisterShard(OneHop(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1,
                    {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys.")),
            CmdDelShard, CmdDelMulti);
-  r->RegisterShard(OneHop(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+  r->RegisterShard(OneHop(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1,
                    {"keyspace", "read", "fast"}, "Determines whether one or more keys exist.")),
            CmdExistsShard, CmdExistsMulti);
-  r->RegisterShard(OneHop(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1, 1,
+  r->RegisterShard(OneHop(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1,
                    {"keyspace", "read", "fast"},
                    "Returns the number of existing keys out of those specified after updating "
                    "the time they were last accessed.")),
            CmdExistsShard, CmdExistsMulti);
-  r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, {"keyspace", "read", "fast"},
                    "Determines the type of value stored at a key."), CmdType);
-  r->RegisterShard(Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key in seconds."),
            CmdExpireGeneric<false, false>);
-  r->RegisterShard(Spec("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key in milliseconds."),
            CmdExpireGeneric<true, false>);
-  r->RegisterShard(Spec("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("expireat", -3, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key to a Unix timestamp."),
            CmdExpireGeneric<false, true>);
-  r->RegisterShard(Spec("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1,
                    {"keyspace", "write", "fast"},
                    "Sets the expiration time of a key to a Unix milliseconds timestamp."),
            CmdExpireGeneric<true, true>);
-  r->RegisterShard(Spec("ttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("ttl", 2, kCmdReadOnly | kCmdFast, 1, 1, {"keyspace", "read", "fast"},
                    "Returns the expiration time in seconds of a key."),
            CmdTtlGeneric<false, false>);
-  r->RegisterShard(Spec("pttl", 2, kCmdReadOnly | kCmdFast, 1, 1, 1, {"keyspace", "read", "fast"},
+  r->RegisterShard(Spec("pttl", 2, kCmdReadOnly | kCmdFast, 1, 1, {"keyspace", "read", "fast"},
                    "Returns the expiration time in milliseconds of a key."),
            CmdTtlGeneric<true, false>);
-  r->RegisterShard(Spec("expiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("expiretime", 2, kCmdReadOnly | kCmdFast, 1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the expiration time of a key as a Unix timestamp."),
            CmdTtlGeneric<false, true>);
-  r->RegisterShard(Spec("pexpiretime", 2, kCmdReadOnly | kCmdFast, 1, 1, 1,
+  r->RegisterShard(Spec("pexpiretime", 2, kCmdReadOnly | kCmdFast, 1, 1,
                    {"keyspace", "read", "fast"},
                    "Returns the expiration time of a key as a Unix milliseconds timestamp."),
            CmdTtlGeneric<true, true>);
-  r->RegisterShard(Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, {"keyspace", "write", "fast"},
+  r->RegisterShard(Spec("persist", 2, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},
                    "Removes the expiration time of a key."), CmdPersist);
-  CommandSpec keys = Spec("keys", 2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow", "dangerous"},
+  CommandSpec keys = Spec("keys", 2, kCmdReadOnly, 0, 0, {"keyspace", "read", "slow", "dangerous"},
                           "Returns all key names that match a pattern.");
   keys.tx_scope = TxScope::kAllShared;  // a consistent view of every shard
   r->RegisterCoord(std::move(keys), CmdKeys);
-  r->RegisterCoord(Spec("scan", -2, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+  r->RegisterCoord(Spec("scan", -2, kCmdReadOnly, 0, 0, {"keyspace", "read", "slow"},
                    "Iterates over the key names in the database."), CmdScan);
-  r->RegisterCoord(Spec("randomkey", 1, kCmdReadOnly, 0, 0, 0, {"keyspace", "read", "slow"},
+  r->RegisterCoord(Spec("randomkey", 1, kCmdReadOnly, 0, 0, {"keyspace", "read", "slow"},
                    "Returns a random key name from the database."), CmdRandomKey);
-  CommandSpec object = Spec("object", -2, kCmdReadOnly, 2, 2, 1, {"keyspace", "read", "slow"},
+  CommandSpec object = Spec("object", -2, kCmdReadOnly, 2, 2, {"keyspace", "read", "slow"},
                             "A container for object introspection commands.");
   object.container = true;
   r->RegisterCoord(std::move(object), CmdObject);

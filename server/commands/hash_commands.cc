@@ -300,19 +300,7 @@ void CmdHScan(CmdArgs args, ShardCmdContext& ctx) {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
                  std::string_view since, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = 1;
-  s.last_key = 1;
-  s.key_step = 1;
-  s.categories = std::move(cats);
-  s.since = since;
-  s.summary = summary;
-  s.group = "hash";
-  s.kind = HandlerKind::kShard;
-  return s;
+  return MakeSpec(std::move(name), arity, flags, 1, 1, std::move(cats), "hash", since, summary);
 }
 
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;

@@ -204,17 +204,8 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
   auto spec = [](std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  std::vector<std::string_view> cats, std::string_view summary,
                  std::string_view since) {
-    CommandSpec s;
-    s.name = std::move(name);
-    s.arity = arity;
-    s.flags = flags;
-    s.first_key = first_key;
-    s.last_key = last_key;
-    s.key_step = first_key ? 1 : 0;
-    s.categories = std::move(cats);
-    s.summary = summary;
-    s.since = since;
-    s.group = "pubsub";
+    CommandSpec s = MakeSpec(std::move(name), arity, flags, first_key, last_key, std::move(cats),
+                             "pubsub", since, summary);
     s.tx_scope = TxScope::kNone;  // channels are not keys: no intent locks
     return s;
   };

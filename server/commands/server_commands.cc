@@ -312,14 +312,9 @@ void CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, HandlerKind kind,
                  std::vector<std::string_view> cats, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
+  CommandSpec s = MakeSpec(std::move(name), arity, flags, 0, 0, std::move(cats), "server", "",
+                           summary);
   s.kind = kind;
-  s.categories = std::move(cats);
-  s.summary = summary;
-  s.group = "server";
   return s;
 }
 

@@ -261,19 +261,8 @@ awaitable<void> CmdSInterCard(CmdArgs args, ConnCmdContext& ctx) {
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  std::vector<std::string_view> cats, std::string_view since,
                  std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = first_key;
-  s.last_key = last_key;
-  s.key_step = first_key == 0 ? 0 : 1;
-  s.categories = std::move(cats);
-  s.since = since;
-  s.summary = summary;
-  s.group = "set";
-  s.kind = HandlerKind::kShard;
-  return s;
+  return MakeSpec(std::move(name), arity, flags, first_key, last_key, std::move(cats), "set", since,
+                  summary);
 }
 
 constexpr uint32_t kWriteOomFast = kCmdWrite | kCmdDenyOom | kCmdFast;

@@ -459,19 +459,8 @@ awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int last_key,
                  std::vector<std::string_view> cats, std::string_view since,
                  std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = 1;
-  s.last_key = last_key;
-  s.key_step = 1;
-  s.categories = std::move(cats);
-  s.since = since;
-  s.summary = summary;
-  s.group = "string";
-  s.kind = HandlerKind::kShard;
-  return s;
+  return MakeSpec(std::move(name), arity, flags, 1, last_key, std::move(cats), "string",
+                  since, summary);
 }
 
 constexpr uint32_t kWriteOom = kCmdWrite | kCmdDenyOom;

@@ -73,15 +73,8 @@ void CmdUnwatch(CmdArgs, ConnCmdContext& ctx) {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
                  std::string_view since, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.categories = std::move(cats);
-  s.since = since;
-  s.summary = summary;
-  s.group = "transactions";
-  return s;
+  return MakeSpec(std::move(name), arity, flags, 0, 0, std::move(cats), "transactions", since,
+                  summary);
 }
 
 }  // namespace

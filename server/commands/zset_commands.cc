@@ -499,21 +499,11 @@ awaitable<void> CmdZInterCard(CmdArgs args, ConnCmdContext& ctx) {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  std::string_view since, std::string_view summary) {
-  CommandSpec s;
-  s.name = std::move(name);
-  s.arity = arity;
-  s.flags = flags;
-  s.first_key = first_key;
-  s.last_key = last_key;
-  s.key_step = first_key == 0 ? 0 : 1;
-  bool write = (flags & kCmdWrite) != 0;
-  s.categories = {write ? "write" : "read", "sortedset",
-                  (flags & kCmdFast) != 0 ? "fast" : "slow"};
-  s.since = since;
-  s.summary = summary;
-  s.group = "sorted-set";
-  s.kind = HandlerKind::kShard;
-  return s;
+  const bool write = (flags & kCmdWrite) != 0;
+  return MakeSpec(std::move(name), arity, flags, first_key, last_key,
+                  {write ? "write" : "read", "sortedset",
+                   (flags & kCmdFast) != 0 ? "fast" : "slow"},
+                  "sorted-set", since, summary);
 }
 
 // Spec of a command whose keys follow a numkeys argument at args[numkeys_index].
