@@ -390,6 +390,17 @@ def test_watch_keys_modified_by_cross_shard_command(raw, raw_factory):
     assert run_tx(raw, ("PING",)) is None
 
 
+def test_rejected_cross_shard_write_does_not_touch_watched_keys(raw, raw_factory):
+    # MSET with a key but no value at the end: refused before it writes anything, so the
+    # watchers of its keys (spread over the shards) stay clean, as in Redis.
+    other = raw_factory()
+    raw.call("WATCH", *KEYS[:8])
+    assert_err(other.call("MSET", *[x for k in KEYS[:7] for x in (k, "v")], KEYS[7]),
+               arity("mset"))
+    assert other.call("EXISTS", *KEYS[:8]) == 0
+    assert run_tx(raw, ("PING",)) == ["PONG"]
+
+
 def test_watch_key_modified_by_other_transaction(raw, raw_factory):
     other = raw_factory()
     raw.call("WATCH", "x", "y")
