@@ -24,10 +24,12 @@ namespace dashkv {
 // 2^(global_depth - d) consecutive directory entries that share its d-bit prefix. A segment
 // (core/segment.h) holds kRegularBuckets regular + kStashBuckets stash buckets of
 // kSlotsPerBucket slots, laid out as: header (size, local depth, home bucket of each stash slot),
-// then the 32-byte metadata of every bucket packed two per cache line (fingerprints, busy/probe
-// bitmaps, stash hints), then one 64-bit version per bucket, then per bucket its keys and values.
-// Packing the metadata keeps a lookup's home and neighbour metadata on one or two adjacent cache
-// lines and the metadata of all segments small enough to stay in the last-level cache longer.
+// then one 64-bit home filter per regular bucket, then the 32-byte metadata of every bucket packed
+// two per cache line (fingerprints, own/probe bitmaps, spill filter, stash hints), then one 64-bit
+// version per bucket, then per bucket its keys and values. The home filter of bucket b has bit
+// (fp >> 2) set for the fingerprint fp of every entry whose home is b, wherever it lives; the
+// filters are packed apart so that those of a million-key table (0.9 MiB) stay in a core's L2
+// cache, and a lookup whose bit is clear (most misses) ends there without reading metadata.
 //
 // Placement. fingerprint = hash bits 0..7; home bucket = bits 8..39 scaled to kRegularBuckets
 // (independent of the segment bits for global depth <= 24). An entry lives in its home bucket,
@@ -46,17 +48,22 @@ namespace dashkv {
 // bucket's version never decreases when entries move into it (max of the two). Erase never moves
 // another entry. CheckInvariants() verifies all of this (tests).
 //
-// Complexity. Find: 1 directory load + SSE2 match over 2 buckets (+ stash when hinted), O(1).
+// Complexity. Find: 1 directory load + the home filter word; past the filter, an SSE2 match over
+// the home bucket, and over the neighbour's probing entries and the stash only when the home's
+// spill filter says an entry homed there that lives elsewhere may match; O(1). Past the filter,
 // Find prefetches the home bucket's first key line while the metadata loads, so a hit in a table
 // far larger than the cache waits for about one memory round trip, not two (metadata, then key).
+// Filters stay exact on insert; an erase clears the bit unless another entry may need it (a stale
+// bit only costs a lookup the metadata read it would have made without the filter).
 // Insert: O(1); the worst case is one split = rehash of one segment's keys (840) + directory
 // doubling (O(#segments) pointer copies, rare). No whole-table rehash ever happens.
 //
 // Memory (server policy, 16-byte key and value objects): per bucket 32 bytes of metadata +
-// 8 bytes of version + 14 * 32 bytes of slots; segment = 64 + 60 * (32 + 8) + 60 * 448 = 29,344
-// bytes for 840 slots (fits a 32 KiB allocation class): 2.93 bytes of overhead per slot, plus
-// 8 bytes of directory per segment (< 0.02 bytes per slot). Segments split in waves, so the load
-// factor swings between ~50% (just after a wave) and ~96%; bytes per entry = 34.9 / load factor.
+// 8 bytes of version + 14 * 32 bytes of slots, per regular bucket 8 bytes of home filter; segment
+// = 64 + 56 * 8 + 60 * (32 + 8) + 60 * 448 = 29,792 bytes (29,824 with alignment) for 840 slots
+// (fits a 32 KiB allocation class): 3.50 bytes of overhead per slot, plus 8 bytes of directory
+// per segment (< 0.02 bytes per slot). Segments split in waves, so the load factor swings
+// between ~50% (just after a wave) and ~96%; bytes per entry = 35.5 / load factor.
 //
 // Cursors. Traverse() cursors: bits 40..47 = home bucket, bits 0..39 = segment hash prefix
 // left-aligned to 40 bits (global depth <= 40); bits 48..63 are always 0 and free for the caller.
@@ -159,10 +166,13 @@ class DashTable {
     return Find(key, Policy::HashFn(key));
   }
 
-  // Prefetches the home bucket of `hash` (metadata and the first keys) ahead of a Find.
+  // Prefetches the home bucket of `hash` (home filter, metadata and the first keys) ahead of a
+  // Find, or of a Find that may be followed by InsertNew: a Find whose filter rejects the key
+  // reads neither the metadata nor the keys, which an insert then writes.
   void Prefetch(uint64_t hash) const {
     const SegmentT* seg = dir_[DirIndex(hash)];
     const unsigned home = SegmentT::HomeBucket(hash);
+    __builtin_prefetch(seg->filter_address(home));
     __builtin_prefetch(&seg->meta(home));
     __builtin_prefetch(seg->keys_address(home));
   }
@@ -174,6 +184,7 @@ class DashTable {
   template <typename K, typename V, typename Hooks>
   std::pair<iterator, bool> Insert(K&& key, V&& value, Hooks& hooks) {
     const uint64_t hash = Policy::HashFn(key);
+    Prefetch(hash);  // an insert writes the home bucket whether Find's filter passes or not
     if (iterator it = Find(key, hash); !it.is_done()) return {it, false};
     return InsertNew(hash, std::forward<K>(key), std::forward<V>(value), hooks);
   }
@@ -187,6 +198,7 @@ class DashTable {
   template <typename K, typename V, typename Hooks>
   std::pair<iterator, bool> InsertOrAssign(K&& key, V&& value, Hooks& hooks) {
     const uint64_t hash = Policy::HashFn(key);
+    Prefetch(hash);
     if (iterator it = Find(key, hash); !it.is_done()) {
       it->second = std::forward<V>(value);
       return {it, false};

@@ -213,6 +213,8 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
   const SegmentT* seg = dir_[idx];
   const uint32_t start = SegmentStart(idx), span = SpanOf(idx);
   unsigned stashed[kRegularBuckets] = {};
+  uint32_t spill[kRegularBuckets] = {};  // the spill filter each home bucket must have
+  uint64_t filter[kRegularBuckets] = {};  // the home filter each home bucket must have
   size_t count = 0;
   for (unsigned b = 0; b < kBucketsPerSegment; ++b) {
     const detail::BucketMeta& m = seg->meta(b);
@@ -229,6 +231,8 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
         return absl::InternalError(absl::StrCat("bad home: bucket ", b, " slot ", s));
       }
       if (b >= kRegularBuckets) ++stashed[home];
+      if (home != b) spill[home] |= detail::BucketMeta::SpillBit(seg->meta(b).fp[s]);
+      filter[home] |= SegmentT::FilterBit(seg->meta(b).fp[s]);
       auto ref = seg->Find(seg->key(b, s), hash);
       if (ref.bucket != b || ref.slot != s) return absl::InternalError("entry not findable");
       ++count;
@@ -237,6 +241,20 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
   for (unsigned b = 0; b < kRegularBuckets; ++b) {
     if (stashed[b] != seg->HintCount(b) + seg->Overflow(b)) {
       return absl::InternalError(absl::StrCat("hint count mismatch at bucket ", b));
+    }
+    if (seg->meta(b).spill != spill[b]) {
+      return absl::InternalError(absl::StrCat("spill filter mismatch at bucket ", b));
+    }
+    // The home filter has every bit its entries need; a stale bit (left by an erase) is allowed
+    // only where the spill filter has the same bit (Segment::DropOwnFromFilter).
+    const uint64_t stale = seg->filter(b) & ~filter[b];
+    if ((seg->filter(b) & filter[b]) != filter[b]) {
+      return absl::InternalError(absl::StrCat("home filter misses an entry at bucket ", b));
+    }
+    for (uint64_t bits = stale; bits; bits &= bits - 1) {
+      if (((spill[b] >> (__builtin_ctzll(bits) & 31)) & 1) == 0) {
+        return absl::InternalError(absl::StrCat("stale home filter bit at bucket ", b));
+      }
     }
   }
   if (count != seg->size()) return absl::InternalError("segment size mismatch");

@@ -1,8 +1,9 @@
-// SegmentArena: memory for a DashTable's segments. A segment (29,344 bytes for the server's
-// geometry) allocated on its own takes mimalloc's next size class, 32 KiB: 11.7% of the table
+// SegmentArena: memory for a DashTable's segments. A segment (29,824 bytes for the server's
+// geometry) allocated on its own takes mimalloc's next size class, 32 KiB: 9% of the table
 // lost. Once a table has kChunkAfter segments, the arena carves segments out of large chunks
 // and uses every usable byte the allocator gives it (mimalloc rounds large blocks to 512 KiB
-// steps: a 2 MiB chunk holds 71 segments, 0.7% lost). Segments are never freed one by one (a
+// steps, and its usable size of a 2 MiB-aligned chunk includes the alignment slack: such a chunk
+// holds 70 or more segments, under one segment lost). Segments are never freed one by one (a
 // DashTable only grows until Clear), so there is no free list: Release() frees everything.
 // Large chunks are 2 MiB-aligned and marked for transparent huge pages (madvise MADV_HUGEPAGE):
 // a lookup touches a metadata line and a key line of a random segment, and with 4 KiB pages both

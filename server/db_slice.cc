@@ -64,6 +64,7 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAdd(std::string_view key, int64_t no
   // A write may satisfy blocked clients: one branch when none waits on this shard.
   if (blocking_ != nullptr && !blocking_->empty()) blocking_->OnKeyWritten(db_index_, key);
   uint64_t hash = HashBytes(key);
+  table_.Prefetch(hash);  // the bucket is written whether the key exists or not
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
     if (!IsExpired(it, now_ms)) return AddResult{it, false};

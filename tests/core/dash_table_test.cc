@@ -288,10 +288,11 @@ TEST(DashTableTest, MemoryFigures) {
   // Segments split in waves: the fill swings between ~50% (just after a wave) and ~96%.
   EXPECT_GT(min_fill, 0.45);
   // Segments come from 2 MiB chunks once the table is big: less than one chunk ahead, and the
-  // allocator's rounding stays under 2% of the segments.
+  // allocator's rounding stays under 2% of the segments. A chunk is the usable size the allocator
+  // gives a 2 MiB-aligned 2 MiB request, which the arena fills: mimalloc's can be up to 4 MiB.
   const size_t exact = sizeof(T) + t.directory_size() * 8 + t.segment_count() * T::segment_bytes();
   EXPECT_GE(t.mem_usage(), exact);
-  EXPECT_LE(t.mem_usage(), exact * 102 / 100 + 2 * 1024 * 1024);
+  EXPECT_LE(t.mem_usage(), exact * 102 / 100 + 4 * 1024 * 1024);
   t.Clear();
   EXPECT_GE(t.mem_usage(), sizeof(T) + t.directory_size() * 8 + T::segment_bytes());
   EXPECT_LE(t.mem_usage(), sizeof(T) + t.directory_size() * 8 + T::segment_bytes() * 9 / 8);

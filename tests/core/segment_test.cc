@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -134,6 +135,41 @@ TEST(SegmentTest, UnloadStashMovesEntriesHome) {
     stash_entries += __builtin_popcount(seg.busy(b));
   }
   EXPECT_EQ(hinted, stash_entries);
+}
+
+// The home filters cover every entry homed at their bucket and reject most absent keys; erases
+// keep them covering, and once the segment is empty every filter is clear again.
+TEST(SegmentTest, HomeFiltersCoverEntriesAndRejectMostMisses) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    Seg seg(0);
+    unsigned displaced = 0, stashed = 0;
+    auto keys = Fill(&seg, seed, &displaced, &stashed);
+    std::mt19937_64 rng(seed);
+    unsigned passed = 0;
+    constexpr unsigned kAbsent = 10'000;
+    for (unsigned i = 0; i < kAbsent; ++i) {
+      const uint64_t h = HashU64(rng() | (uint64_t{1} << 63));
+      passed += (seg.filter(Seg::HomeBucket(h)) & Seg::FilterBit(Seg::Fingerprint(h))) != 0;
+    }
+    // A full bucket's filter has at most ~10 of its 64 bits set (6 slots + spilled entries).
+    EXPECT_LT(passed, kAbsent / 4);
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const uint64_t h = HashU64(keys[i]);
+      auto ref = seg.Find(keys[i], h);
+      ASSERT_TRUE(ref.found());
+      seg.Erase(ref.bucket, ref.slot);
+      for (size_t j = i + 1; j < keys.size(); ++j) {
+        const uint64_t hj = HashU64(keys[j]);
+        ASSERT_NE(seg.filter(Seg::HomeBucket(hj)) & Seg::FilterBit(Seg::Fingerprint(hj)), 0u);
+        ASSERT_TRUE(seg.Find(keys[j], hj).found());
+      }
+    }
+    for (unsigned b = 0; b < Seg::kRegular; ++b) {
+      EXPECT_EQ(seg.filter(b), 0u) << "bucket " << b;
+      EXPECT_EQ(seg.meta(b).spill, 0u) << "bucket " << b;
+    }
+  }
 }
 
 }  // namespace
