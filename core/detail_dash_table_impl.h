@@ -247,14 +247,12 @@ absl::Status DashTable<Key, Value, Policy>::CheckSegment(uint32_t idx, size_t* t
     }
     // The home filter has every bit its entries need; a stale bit (left by an erase) is allowed
     // only where the spill filter has the same bit (Segment::DropOwnFromFilter).
-    const uint64_t stale = seg->filter(b) & ~filter[b];
     if ((seg->filter(b) & filter[b]) != filter[b]) {
       return absl::InternalError(absl::StrCat("home filter misses an entry at bucket ", b));
     }
-    for (uint64_t bits = stale; bits; bits &= bits - 1) {
-      if (((spill[b] >> (__builtin_ctzll(bits) & 31)) & 1) == 0) {
-        return absl::InternalError(absl::StrCat("stale home filter bit at bucket ", b));
-      }
+    const uint64_t stale = seg->filter(b) & ~filter[b];
+    if ((stale & ~SegmentT::FilterBitsOfSpill(spill[b])) != 0) {
+      return absl::InternalError(absl::StrCat("stale home filter bit at bucket ", b));
     }
   }
   if (count != seg->size()) return absl::InternalError("segment size mismatch");

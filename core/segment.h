@@ -58,18 +58,6 @@ struct BucketMeta {
 };
 static_assert(sizeof(BucketMeta) == 32, "two bucket metadata blocks per cache line");
 
-// Returns a bitmap of the slots among the first 16 whose fingerprint equals `fp` (busy or not).
-inline uint32_t MatchFingerprints(const BucketMeta& m, uint8_t fp) {
-#if defined(__SSE2__)
-  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.fp));
-  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(char(fp)))));
-#else
-  uint32_t r = 0;
-  for (unsigned i = 0; i < 16; ++i) r |= uint32_t(m.fp[i] == fp) << i;
-  return r;
-#endif
-}
-
 // Returns a bitmap of the slots among the first 16 whose fingerprint equals `fp` in the bits of
 // `mask` (busy or not).
 inline uint32_t MatchFingerprintBits(const BucketMeta& m, uint8_t fp, uint8_t mask) {
@@ -83,6 +71,12 @@ inline uint32_t MatchFingerprintBits(const BucketMeta& m, uint8_t fp, uint8_t ma
   for (unsigned i = 0; i < 16; ++i) r |= uint32_t((m.fp[i] & mask) == (fp & mask)) << i;
   return r;
 #endif
+}
+
+// Returns a bitmap of the slots among the first 16 whose fingerprint equals `fp` (busy or not).
+// The compiler drops the AND with an all-ones mask, so this is the plain SSE2 compare.
+inline uint32_t MatchFingerprints(const BucketMeta& m, uint8_t fp) {
+  return MatchFingerprintBits(m, fp, 0xff);
 }
 
 // Compares a stored key with a probe key: Policy::Equal when the policy has one, else ==.
@@ -189,6 +183,9 @@ class Segment {
   static unsigned FilterShift(uint8_t fp) { return fp >> 2; }
   static uint64_t FilterBit(uint8_t fp) { return uint64_t{1} << FilterShift(fp); }
   static constexpr uint8_t kFilterFpMask = 0xfc;
+  // Returns the home-filter bits whose fingerprints have one of the spill bits `spill` (each
+  // spill bit j stands for home-filter bits j and j + 32).
+  static uint64_t FilterBitsOfSpill(uint32_t spill) { return spill | (uint64_t{spill} << 32); }
   // Returns the snapshot version of bucket b; it never decreases when entries move in.
   uint64_t version(unsigned b) const { return versions_[b]; }
   void set_version(unsigned b, uint64_t v) { versions_[b] = v; }
