@@ -142,6 +142,10 @@ class DashTable {
     return sizeof(*this) + dir_.capacity() * sizeof(SegmentT*) + arena_.bytes();
   }
   static constexpr size_t segment_bytes() { return sizeof(SegmentT); }
+  // Takes the table's large segment chunks from `reserve` (core/chunk_reserve.h), so that growing
+  // the table never faults a huge page on this thread; nullptr: none. REQUIRES: `reserve`
+  // outlives the table, and this thread is its only consumer.
+  void set_chunk_reserve(ChunkReserve* reserve) { arena_.set_chunk_reserve(reserve); }
 
   iterator begin() { return SeekFrom(0, 0, 0); }
   const_iterator begin() const { return const_cast<DashTable*>(this)->begin(); }

@@ -5,20 +5,22 @@
 // steps, and its usable size of a 2 MiB-aligned chunk includes the alignment slack: such a chunk
 // holds 70 or more segments, under one segment lost). Segments are never freed one by one (a
 // DashTable only grows until Clear), so there is no free list: Release() frees everything.
-// Large chunks are 2 MiB-aligned and marked for transparent huge pages (madvise MADV_HUGEPAGE):
-// a lookup touches a metadata line and a key line of a random segment, and with 4 KiB pages both
-// usually miss the TLB (bench/core/DASH_TABLE_RESULTS.md). The advice is a hint: with THP off, or
-// with memory the allocator had already faulted in, a chunk keeps 4 KiB pages.
+// Large chunks are 2 MiB-aligned. With a ChunkReserve (core/chunk_reserve.h) they come from it,
+// faulted in ahead by another thread and advised for transparent huge pages: a lookup touches a
+// metadata line and a key line of a random segment, and with 4 KiB pages both usually miss the
+// TLB (bench/core/DASH_TABLE_RESULTS.md). When the reserve is empty, or the table has none, the
+// arena allocates the chunk itself and gives no huge-page advice: the table's thread then takes
+// 4 KiB faults spread over the inserts that use the chunk, not one 2 MiB fault in one insert
+// (unless THP is set to `always`, which gives huge pages without advice).
 // Thread: owned by the table's thread.
 #pragma once
-
-#include <sys/mman.h>
 
 #include <cstddef>
 #include <new>
 #include <utility>
 #include <vector>
 
+#include "core/chunk_reserve.h"
 #include "core/memory.h"
 
 namespace dashkv::detail {
@@ -28,14 +30,18 @@ class SegmentArena {
  public:
   static constexpr size_t kChunkAfter = 8;  // segments allocated one by one before chunking
   static constexpr size_t kSmallChunk = 512 * 1024;       // while the table is small
-  static constexpr size_t kLargeChunk = 2 * 1024 * 1024;  // from kLargeAfter segments on
+  static constexpr size_t kLargeChunk = ChunkReserve::kChunkBytes;  // from kLargeAfter on
   static constexpr size_t kLargeAfter = 64;
-  static constexpr size_t kHugePage = 2 * 1024 * 1024;  // alignment of large chunks
+  static constexpr size_t kHugePage = ChunkReserve::kChunkAlign;  // alignment of large chunks
 
   SegmentArena() = default;
   SegmentArena(const SegmentArena&) = delete;
   SegmentArena& operator=(const SegmentArena&) = delete;
   ~SegmentArena() { Release(); }
+
+  // Takes large chunks from `reserve` from now on (nullptr: none). The reserve must outlive the
+  // arena's use of it; chunks already taken stay the arena's.
+  void set_chunk_reserve(ChunkReserve* reserve) { reserve_ = reserve; }
 
   // Returns uninitialized, kAlign-aligned memory for one segment.
   void* Allocate() {
@@ -67,13 +73,12 @@ class SegmentArena {
 
  private:
   void* NewChunk(size_t bytes) {
-    const bool huge = bytes >= kLargeChunk;
-    const size_t align = huge ? kHugePage : kAlign;
-    void* p = ::operator new(bytes, std::align_val_t(align));
+    const bool large = bytes == kLargeChunk;
+    void* p = large && reserve_ != nullptr ? reserve_->TryTake() : nullptr;
+    const size_t align = large ? kHugePage : kAlign;
+    if (p == nullptr) p = ::operator new(bytes, std::align_val_t(align));
     chunks_.emplace_back(p, align);
     bytes_ += AllocationSize(p);
-    // Best effort: the result is ignored (the memory works the same either way).
-    if (huge) (void)madvise(p, bytes, MADV_HUGEPAGE);
     return p;
   }
 
@@ -82,6 +87,7 @@ class SegmentArena {
   size_t left_ = 0;        // free blocks left in the current chunk
   size_t handed_out_ = 0;  // blocks handed out since the last Release
   size_t bytes_ = 0;
+  ChunkReserve* reserve_ = nullptr;
 };
 
 }  // namespace dashkv::detail

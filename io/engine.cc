@@ -180,7 +180,14 @@ void Engine::PinToCpu() {
 
 void Engine::Loop() {
   tls_current_engine = this;
-  if (options_.pin_cpus) PinToCpu();
+  if (options_.background) {
+    sched_param param{};
+    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) {
+      ABSL_RAW_LOG(WARNING, "background engine: cannot switch to SCHED_IDLE");
+    }
+  } else if (options_.pin_cpus) {
+    PinToCpu();
+  }
   auto work = boost::asio::make_work_guard(context_);  // keeps run_one() blocking when idle
   const auto spin = std::chrono::microseconds(options_.spin_us);
   try {

@@ -23,6 +23,10 @@ struct EngineOptions {
   uint32_t spin_us = 30;
   // Pin engine i to the i-th CPU the process may use.
   bool pin_cpus = false;
+  // A background engine: never pinned, and scheduled SCHED_IDLE, so its thread only gets CPU
+  // time no other thread wants (for work that must not delay the engines serving clients, such
+  // as faulting in memory ahead of need).
+  bool background = false;
 };
 
 namespace detail {

@@ -84,25 +84,35 @@ EnginePool::EnginePool(unsigned n, EngineOptions options) {
   ABSL_RAW_CHECK(n > 0, "EnginePool needs at least one engine");
   engines_.reserve(n);
   for (unsigned i = 0; i < n; ++i) engines_.push_back(std::make_unique<Engine>(i, options));
+  EngineOptions background = options;
+  background.background = true;
+  background.pin_cpus = false;
+  background.spin_us = 0;  // its work is rare: sleep at once
+  background_ = std::make_unique<Engine>(n, background);
 }
 
 EnginePool::~EnginePool() {
   Stop();
   Join();
   for (auto& e : engines_) e->DiscardInbox();
+  background_->DiscardInbox();
   engines_.clear();
+  background_.reset();
 }
 
 void EnginePool::Start() {
   for (auto& e : engines_) e->Start();
+  background_->Start();
 }
 
 void EnginePool::Stop() {
   for (auto& e : engines_) e->Stop();
+  background_->Stop();
 }
 
 void EnginePool::Join() {
   for (auto& e : engines_) e->Join();
+  background_->Join();
 }
 
 }  // namespace dashkv::io

@@ -1,4 +1,4 @@
-// EnginePool: starts and stops N engines, and is the one API for running work on another engine
+// EnginePool: starts and stops N engines (plus one background engine), and is the one API for running work on another engine
 // (Seastar's submit_to): Post (fire and forget), Await (a coroutine hop there and back),
 // AwaitMany (parallel hops), RunOnAllBlocking (for non-engine threads: main, tests).
 // Thread: Post/Await are thread-safe; Start/Stop/Join from the owning (main) thread.
@@ -55,6 +55,10 @@ class EnginePool {
 
   unsigned size() const { return static_cast<unsigned>(engines_.size()); }
   Engine& operator[](unsigned i) { return *engines_[i]; }
+  // The background engine (EngineOptions::background; index size()): for work that may block
+  // for milliseconds and must not delay the engines, such as refilling the shards' chunk
+  // reserves. Not counted in size() and not reached by the RunOnAll/Await family.
+  Engine& background() { return *background_; }
 
   void Start();
   void Stop();  // asks every engine to stop
@@ -100,6 +104,7 @@ class EnginePool {
 
  private:
   std::vector<std::unique_ptr<Engine>> engines_;
+  std::unique_ptr<Engine> background_;
 };
 
 }  // namespace dashkv::io

@@ -10,12 +10,14 @@ thread_local Shard* current_shard = nullptr;
 constexpr unsigned kExpireBucketsPerCycle = 512;
 }  // namespace
 
-Shard::Shard(unsigned index, unsigned num_dbs) : index_(index), dbs_(num_dbs) {}
+Shard::Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve)
+    : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {}
 
 DbSlice& Shard::db(unsigned i) {
   DCHECK_LT(i, dbs_.size());
   if (!dbs_[i]) {
     dbs_[i] = std::make_unique<DbSlice>(&stats_);
+    dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
     dbs_[i]->set_blocking(&blocking_, i);
   }
   return *dbs_[i];

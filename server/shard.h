@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/chunk_reserve.h"
 #include "core/intent_lock.h"
 #include "server/blocking.h"
 #include "server/db_slice.h"
@@ -24,7 +25,9 @@ struct ShardStats {
 
 class Shard {
  public:
-  Shard(unsigned index, unsigned num_dbs);
+  // `chunk_reserve` feeds the segment chunks of this shard's tables (core/chunk_reserve.h): this
+  // thread is its consumer, and whoever set its refill request refills it. nullptr: none.
+  Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve = nullptr);
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
 
@@ -38,6 +41,9 @@ class Shard {
   ShardStats& stats() { return stats_; }
   // The intent locks of this shard's keys (all databases; see server/transaction.h).
   IntentLockTable& locks() { return locks_; }
+  // The reserve of pre-faulted segment chunks of this shard's tables, or nullptr. Any thread may
+  // read its statistics (they are atomic; the pointer never changes).
+  const ChunkReserve* chunk_reserve() const { return chunk_reserve_.get(); }
   // The keys WATCHed on this shard (server/watch.h).
   WatchTable& watches() { return watches_; }
   // Returns whether `key` of database `db` is live, changing nothing (see DbSlice::IsLive).
@@ -60,6 +66,8 @@ class Shard {
 
  private:
   unsigned index_;
+  // Declared before dbs_: the tables take chunks from it until they are destroyed.
+  std::shared_ptr<ChunkReserve> chunk_reserve_;
   std::vector<std::unique_ptr<DbSlice>> dbs_;
   ShardStats stats_;
   IntentLockTable locks_;

@@ -299,6 +299,26 @@ TEST(DashTableTest, MemoryFigures) {
 }
 
 
+// Large segment chunks come from the table's reserve while it has some, and from the allocator
+// when it is empty (nothing refills this one): both kinds hold segments correctly.
+TEST(DashTableTest, TakesLargeChunksFromItsReserveAndFallsBackWhenEmpty) {
+  ChunkReserve reserve;
+  (void)reserve.TryTake();  // target 1 -> 2
+  reserve.Refill();
+  ASSERT_EQ(reserve.ready(), 2u);
+  DashTable<uint64_t, uint64_t, ServerPolicy> t;
+  t.set_chunk_reserve(&reserve);
+  const uint64_t n = 400'000;
+  for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(t.Insert(i, i).second);
+  EXPECT_EQ(reserve.hits(), 2u);
+  EXPECT_GT(reserve.misses(), 1u) << "the table grew past the reserve's two chunks";
+  EXPECT_EQ(reserve.ready(), 0u);
+  ASSERT_TRUE(t.CheckInvariants().ok());
+  for (uint64_t i = 0; i < n; ++i) ASSERT_FALSE(t.Find(i).is_done()) << i;
+  t.Clear();  // frees the reserve's chunks with the others
+  EXPECT_EQ(t.size(), 0u);
+}
+
 // Emulates a snapshot: before every change, the buckets reported by the CVC calls are stamped
 // with the current version. Every bucket that gained or lost an entry must have been reported
 // (or, for a segment created by a split, its source bucket), and no version may go down.

@@ -4,6 +4,8 @@
 
 #include <absl/base/internal/raw_logging.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <future>
@@ -160,6 +162,25 @@ TEST_P(EnginePoolTest, RunOnAllBlocking) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SpinAndNoSpin, EnginePoolTest, ::testing::Values(0u, 30u));
+
+TEST(EnginePoolStandaloneTest, BackgroundEngineRunsTasksAtIdlePriorityUnpinned) {
+  EnginePool pool(2, EngineOptions{.spin_us = 30, .pin_cpus = true});
+  pool.Start();
+  std::promise<int> policy;
+  std::promise<unsigned> index;
+  pool.background().Post([&] {
+    index.set_value(Engine::Current() == &pool.background() ? Engine::Current()->index() : 99);
+    policy.set_value(sched_getscheduler(0));
+  });
+  EXPECT_EQ(index.get_future().get(), 2u) << "index size(), after the engines";
+  EXPECT_EQ(policy.get_future().get(), SCHED_IDLE);
+  EXPECT_EQ(pool.size(), 2u);
+  std::promise<int> engine_policy;
+  pool.Post(0, [&] { engine_policy.set_value(sched_getscheduler(0)); });
+  EXPECT_EQ(engine_policy.get_future().get(), SCHED_OTHER) << "the engines keep the default";
+  pool.Stop();
+  pool.Join();
+}
 
 TEST(EnginePoolStandaloneTest, AvailableCpusAtLeastOne) {
   unsigned n = AvailableCpus();

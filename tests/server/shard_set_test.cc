@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,33 @@ TEST(ShardOfTest, SingleShardOwnsEverything) {
   TestServer srv(1);
   const ShardSet& ss = srv.server().shard_set();
   for (int i = 0; i < 100; ++i) EXPECT_EQ(ss.ShardOf("k" + std::to_string(i)), 0u);
+}
+
+// Waits until every task posted to the background engine so far has run (it runs them in order).
+void DrainBackground(TestServer& srv) {
+  std::promise<void> done;
+  srv.pool().background().Post([&] { done.set_value(); });
+  done.get_future().get();
+}
+
+// A shard whose table grows past the large-chunk stage asks for chunks; the background engine
+// refills the shard's reserve, and the next chunks the table needs come from it.
+TEST(ShardSetTest, GrowingTablesTakeChunksTheBackgroundEngineFaultedIn) {
+  TestServer srv(1);
+  auto c = srv.Connect();
+  const ChunkReserve* reserve = srv.server().shard_set().shard(0).chunk_reserve();
+  ASSERT_NE(reserve, nullptr);
+  EXPECT_EQ(reserve->hits() + reserve->misses(), 0u) << "a small server holds no chunk";
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "a"}), "OK");
+  EXPECT_GE(reserve->misses(), 1u) << "the first take finds the reserve cold";
+  DrainBackground(srv);
+  ASSERT_GT(reserve->ready(), 0u);
+  const uint64_t hits = reserve->hits();
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "b"}), "OK");
+  EXPECT_GT(reserve->hits(), hits);
+  EXPECT_EQ(c->Run({"DBSIZE"}), 600000);
+  ASSERT_EQ(c->Run({"FLUSHALL"}), "OK");
+  EXPECT_EQ(c->Run({"DBSIZE"}), 0);
 }
 
 }  // namespace

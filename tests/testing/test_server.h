@@ -44,6 +44,7 @@ class TestServer {
 
   uint16_t port() const { return listener_->port(); }
   Server& server() { return *server_; }
+  io::EnginePool& pool() { return *pool_; }
   std::unique_ptr<RespClient> Connect() { return std::make_unique<RespClient>(port()); }
 
  private:

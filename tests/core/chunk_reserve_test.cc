@@ -1,0 +1,133 @@
+#include "core/chunk_reserve.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "core/memory.h"
+
+namespace dashkv {
+namespace {
+
+void FreeChunk(void* p) { ::operator delete(p, std::align_val_t(ChunkReserve::kChunkAlign)); }
+
+TEST(ChunkReserveTest, EmptyReserveMissesAndAsksForOneRefill) {
+  ChunkReserve r;
+  int requests = 0;
+  r.set_refill_request([&] { ++requests; });
+  EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(requests, 1);
+  EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(requests, 1) << "a request is outstanding until Refill starts";
+  EXPECT_EQ(r.misses(), 2u);
+  EXPECT_EQ(r.hits(), 0u);
+  EXPECT_EQ(r.target(), ChunkReserve::kInitialTarget + 2);
+}
+
+TEST(ChunkReserveTest, RefillFillsToTargetWithAlignedFaultedChunks) {
+  ChunkReserve r;
+  int requests = 0;
+  r.set_refill_request([&] { ++requests; });
+  EXPECT_EQ(r.TryTake(), nullptr);  // target 1 -> 2
+  r.Refill();
+  ASSERT_EQ(r.ready(), r.target());
+  std::set<void*> seen;
+  for (unsigned i = 0, n = r.ready(); i < n; ++i) {
+    void* p = r.TryTake();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % ChunkReserve::kChunkAlign, 0u);
+    const size_t usable = AllocationSize(p);
+    EXPECT_GE(usable, ChunkReserve::kChunkBytes);
+    std::memset(p, 0xab, usable);  // the whole usable size is the caller's
+    EXPECT_TRUE(seen.insert(p).second);
+  }
+  EXPECT_EQ(r.hits(), seen.size());
+  // Each take left the reserve below target; Refill had cleared the request, so one more came.
+  EXPECT_EQ(requests, 2);
+  EXPECT_EQ(r.ready(), 0u);
+  for (void* p : seen) FreeChunk(p);
+}
+
+TEST(ChunkReserveTest, TargetGrowsWithMissesUpToCapacity) {
+  ChunkReserve r;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(r.target(), ChunkReserve::kCapacity);
+  r.Refill();  // no request function: Refill still works when called
+  EXPECT_EQ(r.ready(), ChunkReserve::kCapacity);
+  r.Refill();  // full: allocates nothing more
+  EXPECT_EQ(r.ready(), ChunkReserve::kCapacity);
+}
+
+TEST(ChunkReserveTest, DestructorFreesChunksStillHeld) {
+  InitMemoryAccounting();
+  const int64_t before = UsedMemory();
+  {
+    ChunkReserve r;
+    (void)r.TryTake();
+    r.Refill();
+    ASSERT_EQ(r.ready(), 2u);
+    EXPECT_GE(UsedMemory(), before + int64_t(2 * ChunkReserve::kChunkBytes));
+  }
+  EXPECT_EQ(UsedMemory(), before);
+}
+
+// A producer thread refills on request while the consumer takes chunks as fast as it can: every
+// chunk is handed over exactly once and is the consumer's to write (run it under TSan too).
+TEST(ChunkReserveTest, ProducerThreadHandsOverEveryChunkOnce) {
+  ChunkReserve r;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool pending = false, stop = false;
+  r.set_refill_request([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    pending = true;
+    cv.notify_one();
+  });
+  std::thread producer([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return pending || stop; });
+      if (stop) return;
+      pending = false;
+      lock.unlock();
+      r.Refill();
+      lock.lock();
+    }
+  });
+  constexpr int kChunks = 64;
+  std::vector<void*> taken;
+  while (taken.size() < kChunks) {
+    void* p = r.TryTake();
+    if (p == nullptr) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::memset(p, int(taken.size()), ChunkReserve::kChunkBytes);
+    taken.push_back(p);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+    cv.notify_one();
+  }
+  producer.join();
+  EXPECT_EQ(std::set<void*>(taken.begin(), taken.end()).size(), taken.size());
+  for (size_t i = 0; i < taken.size(); ++i) {
+    EXPECT_EQ(static_cast<unsigned char*>(taken[i])[ChunkReserve::kChunkBytes - 1],
+              static_cast<unsigned char>(i));
+  }
+  EXPECT_EQ(r.hits(), uint64_t(kChunks));
+  EXPECT_LE(r.target(), ChunkReserve::kCapacity);
+  for (void* p : taken) FreeChunk(p);
+}
+
+}  // namespace
+}  // namespace dashkv
