@@ -19,11 +19,10 @@ namespace dashkv {
 // Design
 //  Chunks. Refill allocates each chunk with ::operator new(kChunkBytes, align kChunkAlign), so it
 //  is counted in used_memory like every allocation, advises it for transparent huge pages
-//  (madvise MADV_HUGEPAGE: the advice SegmentArena used to give on the shard thread), and faults
-//  in its whole usable size (MADV_POPULATE_WRITE, else one write per 4 KiB page). With THP off,
-//  or with memory the allocator had already faulted in, the chunk keeps 4 KiB pages, still
-//  faulted in. A chunk the consumer takes is its own: it frees it with ::operator delete(p,
-//  std::align_val_t(kChunkAlign)).
+//  (madvise MADV_HUGEPAGE), and faults in its whole usable size (MADV_POPULATE_WRITE, else one
+//  write per 4 KiB page). With THP off, or with memory the allocator had already faulted in, the
+//  chunk keeps 4 KiB pages, still faulted in. A chunk the consumer takes is its own: it frees it
+//  with ::operator delete(p, std::align_val_t(kChunkAlign)).
 //  Ring. kCapacity slots; the producer fills slot tail % kCapacity and then publishes tail
 //  (release); the consumer reads slot head % kCapacity after loading tail (acquire) and then
 //  publishes head (release) so the producer may reuse the slot.
