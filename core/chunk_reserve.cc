@@ -56,6 +56,25 @@ void ChunkReserve::Refill() {
   }
 }
 
+unsigned ChunkReserve::Decay() {
+  const uint64_t takes = hits_.load(std::memory_order_relaxed) +
+                         misses_.load(std::memory_order_relaxed);
+  const bool idle = takes == takes_at_decay_;
+  takes_at_decay_ = takes;
+  if (!idle) return 0;
+  unsigned target = target_.load(std::memory_order_relaxed);
+  if (target > kInitialTarget) target_.store(--target, std::memory_order_relaxed);
+  unsigned freed = 0;
+  for (;;) {
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    if (tail_.load(std::memory_order_acquire) - head <= target) return freed;
+    void* chunk = slots_[head % kCapacity];
+    head_.store(head + 1, std::memory_order_release);
+    ::operator delete(chunk, std::align_val_t(kChunkAlign));
+    ++freed;
+  }
+}
+
 unsigned ChunkReserve::ready() const {
   const uint64_t head = head_.load(std::memory_order_acquire);
   return static_cast<unsigned>(tail_.load(std::memory_order_acquire) - head);

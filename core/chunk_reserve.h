@@ -32,12 +32,18 @@ namespace dashkv {
 //  leaves fewer than target chunks asks for a refill; at most one request is outstanding
 //  (refill_requested_: set by the consumer when it asks, cleared by the producer when it starts,
 //  so a take during a refill asks again and no request is lost).
+//  Decay. The owner calls Decay() once per idle-check period (the server: every
+//  kDecayPeriodMs). A period without any take lowers the target by one, down to kInitialTarget,
+//  and the consumer frees the ready chunks above it, so a shard whose tables stopped growing
+//  holds one chunk, not kCapacity. A Refill racing with Decay may leave one chunk above the new
+//  target: the next idle period frees it.
 class ChunkReserve {
  public:
   static constexpr size_t kChunkBytes = size_t{2} << 20;
   static constexpr size_t kChunkAlign = size_t{2} << 20;  // a huge page
   static constexpr unsigned kCapacity = 4;
   static constexpr unsigned kInitialTarget = 1;
+  static constexpr int64_t kDecayPeriodMs = 10'000;
 
   ChunkReserve() = default;
   ChunkReserve(const ChunkReserve&) = delete;
@@ -60,6 +66,12 @@ class ChunkReserve {
   // consumer's thread in the server (tests may call it there).
   void Refill();
 
+  // Ends an idle-check period: when no TryTake happened since the previous call, lowers the
+  // target by one (not under kInitialTarget) and frees the ready chunks above the target.
+  // Returns the number of chunks freed. Must not block (frees, allocates nothing). Consumer
+  // thread only.
+  unsigned Decay();
+
   // Chunks ready now, the target depth, and the consumer's hits and misses. Any thread.
   unsigned ready() const;
   unsigned target() const { return target_.load(std::memory_order_relaxed); }
@@ -79,6 +91,7 @@ class ChunkReserve {
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
   absl::AnyInvocable<void()> request_;
+  uint64_t takes_at_decay_ = 0;  // hits + misses at the previous Decay (consumer only)
 };
 
 }  // namespace dashkv

@@ -12,6 +12,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <chrono>
 
+#include "core/chunk_reserve.h"
 #include "core/memory.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
@@ -484,6 +485,7 @@ void Server::StartBackgroundTasks() {
         [this, &shard, &engine]() -> asio::awaitable<void> {
           asio::steady_timer timer(engine.context());
           int64_t last_expire_ms = 0;
+          int64_t last_decay_ms = NowMs();
           while (!stopping_.load(std::memory_order_relaxed)) {
             timer.expires_after(std::chrono::milliseconds(100));
             boost::system::error_code ec;
@@ -493,6 +495,10 @@ void Server::StartBackgroundTasks() {
             if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed)) {
               shard.ActiveExpireCycle(now);
               last_expire_ms = now;
+            }
+            if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
+              shard.DecayChunkReserve();
+              last_decay_ms = now;
             }
             if (shard.index() == 0) SampleOps();
           }

@@ -44,6 +44,10 @@ class Shard {
   // The reserve of pre-faulted segment chunks of this shard's tables, or nullptr. Any thread may
   // read its statistics (they are atomic; the pointer never changes).
   const ChunkReserve* chunk_reserve() const { return chunk_reserve_.get(); }
+  // Ends an idle-check period of the chunk reserve (ChunkReserve::Decay): a reserve its tables
+  // took nothing from since the previous call gives back a chunk. Returns the chunks freed.
+  // Called by the shard's periodic timer every ChunkReserve::kDecayPeriodMs.
+  unsigned DecayChunkReserve() { return chunk_reserve_ ? chunk_reserve_->Decay() : 0; }
   // The keys WATCHed on this shard (server/watch.h).
   WatchTable& watches() { return watches_; }
   // Returns whether `key` of database `db` is live, changing nothing (see DbSlice::IsLive).

@@ -79,8 +79,49 @@ TEST(ChunkReserveTest, DestructorFreesChunksStillHeld) {
   EXPECT_EQ(UsedMemory(), before);
 }
 
-// A producer thread refills on request while the consumer takes chunks as fast as it can: every
-// chunk is handed over exactly once and is the consumer's to write (run it under TSan too).
+// Each period without a take gives back one ready chunk, down to the initial target; the freed
+// chunks leave used_memory.
+TEST(ChunkReserveTest, IdlePeriodsShrinkTheReserveToItsInitialTarget) {
+  InitMemoryAccounting();
+  ChunkReserve r;
+  for (unsigned i = 0; i < ChunkReserve::kCapacity; ++i) EXPECT_EQ(r.TryTake(), nullptr);
+  r.Refill();
+  ASSERT_EQ(r.ready(), ChunkReserve::kCapacity);
+  EXPECT_EQ(r.Decay(), 0u) << "the takes above fell in this period";
+  for (unsigned depth = ChunkReserve::kCapacity - 1; depth >= ChunkReserve::kInitialTarget;
+       --depth) {
+    const int64_t used = UsedMemory();
+    EXPECT_EQ(r.Decay(), 1u);
+    EXPECT_EQ(r.ready(), depth);
+    EXPECT_EQ(r.target(), depth);
+    EXPECT_LE(UsedMemory(), used - int64_t(ChunkReserve::kChunkBytes));
+  }
+  EXPECT_EQ(r.Decay(), 0u);
+  EXPECT_EQ(r.ready(), ChunkReserve::kInitialTarget);
+  EXPECT_EQ(r.hits(), 0u) << "freeing is not taking";
+}
+
+// A take in a period keeps the depth; the chunk taken is refilled as before.
+TEST(ChunkReserveTest, TakesInAPeriodKeepTheReserveDepth) {
+  ChunkReserve r;
+  int requests = 0;
+  r.set_refill_request([&] { ++requests; });
+  for (unsigned i = 0; i < ChunkReserve::kCapacity; ++i) (void)r.TryTake();
+  r.Refill();
+  (void)r.Decay();
+  void* p = r.TryTake();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(r.Decay(), 0u);
+  EXPECT_EQ(r.target(), ChunkReserve::kCapacity);
+  r.Refill();
+  EXPECT_EQ(r.ready(), ChunkReserve::kCapacity);
+  EXPECT_EQ(r.Decay(), 1u) << "no take since the previous period";
+  FreeChunk(p);
+}
+
+// A producer thread refills on request while the consumer takes chunks as fast as it can, and
+// now and then ends idle periods that free chunks: every chunk is handed over exactly once and
+// is the consumer's to write (run it under TSan too).
 TEST(ChunkReserveTest, ProducerThreadHandsOverEveryChunkOnce) {
   ChunkReserve r;
   std::mutex mu;
@@ -112,6 +153,10 @@ TEST(ChunkReserveTest, ProducerThreadHandsOverEveryChunkOnce) {
     }
     std::memset(p, int(taken.size()), ChunkReserve::kChunkBytes);
     taken.push_back(p);
+    if (taken.size() % 8 == 0) {  // an idle period while the producer may be refilling
+      (void)r.Decay();
+      (void)r.Decay();
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory.h"
 #include "server/shard_set.h"
 #include "tests/testing/test_server.h"
 
@@ -118,6 +119,32 @@ TEST(ShardSetTest, GrowingTablesTakeChunksTheBackgroundEngineFaultedIn) {
   EXPECT_EQ(c->Run({"DBSIZE"}), 600000);
   ASSERT_EQ(c->Run({"FLUSHALL"}), "OK");
   EXPECT_EQ(c->Run({"DBSIZE"}), 0);
+}
+
+// Once the tables stop growing, each idle period gives one ready chunk back, down to one, and
+// the memory leaves used_memory. The server's timer calls DecayChunkReserve every
+// ChunkReserve::kDecayPeriodMs; the test calls it on the shard's thread itself (a timer call in
+// between changes nothing the test checks).
+TEST(ShardSetTest, IdleChunkReserveShrinksToOneChunk) {
+  TestServer srv(1);
+  auto c = srv.Connect();
+  const ChunkReserve* reserve = srv.server().shard_set().shard(0).chunk_reserve();
+  ASSERT_NE(reserve, nullptr);
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "a"}), "OK");
+  DrainBackground(srv);
+  const unsigned ready = reserve->ready();
+  ASSERT_GE(ready, 2u) << "the first take missed, so the target grew past one";
+  ASSERT_EQ(c->Run({"FLUSHALL"}), "OK");
+  const int64_t used = UsedMemory();
+  auto decay = [&] {
+    srv.server().shard_set().RunOnAllBlocking([](Shard& s) { (void)s.DecayChunkReserve(); });
+  };
+  for (unsigned i = 0; i <= ChunkReserve::kCapacity; ++i) decay();
+  EXPECT_EQ(reserve->ready(), 1u);
+  EXPECT_EQ(reserve->target(), ChunkReserve::kInitialTarget);
+  EXPECT_LE(UsedMemory(), used - int64_t((ready - 1) * ChunkReserve::kChunkBytes));
+  decay();
+  EXPECT_EQ(reserve->ready(), 1u) << "one chunk stays for the next growth";
 }
 
 }  // namespace
