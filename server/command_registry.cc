@@ -82,6 +82,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterServerCommands(registry);
   RegisterInfoCommand(registry);
   RegisterStringCommands(registry);
+  RegisterLcsCommand(registry);
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
   RegisterKeyMoveCommands(registry);

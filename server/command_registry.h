@@ -173,6 +173,7 @@ void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);
 void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
+void RegisterLcsCommand(CommandRegistry* registry);
 void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);

@@ -1,12 +1,14 @@
 """String and bitmap commands: replies, reply types and error texts as Redis 7."""
 
+import random
 import time
 
 import pytest
+import redis
 
 from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, arity, assert_err,
                      wait_until)
-from resp_client import Simple
+from resp_client import Map, Simple
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -724,3 +726,127 @@ class TestBitfield:
         assert raw.call("BITFIELD_RO", "bf", "OVERFLOW", "SAT") == []
         assert raw.call("GET", "bf") == b"\xff\x01"
         assert_err(raw.call("BITFIELD_RO"), arity("bitfield_ro"))
+
+
+# ---------------------------------------------------------------- LCS
+
+
+def lcs_reference(a, b, min_match_len=0, with_match_len=False):
+    """LCS as Redis 7 reports it: (subsequence, matches), the matches from the end of the strings
+    backward. Walks back through the prefix table stepping up only when that keeps a strictly
+    longer LCS; bytes adjacent in both strings extend the current range."""
+    n, m = len(a), len(b)
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            dp[i][j] = (dp[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1]
+                        else max(dp[i - 1][j], dp[i][j - 1]))
+    seq, matches, run = [], [], None
+
+    def close():
+        if run is not None and run[1] - run[0] + 1 >= min_match_len:
+            item = [[run[0], run[1]], [run[2], run[3]]]
+            if with_match_len:
+                item.append(run[1] - run[0] + 1)
+            matches.append(item)
+
+    i, j = n, m
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1]:
+            seq.append(a[i - 1])
+            if run is not None and run[0] == i and run[2] == j:
+                run[0], run[2] = i - 1, j - 1
+            else:
+                close()
+                run = [i - 1, i - 1, j - 1, j - 1]
+            i, j = i - 1, j - 1
+        elif dp[i - 1][j] > dp[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    close()
+    return bytes(reversed(seq)), matches
+
+
+class TestLcs:
+    def test_documentation_example(self, r):
+        r.set("key1", "ohmytext")
+        r.set("key2", "mynewtext")
+        assert r.execute_command("LCS", "key1", "key2") == "mytext"
+        assert r.execute_command("LCS", "key1", "key2", "LEN") == 6
+        assert r.execute_command("LCS", "key1", "key2", "IDX") == [
+            "matches", [[[4, 7], [5, 8]], [[2, 3], [0, 1]]], "len", 6]
+        assert r.execute_command("LCS", "key1", "key2", "IDX", "MINMATCHLEN", 4,
+                                 "WITHMATCHLEN") == ["matches", [[[4, 7], [5, 8], 4]], "len", 6]
+        # WITHMATCHLEN and MINMATCHLEN only shape IDX replies.
+        assert r.execute_command("LCS", "key1", "key2", "LEN", "WITHMATCHLEN",
+                                 "MINMATCHLEN", 3) == 6
+        assert r.execute_command("lcs", "key1", "key2", "idx", "minmatchlen", -5) == [
+            "matches", [[[4, 7], [5, 8]], [[2, 3], [0, 1]]], "len", 6]
+
+    def test_resp3_idx_reply_is_a_map(self, raw):
+        raw.call("HELLO", "3")
+        raw.call("SET", "{t}a", "ohmytext")
+        raw.call("SET", "{t}b", "mynewtext")
+        reply = raw.call("LCS", "{t}a", "{t}b", "IDX", "WITHMATCHLEN")
+        assert isinstance(reply, Map)
+        assert list(reply) == [(b"matches", [[[4, 7], [5, 8], 4], [[2, 3], [0, 1], 2]]),
+                               (b"len", 6)]
+
+    def test_missing_keys_read_as_empty_strings(self, r):
+        r.set("k", "abc")
+        assert r.execute_command("LCS", "k", "nokey") == ""
+        assert r.execute_command("LCS", "nokey", "nokey2", "LEN") == 0
+        assert r.execute_command("LCS", "nokey", "k", "IDX") == ["matches", [], "len", 0]
+        r.set("n", 12345)  # int-encoded strings compare as their digits
+        r.set("m", "a2b4c")
+        assert r.execute_command("LCS", "n", "m") == "24"
+
+    def test_errors(self, raw, listkey):
+        raw.call("SET", "k1", "abc")
+        raw.call("SET", "k2", "abd")
+        not_strings = "ERR The specified keys must contain string values"
+        assert_err(raw.call("LCS", "k1", listkey), not_strings)
+        assert_err(raw.call("LCS", listkey, "nokey"), not_strings)
+        # The operands' types are checked before the options.
+        assert_err(raw.call("LCS", "k1", listkey, "BOGUS"), not_strings)
+        assert_err(raw.call("LCS", "k1", "k2", "BOGUS"), ERR_SYNTAX)
+        assert_err(raw.call("LCS", "k1", "k2", "MINMATCHLEN"), ERR_SYNTAX)
+        assert_err(raw.call("LCS", "k1", "k2", "MINMATCHLEN", "x"), ERR_NOT_INT)
+        assert_err(raw.call("LCS", "k1", "k2", "MINMATCHLEN", "99999999999999999999"), ERR_NOT_INT)
+        assert_err(raw.call("LCS", "k1", "k2", "IDX", "LEN"),
+                   "ERR If you want both the length and indexes, please just use IDX.")
+        assert_err(raw.call("LCS", "k1"), arity("lcs"))
+
+    def test_transient_table_is_bounded_by_proto_max_bulk_len(self, r):
+        old = r.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
+        try:
+            r.config_set("proto-max-bulk-len", 1024 * 1024)
+            r.set("{t}a", "a" * 600)
+            r.set("{t}b", "b" * 600)  # a 601 x 601 table of 4-byte cells: 1.4 MB
+            with pytest.raises(redis.ResponseError) as e:
+                r.execute_command("LCS", "{t}a", "{t}b", "LEN")
+            assert str(e.value) == ("Insufficient memory, transient memory for LCS exceeds "
+                                    "proto-max-bulk-len")
+            r.set("{t}b", "b" * 400)  # 601 x 401 cells: 0.96 MB
+            assert r.execute_command("LCS", "{t}a", "{t}b", "LEN") == 0
+        finally:
+            r.config_set("proto-max-bulk-len", old)
+
+    @pytest.mark.parametrize("same_shard", [True, False])
+    def test_random_strings_match_the_reference(self, rb, same_shard):
+        rng = random.Random(11 + same_shard)
+        for it in range(300):
+            alphabet = b"abcd"[:rng.randint(1, 4)]
+            a = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+            b = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+            # Hash-tagged keys share a shard; plain names land on either.
+            ka, kb = ("{t}a", "{t}b") if same_shard else ("a%d" % it, "b%d" % it)
+            rb.set(ka, a)
+            rb.set(kb, b)
+            mml = rng.randint(0, 4)
+            seq, matches = lcs_reference(a, b, mml, True)
+            assert rb.execute_command("LCS", ka, kb) == seq, (a, b)
+            assert rb.execute_command("LCS", ka, kb, "LEN") == len(seq)
+            assert rb.execute_command("LCS", ka, kb, "IDX", "MINMATCHLEN", mml,
+                                      "WITHMATCHLEN") == [b"matches", matches, b"len", len(seq)]
