@@ -43,11 +43,7 @@ LcsOptions ParseLcsOptions(CmdArgs args) {
     } else if (p.Check("WITHMATCHLEN")) {
       o.with_match_len = true;
     } else if (p.Check("MINMATCHLEN")) {
-      if (p.remaining() == 0) {
-        p.SetError(OpStatus::kSyntaxError);
-        break;
-      }
-      const int64_t n = p.NextInt();
+      const int64_t n = p.NextInt();  // none left: kSyntaxError, as Redis
       o.min_match_len = n < 0 ? 0 : static_cast<uint64_t>(n);  // Redis takes a negative as 0
     } else {
       p.SetError(OpStatus::kSyntaxError);
