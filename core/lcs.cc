@@ -19,7 +19,7 @@ std::optional<LcsResult> ComputeLcs(std::string_view a, std::string_view b,
                                     uint64_t min_match_len) {
   const size_t rows = a.size() + 1, cols = b.size() + 1;
   const uint64_t bytes = LcsTableBytes(a.size(), b.size());
-  if (bytes > std::numeric_limits<size_t>::max()) return std::nullopt;
+  if (bytes >= std::numeric_limits<size_t>::max()) return std::nullopt;  // saturated
   std::unique_ptr<uint32_t[]> table(new (std::nothrow) uint32_t[rows * cols]);
   if (!table) return std::nullopt;
   auto cell = [&](size_t i, size_t j) -> uint32_t& { return table[i * cols + j]; };
