@@ -1,5 +1,5 @@
-// EnginePool: starts and stops N engines (plus one background engine), and is the one API for running work on another engine
-// (Seastar's submit_to): Post (fire and forget), Await (a coroutine hop there and back),
+// EnginePool: starts and stops N engines (plus one background engine), and is the one API for
+// running work on another engine (Seastar's submit_to): Post (fire and forget), Await (a coroutine hop there and back),
 // AwaitMany (parallel hops), RunOnAllBlocking (for non-engine threads: main, tests).
 // Thread: Post/Await are thread-safe; Start/Stop/Join from the owning (main) thread.
 #pragma once

@@ -77,7 +77,9 @@ void ReplyLcs(io::ReplyBuilder& rb, const LcsOptions& o, const std::optional<std
         "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
   }
   std::optional<LcsResult> r = ComputeLcs(*a, *b, o.idx ? o.min_match_len : 0);
-  if (!r) return rb.SendError("ERR Insufficient memory, failed allocating transient memory for LCS");
+  if (!r) {
+    return rb.SendError("ERR Insufficient memory, failed allocating transient memory for LCS");
+  }
   if (o.len) return rb.SendLong(static_cast<int64_t>(r->sequence.size()));
   if (!o.idx) return rb.SendBulk(r->sequence);
   rb.StartMap(2);

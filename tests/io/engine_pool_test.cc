@@ -168,12 +168,18 @@ TEST(EnginePoolStandaloneTest, BackgroundEngineRunsTasksAtIdlePriorityUnpinned) 
   pool.Start();
   std::promise<int> policy;
   std::promise<unsigned> index;
+  std::promise<int> cpus;
   pool.background().Post([&] {
     index.set_value(Engine::Current() == &pool.background() ? Engine::Current()->index() : 99);
     policy.set_value(sched_getscheduler(0));
+    cpu_set_t set;
+    cpus.set_value(sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : -1);
   });
   EXPECT_EQ(index.get_future().get(), 2u) << "index size(), after the engines";
   EXPECT_EQ(policy.get_future().get(), SCHED_IDLE);
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  EXPECT_EQ(cpus.get_future().get(), CPU_COUNT(&mine)) << "not pinned: every CPU the test may use";
   EXPECT_EQ(pool.size(), 2u);
   std::promise<int> engine_policy;
   pool.Post(0, [&] { engine_policy.set_value(sched_getscheduler(0)); });
