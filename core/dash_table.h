@@ -281,15 +281,34 @@ class DashTable {
     if (GetVersion(it) < version) cb(BucketBegin(it.seg_idx_, it.bucket_));
   }
 
-  // Returns an iterator to a pseudo-random entry (end() when empty). `gen` is a uniform random
-  // bit generator (absl::BitGen, std::mt19937_64, ...). Not uniform: biased towards entries
-  // after empty regions.
+  // Returns an iterator to an entry chosen uniformly at random (end() when empty). `gen` is a
+  // uniform random bit generator (absl::BitGen, std::mt19937_64, ...). Draws (segment, bucket,
+  // slot) uniformly until the slot is busy: a directory index counts only when it is the first
+  // of its segment's span, so every segment, and then every slot, is equally likely whatever the
+  // local depths. Expected tries: directory size / segments / load factor; after 256 misses (a
+  // table emptied by erases) it takes the k-th entry, k uniform, in O(segments + buckets).
   template <typename Gen>
   iterator GetRandomIterator(Gen& gen) {
     if (size_ == 0) return end();
-    const uint32_t idx = uint32_t(gen() % dir_.size());
-    iterator it = SeekFrom(idx, uint8_t(gen() % kBucketsPerSegment), 0);
-    return it.is_done() ? begin() : it;
+    constexpr unsigned kSlots = kBucketsPerSegment * kSlotsPerBucket;
+    for (int tries = 0; tries < 256; ++tries) {
+      const uint32_t idx = uint32_t(gen() % dir_.size());
+      const unsigned slot = unsigned(gen() % kSlots);
+      if (SegmentStart(idx) != idx) continue;
+      const unsigned bucket = slot / kSlotsPerBucket, in_bucket = slot % kSlotsPerBucket;
+      if ((dir_[idx]->busy(bucket) >> in_bucket) & 1) {
+        return iterator(this, idx, uint8_t(bucket), uint8_t(in_bucket), false);
+      }
+    }
+    uint64_t k = gen() % size_;
+    uint32_t idx = 0;
+    while (k >= dir_[idx]->size()) {
+      k -= dir_[idx]->size();
+      idx = NextSegment(idx);
+    }
+    for (iterator it = SeekFrom(idx, 0, 0);; ++it) {
+      if (k-- == 0) return it;
+    }
   }
 
   // Returns an iterator on the first entry of bucket `bucket` of the segment at directory index

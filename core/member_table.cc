@@ -187,11 +187,17 @@ void MemberTable::Rehash(uint32_t new_capacity) {
   FreeArray(old_scores);
 }
 
-uint32_t MemberTable::RandomSlot(uint64_t r) const {
+uint32_t MemberTable::RandomSlot(absl::FunctionRef<uint64_t()> rand) const {
   DCHECK(size_ > 0);
-  uint32_t i = static_cast<uint32_t>(r) & mask_;
-  while (keys_[i] == 0) i = (i + 1) & mask_;
-  return i;
+  constexpr int kRandomTries = 64;
+  for (int tries = 0; tries < kRandomTries; ++tries) {
+    uint32_t i = static_cast<uint32_t>(rand()) & mask_;
+    if (keys_[i] != 0) return i;
+  }
+  uint64_t k = rand() % size_;
+  for (uint32_t i = 0;; ++i) {
+    if (keys_[i] != 0 && k-- == 0) return i;
+  }
 }
 
 size_t MemberTable::MallocUsed() const {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "core/sorted_index.h"  // PackedMember
 
 namespace dashkv {
@@ -69,9 +70,11 @@ class MemberTable {
   double score(uint32_t slot) const { return scores_[slot]; }
   void set_score(uint32_t slot, double s) { scores_[slot] = s; }
 
-  // Returns an occupied slot chosen from the random number `r` (nearly uniform: a slot after a
-  // long run of empty ones is more likely). REQUIRES: !empty().
-  uint32_t RandomSlot(uint64_t r) const;
+  // Returns an occupied slot chosen uniformly at random; `rand` supplies uniform random 64-bit
+  // numbers. REQUIRES: !empty(). Draws slots until one is occupied (load >= 1/8: a few tries;
+  // a table reserved far beyond its size falls back to the k-th member, k uniform, after
+  // kRandomTries misses), so every member is equally likely.
+  uint32_t RandomSlot(absl::FunctionRef<uint64_t()> rand) const;
 
   // Calls f(slot) for every member.
   template <typename F>

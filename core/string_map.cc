@@ -15,6 +15,8 @@ constexpr uint64_t kFieldSeed = 0x3c6ef372fe94f82bULL;
 // The allocator class of an Entry (40 bytes -> 48 with mimalloc's and glibc's classes).
 constexpr size_t kEntryAlloc = 48;
 constexpr size_t kMinBuckets = 4;
+// Rejected draws RandomEntry tries before it falls back to a walk (see Design).
+constexpr int kRandomTries = 256;
 
 uint64_t ReverseBits(uint64_t v) {
   v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
@@ -43,9 +45,10 @@ StringMap::~StringMap() {
 }
 
 StringMap::StringMap(StringMap&& o) noexcept
-    : buckets_(o.buckets_), mask_(o.mask_), size_(o.size_), string_bytes_(o.string_bytes_) {
+    : buckets_(o.buckets_), mask_(o.mask_), size_(o.size_), max_chain_(o.max_chain_),
+      string_bytes_(o.string_bytes_) {
   o.buckets_ = nullptr;
-  o.mask_ = o.size_ = o.string_bytes_ = 0;
+  o.mask_ = o.size_ = o.max_chain_ = o.string_bytes_ = 0;
 }
 
 StringMap& StringMap::operator=(StringMap&& o) noexcept {
@@ -89,6 +92,9 @@ bool StringMap::Set(std::string_view field, std::string_view value) {
   string_bytes_ += e->field.MallocUsed() + e->value.MallocUsed();
   *slot = e;
   ++size_;
+  size_t chain = 0;
+  for (const Entry* p = buckets_[h & mask_]; p != nullptr; p = p->next) ++chain;
+  if (chain > max_chain_) max_chain_ = chain;
   if (size_ > mask_ + 1) Rehash((mask_ + 1) * 2);
   return true;
 }
@@ -137,6 +143,12 @@ void StringMap::Rehash(size_t new_buckets) {
   }
   buckets_ = fresh;
   mask_ = new_mask;
+  max_chain_ = 0;
+  for (size_t b = 0; b <= mask_; ++b) {
+    size_t chain = 0;
+    for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) ++chain;
+    if (chain > max_chain_) max_chain_ = chain;
+  }
 }
 
 void StringMap::ForEach(EntryFn fn) const {
@@ -157,15 +169,17 @@ uint64_t StringMap::Scan(uint64_t cursor, EntryFn fn) const {
 
 void StringMap::RandomEntry(absl::FunctionRef<uint64_t()> rand, EntryFn fn) const {
   DCHECK(size_ > 0);
-  const Entry* head;
-  do {
-    head = buckets_[rand() & mask_];
-  } while (head == nullptr);
-  size_t len = 0;
-  for (const Entry* e = head; e != nullptr; e = e->next) ++len;
-  size_t pick = rand() % len;
-  while (pick-- > 0) head = head->next;
-  fn(head->field, head->value);
+  for (int tries = 0; tries < kRandomTries; ++tries) {
+    const Entry* e = buckets_[rand() & mask_];
+    for (uint64_t pos = rand() % max_chain_; e != nullptr && pos > 0; --pos) e = e->next;
+    if (e != nullptr) return fn(e->field, e->value);
+  }
+  uint64_t k = rand() % size_;
+  for (size_t b = 0;; ++b) {
+    for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) {
+      if (k-- == 0) return fn(e->field, e->value);
+    }
+  }
 }
 
 size_t StringMap::MallocUsed() const {

@@ -28,6 +28,13 @@ namespace dashkv {
 // contiguous run of the sequence, so a field present for the whole scan is reported at least
 // once even if the table is resized between calls; a field may be reported twice.
 //
+// RandomEntry is exactly uniform: it draws a (bucket, chain position) pair uniformly among
+// buckets x [0, max_chain_) and retries when no entry sits there. max_chain_ bounds every chain
+// (raised by inserts, recomputed by rehashes, never lowered by erases), so each entry is one
+// pair and equally likely. With the load factor >= 1/8 and chains of a few entries a draw takes
+// a few tries; after kRandomTries misses it falls back to the k-th entry in table order, k
+// uniform (O(size + buckets)), which keeps the draw uniform.
+//
 // Complexity: Find/Set/Erase O(1) expected; ForEach O(size + buckets).
 class StringMap {
  public:
@@ -56,8 +63,8 @@ class StringMap {
   void ForEach(EntryFn fn) const;
   // Visits one bucket at `cursor` (see Design); returns the next cursor, 0 when done.
   uint64_t Scan(uint64_t cursor, EntryFn fn) const;
-  // Calls fn with a random entry; `rand` supplies random 64-bit numbers. REQUIRES: !empty().
-  // Close to uniform: a random non-empty bucket, then a random entry of its chain.
+  // Calls fn with an entry chosen uniformly at random; `rand` supplies uniform random 64-bit
+  // numbers. REQUIRES: !empty(). Expected O(1) (see Design).
   void RandomEntry(absl::FunctionRef<uint64_t()> rand, EntryFn fn) const;
 
   // Returns the heap bytes used (entries, buckets and out-of-line strings).
@@ -74,6 +81,7 @@ class StringMap {
   Entry** buckets_ = nullptr;
   size_t mask_ = 0;  // bucket count - 1 (0 with no buckets)
   size_t size_ = 0;
+  size_t max_chain_ = 0;     // >= the length of every chain (see RandomEntry)
   size_t string_bytes_ = 0;  // heap bytes owned by the CompactObj of all entries
 };
 

@@ -149,16 +149,50 @@ std::string SetValue::RandomMember() const {
     }
     case Encoding::kHashtable: {
       const MemberTable& t = std::get<MemberTable>(rep_);
-      return std::string(t.member_view(t.RandomSlot(r)));
+      return std::string(t.member_view(t.RandomSlot(ShardRandom)));
     }
   }
   return {};
 }
 
+void SetValue::ForEachRandom(uint64_t draws,
+                             absl::FunctionRef<bool(std::string_view)> f) const {
+  DCHECK(!empty());
+  char buf[ListpackValue::kIntBufSize];
+  switch (encoding()) {
+    case Encoding::kIntSet: {
+      const IntSet& is = std::get<IntSet>(rep_);
+      for (uint64_t i = 0; i < draws; ++i) {
+        int64_t v = is.Get(static_cast<uint32_t>(ShardRandom() % is.size()));
+        if (!f(ListpackValue::Int(v).AsText(buf))) return;
+      }
+      return;
+    }
+    case Encoding::kListpack: {
+      // Index the members once: a listpack has no random access.
+      const Listpack& lp = std::get<Listpack>(rep_);
+      std::vector<Listpack::Pos> pos;
+      pos.reserve(lp.size());
+      for (Listpack::Pos p = lp.First(); p != Listpack::kNoPos; p = lp.Next(p)) pos.push_back(p);
+      for (uint64_t i = 0; i < draws; ++i) {
+        if (!f(lp.Get(pos[ShardRandom() % pos.size()]).AsText(buf))) return;
+      }
+      return;
+    }
+    case Encoding::kHashtable: {
+      const MemberTable& t = std::get<MemberTable>(rep_);
+      for (uint64_t i = 0; i < draws; ++i) {
+        if (!f(t.member_view(t.RandomSlot(ShardRandom)))) return;
+      }
+      return;
+    }
+  }
+}
+
 std::string SetValue::PopRandom() {
   std::string m;
   if (auto* t = std::get_if<MemberTable>(&rep_)) {
-    uint32_t slot = t->RandomSlot(ShardRandom());
+    uint32_t slot = t->RandomSlot(ShardRandom);
     m = std::string(t->member_view(slot));
     t->EraseSlot(slot);
     return m;

@@ -70,9 +70,12 @@ class SetValue : public ObjectBase {
   // Returns copies of all members.
   std::vector<std::string> Members() const;
 
-  // Returns a copy of a random member. REQUIRES: !empty().
+  // Returns a copy of a member chosen uniformly at random. REQUIRES: !empty().
   std::string RandomMember() const;
-  // Removes and returns a random member. REQUIRES: !empty().
+  // Calls f for `draws` members drawn independently and uniformly (SRANDMEMBER with a negative
+  // count) until f returns false. REQUIRES: !empty(). Memory O(size()) whatever `draws`.
+  void ForEachRandom(uint64_t draws, absl::FunctionRef<bool(std::string_view)> f) const;
+  // Removes and returns a member chosen uniformly at random. REQUIRES: !empty().
   std::string PopRandom();
 
   // SSCAN: visits about `count` members from `cursor`, returns the next cursor (0 at the end).

@@ -230,12 +230,25 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // RANDOMKEY
+// A key of the database, uniformly at random: a shard chosen with probability proportional to
+// its key count, then a uniform entry of that shard (DbSlice::RandomEntry). When that shard has
+// emptied meanwhile, the other shards are tried in turn.
 awaitable<void> CmdRandomKey(CmdArgs, ConnCmdContext& ctx) {
   ShardSet& ss = ctx.server.shard_set();
   thread_local absl::BitGen gen;
-  unsigned start = absl::Uniform(gen, 0u, ss.size());
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
+  std::vector<uint64_t> sizes(ss.size(), 0);
+  co_await ss.AwaitAll([&](Shard& shard) {
+    DbSlice* slice = shard.db_if_exists(db);
+    sizes[shard.index()] = slice ? slice->size() : 0;
+  });
+  uint64_t total = 0;
+  for (uint64_t n : sizes) total += n;
+  if (total == 0) co_return ctx.rb.SendNull();
+  uint64_t pick = absl::Uniform<uint64_t>(gen, 0, total);
+  unsigned start = 0;
+  while (pick >= sizes[start]) pick -= sizes[start++];
   for (unsigned k = 0; k < ss.size(); ++k) {
     unsigned sid = (start + k) % ss.size();
     std::optional<std::string> key = co_await ss.Await(sid, [&](Shard& shard) {

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/hash.h"
+#include "tests/testing/chi_square.h"
 
 namespace dashkv {
 namespace {
@@ -264,6 +265,29 @@ TEST(DashTableTest, RandomIterator) {
     seen.insert(it->first);
   }
   EXPECT_GT(seen.size(), 500u);
+}
+
+// Every entry is drawn equally often: in a one-segment table with empty regions, in a table of
+// segments with different local depths, and in one emptied by erases (the fallback walk).
+TEST(DashTableTest, RandomIteratorIsUniform) {
+  struct Case {
+    uint64_t inserted, kept;
+  };
+  for (Case c : {Case{60, 60}, Case{5000, 5000}, Case{20000, 30}}) {
+    DashTable<uint64_t, uint64_t, ServerPolicy> t;
+    for (uint64_t k = 0; k < c.inserted; ++k) t.Insert(k, k);
+    for (uint64_t k = c.kept; k < c.inserted; ++k) t.Erase(k);
+    ASSERT_EQ(t.size(), c.kept);
+    std::mt19937_64 rng(c.inserted);
+    std::vector<uint64_t> counts(c.kept, 0);
+    for (uint64_t i = 0; i < c.kept * 500; ++i) {
+      auto it = t.GetRandomIterator(rng);
+      ASSERT_FALSE(it.is_done());
+      ++counts[it->first];
+    }
+    EXPECT_LT(testing::ChiSquareUniform(counts), testing::ChiSquareCritical(c.kept - 1))
+        << c.inserted << " " << c.kept;
+  }
 }
 
 TEST(DashTableTest, MemoryFigures) {

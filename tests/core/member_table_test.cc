@@ -10,8 +10,10 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/sorted_index.h"
+#include "tests/testing/chi_square.h"
 
 namespace dashkv {
 namespace {
@@ -100,8 +102,28 @@ TEST(MemberTableTest, RandomSlotCoversMembers) {
   for (int i = 0; i < 100; ++i) t.Insert(MemberName(i));
   std::set<std::string> hit;
   std::mt19937_64 gen(1);
-  for (int i = 0; i < 20000; ++i) hit.emplace(t.member_view(t.RandomSlot(gen())));
+  for (int i = 0; i < 20000; ++i) hit.emplace(t.member_view(t.RandomSlot([&] { return gen(); })));
   EXPECT_EQ(hit.size(), 100u);
+}
+
+// Every member is drawn equally often: one after a long run of empty slots as often as one in a
+// cluster, and in a table reserved far beyond its size (the fallback walk).
+TEST(MemberTableTest, RandomSlotIsUniform) {
+  for (size_t reserve : {size_t{0}, size_t{1} << 12}) {
+    MemberTable t;
+    t.Reserve(reserve);
+    constexpr int kMembers = 40;
+    for (int i = 0; i < kMembers; ++i) t.Insert(MemberName(i));
+    std::map<std::string, size_t> index;
+    for (int i = 0; i < kMembers; ++i) index.emplace(MemberName(i), index.size());
+    std::mt19937_64 gen(reserve + 1);
+    std::vector<uint64_t> counts(kMembers, 0);
+    for (int i = 0; i < kMembers * 2000; ++i) {
+      ++counts[index.at(std::string(t.member_view(t.RandomSlot([&] { return gen(); }))))];
+    }
+    EXPECT_LT(testing::ChiSquareUniform(counts), testing::ChiSquareCritical(kMembers - 1))
+        << reserve;
+  }
 }
 
 TEST(MemberTableTest, MemoryPerMember) {

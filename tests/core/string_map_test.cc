@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
+#include "tests/testing/chi_square.h"
 
 namespace dashkv {
 namespace {
@@ -111,6 +113,27 @@ TEST(StringMapTest, ShrinksAndRandomEntry) {
                   [&](const CompactObj& f, const CompactObj&) { picked.insert(Str(f)); });
   }
   EXPECT_EQ(picked.size(), 6u);  // all 6 remaining fields show up
+}
+
+// Fields in chains of different lengths are drawn equally often (a "random bucket, then a random
+// chain entry" draw favours fields alone in their bucket).
+TEST(StringMapTest, RandomEntryIsUniform) {
+  for (int n : {10, 40, 300}) {
+    StringMap m;
+    std::unordered_map<std::string, size_t> index;
+    for (int i = 0; i < n; ++i) {
+      std::string f = "field:" + std::to_string(i);
+      m.Set(f, std::string(80, 'v'));
+      index.emplace(f, index.size());
+    }
+    std::mt19937_64 rng(n);
+    std::vector<uint64_t> counts(n, 0);
+    for (int i = 0; i < n * 2000; ++i) {
+      m.RandomEntry([&] { return rng(); },
+                    [&](const CompactObj& f, const CompactObj&) { ++counts[index.at(Str(f))]; });
+    }
+    EXPECT_LT(testing::ChiSquareUniform(counts), testing::ChiSquareCritical(n - 1)) << n;
+  }
 }
 
 TEST(StringMapTest, MallocUsedTracksStrings) {

@@ -49,3 +49,28 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 def arity(cmd):
     """The wrong-arity error text for `cmd` (lower-case as Redis prints it)."""
     return "ERR wrong number of arguments for '%s' command" % cmd.lower()
+
+
+def chi_square_critical(dof):
+    """The value a chi-square variable with `dof` degrees of freedom exceeds with probability
+    below 1e-9 (Wilson-Hilferty approximation with z = 6, checked against the exact tail:
+    3e-10..8e-10 for 9..99 dof): a fair draw fails a check against it once in a billion runs."""
+    t = 1.0 - 2.0 / (9.0 * dof) + 6.0 * (2.0 / (9.0 * dof)) ** 0.5
+    return dof * t ** 3
+
+
+def assert_uniform(samples, population, what):
+    """Asserts `samples` (draws from `population`, a collection of distinct values) look uniform:
+    Pearson's chi-square statistic stays below chi_square_critical(len(population) - 1). For
+    draws without replacement (several distinct members per reply) the statistic is smaller
+    than a chi-square variable, so the check only gets stricter on the fair side."""
+    population = list(population)
+    counts = dict.fromkeys(population, 0)
+    for s in samples:
+        assert s in counts, "%s: %r is not in the population" % (what, s)
+        counts[s] += 1
+    expected = len(samples) / len(population)
+    stat = sum((c - expected) ** 2 / expected for c in counts.values())
+    crit = chi_square_critical(len(population) - 1)
+    assert stat < crit, "%s: chi-square %.1f >= %.1f (%d dof, p < 1e-9); counts %s" % (
+        what, stat, crit, len(population) - 1, sorted(counts.values()))
