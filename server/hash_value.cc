@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/logging.h"
+
 namespace dashkv {
 
 namespace {
@@ -94,7 +96,7 @@ uint64_t HashValue::Scan(uint64_t cursor, size_t count, PairFn fn) const {
   size_t seen = 0;
   std::string fs, vs;
   // Bound the buckets visited so that a sparse table cannot make one call O(buckets).
-  size_t max_buckets = count * 10;
+  size_t max_buckets = count > SIZE_MAX / 10 ? SIZE_MAX : count * 10;
   do {
     cursor = map_.Scan(cursor, [&](const CompactObj& f, const CompactObj& v) {
       fn(f.GetString(&fs), v.GetString(&vs));
@@ -104,30 +106,56 @@ uint64_t HashValue::Scan(uint64_t cursor, size_t count, PairFn fn) const {
   return cursor;
 }
 
-std::vector<std::pair<std::string, std::string>> HashValue::RandomPairs(int64_t count) const {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t n = size();
-  if (count == 0 || n == 0) return out;
+void HashValue::ForEachRandom(
+    uint64_t draws, absl::FunctionRef<bool(std::string_view, std::string_view)> fn) const {
+  DCHECK(!empty());
   absl::BitGen& gen = Rng();
-  auto rand = [&] { return absl::Uniform<uint64_t>(gen); };
-  auto add = [&](std::string_view f, std::string_view v) { out.emplace_back(f, v); };
-  auto add_obj = [&](const CompactObj& f, const CompactObj& v) {
-    out.emplace_back(f.ToString(), v.ToString());
-  };
-  uint64_t want = count < 0 ? uint64_t(0) - uint64_t(count) : uint64_t(count);
-  if (count > 0 && want >= n) {
-    ForEach(add);
-    return out;
-  }
-  if (is_map_ && (count < 0 || want * 3 <= n)) {
-    // Sample directly from the table.
-    if (count < 0) {
-      out.reserve(want);
-      while (out.size() < want) map_.RandomEntry(rand, add_obj);
-      return out;
+  const size_t n = size();
+  if (!is_map_) {
+    // Listpack: index the fields once, then draw positions.
+    std::vector<Listpack::Pos> fields;
+    fields.reserve(n);
+    for (Listpack::Pos p = lp_.First(); p != Listpack::kNoPos; p = lp_.Next(lp_.Next(p))) {
+      fields.push_back(p);
     }
+    char fbuf[ListpackValue::kIntBufSize], vbuf[ListpackValue::kIntBufSize];
+    for (uint64_t i = 0; i < draws; ++i) {
+      Listpack::Pos p = fields[absl::Uniform<size_t>(gen, 0, n)];
+      if (!fn(lp_.Get(p).AsText(fbuf), lp_.Get(lp_.Next(p)).AsText(vbuf))) return;
+    }
+    return;
+  }
+  std::string fs, vs;
+  if (draws < n / 4) {
+    // Few draws from a large table: uniform table draws, no O(size) index.
+    bool go_on = true;
+    auto rand = [&] { return absl::Uniform<uint64_t>(gen); };
+    for (uint64_t i = 0; i < draws && go_on; ++i) {
+      map_.RandomEntry(rand, [&](const CompactObj& f, const CompactObj& v) {
+        go_on = fn(f.GetString(&fs), v.GetString(&vs));
+      });
+    }
+    return;
+  }
+  std::vector<std::pair<const CompactObj*, const CompactObj*>> entries;
+  entries.reserve(n);
+  map_.ForEach([&](const CompactObj& f, const CompactObj& v) { entries.emplace_back(&f, &v); });
+  for (uint64_t i = 0; i < draws; ++i) {
+    const auto& [f, v] = entries[absl::Uniform<size_t>(gen, 0, n)];
+    if (!fn(f->GetString(&fs), v->GetString(&vs))) return;
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> HashValue::RandomDistinct(uint64_t count) const {
+  DCHECK(count < size());
+  std::vector<std::pair<std::string, std::string>> out;
+  absl::BitGen& gen = Rng();
+  const size_t n = size();
+  if (is_map_ && count * 3 <= n) {
+    // Sparse: uniform table draws, duplicates skipped.
+    auto rand = [&] { return absl::Uniform<uint64_t>(gen); };
     absl::flat_hash_set<std::string> picked;
-    while (out.size() < want) {
+    while (out.size() < count) {
       map_.RandomEntry(rand, [&](const CompactObj& f, const CompactObj& v) {
         std::string fs = f.ToString();
         if (picked.insert(fs).second) out.emplace_back(std::move(fs), v.ToString());
@@ -135,18 +163,12 @@ std::vector<std::pair<std::string, std::string>> HashValue::RandomPairs(int64_t 
     }
     return out;
   }
-  std::vector<std::pair<std::string, std::string>> all;
-  all.reserve(n);
-  ForEach([&](std::string_view f, std::string_view v) { all.emplace_back(f, v); });
-  if (count < 0) {
-    out.reserve(want);
-    for (uint64_t i = 0; i < want; ++i) out.push_back(all[absl::Uniform<size_t>(gen, 0, n)]);
-    return out;
-  }
-  // Partial Fisher-Yates: the first `want` slots become a uniform sample.
-  for (size_t i = 0; i < want; ++i) std::swap(all[i], all[absl::Uniform<size_t>(gen, i, n)]);
-  all.resize(want);
-  return all;
+  out.reserve(n);
+  ForEach([&](std::string_view f, std::string_view v) { out.emplace_back(f, v); });
+  // Partial Fisher-Yates: the first `count` slots become a uniform sample.
+  for (size_t i = 0; i < count; ++i) std::swap(out[i], out[absl::Uniform<size_t>(gen, i, n)]);
+  out.resize(count);
+  return out;
 }
 
 void HashValue::ConvertToMap() {

@@ -62,9 +62,13 @@ class HashValue : public ObjectBase {
   // Visits entries from cursor until at least `count` pairs were reported or the scan ends;
   // returns the next cursor (0: done). A listpack hash is reported whole in one call.
   uint64_t Scan(uint64_t cursor, size_t count, PairFn fn) const;
-  // Returns pairs picked at random (HRANDFIELD): |count| pairs, distinct fields when count > 0
-  // (at most size()), possibly repeated when count < 0.
-  std::vector<std::pair<std::string, std::string>> RandomPairs(int64_t count) const;
+  // Calls fn for `draws` pairs drawn independently and uniformly (HRANDFIELD with a negative
+  // count: fields may repeat) until fn returns false. REQUIRES: !empty(). Streams: memory is
+  // O(size()) whatever `draws`.
+  void ForEachRandom(uint64_t draws,
+                     absl::FunctionRef<bool(std::string_view, std::string_view)> fn) const;
+  // Returns `count` pairs of distinct fields, a uniform sample. REQUIRES: count < size().
+  std::vector<std::pair<std::string, std::string>> RandomDistinct(uint64_t count) const;
 
   size_t MallocUsed() const override;
   std::string_view EncodingName() const override;

@@ -78,6 +78,13 @@ std::string_view StatusText(OpStatus status) {
              "9223372036854775807";
     case OpStatus::kNoInputKey:
       return "ERR at least 1 input key is needed";
+    case OpStatus::kValueOutOfRange:
+      return "ERR value is out of range";
+    case OpStatus::kRandReplyTooLarge:
+      return "ERR value is out of range, the reply would exceed proto-max-bulk-len";
+    case OpStatus::kPopulateTooLarge:
+      return "ERR value is out of range, DEBUG POPULATE would need more memory than maxmemory "
+             "(or, without maxmemory, the system's memory)";
     case OpStatus::kSameObject:
       return "ERR source and destination objects are the same";
     case OpStatus::kIntRange:

@@ -50,6 +50,9 @@ enum class OpStatus : uint8_t {
   kInvalidCursor,       // "invalid cursor"
   kRandCountRange,      // "value is out of range, value must between -9223372036854775807 ..."
   kNoInputKey,          // "at least 1 input key is needed for '<cmd>' command": NoInputKeyText
+  kValueOutOfRange,     // "value is out of range" (HRANDFIELD/ZRANDMEMBER count * 2 overflows)
+  kRandReplyTooLarge,   // "value is out of range, the reply would exceed proto-max-bulk-len"
+  kPopulateTooLarge,    // "DEBUG POPULATE would need more memory than ..." (dashkv's bound)
   // Keyspace moves and BITOP.
   kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
   kIntRange,            // "value is out of range, value must between -2147483648 and ..."

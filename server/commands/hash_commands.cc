@@ -8,6 +8,7 @@
 #include "core/numbers.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/commands/random_reply.h"
 #include "server/commands/string_ops.h"
 #include "server/hash_value.h"
 
@@ -216,46 +217,57 @@ void CmdHIncrByFloat(CmdArgs args, ShardCmdContext& ctx) {
   ctx.rb.SendBulk(text);
 }
 
+// Sends one field, or a field and its value (RESP3: a pair array) of HRANDFIELD.
+void SendRandomPair(io::ReplyBuilder& rb, bool with_values, std::string_view f,
+                    std::string_view v) {
+  if (!with_values) return rb.SendBulk(f);
+  if (rb.resp3()) rb.StartArray(2);
+  rb.SendBulk(f);
+  rb.SendBulk(v);
+}
+
+// Starts HRANDFIELD's reply of n fields (or pairs).
+void StartRandomReply(io::ReplyBuilder& rb, bool with_values, uint64_t n) {
+  rb.StartArray(with_values && !rb.resp3() ? n * 2 : n);
+}
+
 // HRANDFIELD key [count [WITHVALUES]]
 void CmdHRandField(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() == 2) {
     OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
     if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendNull(); });
-    auto pairs = (*res)->RandomPairs(1);
-    return ctx.rb.SendBulk(pairs[0].first);
+    return (*res)->ForEachRandom(1, [&](std::string_view f, std::string_view) {
+      ctx.rb.SendBulk(f);
+      return true;
+    });
   }
-  std::optional<int64_t> count = ParseStrictInt(args[2]);
-  if (!count) return SendOpError(ctx, OpStatus::kNotAnInteger);
-  bool with_values = false;
-  if (args.size() == 4) {
-    if (!EqualsIgnoreCase(args[3], "WITHVALUES")) return SendOpError(ctx, OpStatus::kSyntaxError);
-    with_values = true;
-  } else if (args.size() > 4) {
-    return SendOpError(ctx, OpStatus::kSyntaxError);
-  }
-  if (*count == INT64_MIN) {
-    return ctx.rb.SendError(
-        "ERR value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-  }
-  if (with_values && (*count > INT64_MAX / 2 || *count < -(INT64_MAX / 2))) {
-    return ctx.rb.SendError("ERR value is out of range");
-  }
+  OpResult<RandCount> rc = ParseRandCount(args, "WITHVALUES");
+  if (!rc) return SendOpError(ctx, rc.status());
   OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendEmptyArray(); });
-  auto pairs = (*res)->RandomPairs(*count);
-  if (!with_values) {
-    ctx.rb.StartArray(pairs.size());
-    for (const auto& p : pairs) ctx.rb.SendBulk(p.first);
+  const HashValue& hash = **res;
+  const bool with_values = rc->with_values;
+  if (rc->count < 0) {
+    const uint64_t draws = uint64_t(0) - uint64_t(rc->count);
+    DrawReply guard(ctx.rb, ctx.config, draws, with_values ? 2 : 1);
+    if (!guard.MayFit()) return SendOpError(ctx, OpStatus::kRandReplyTooLarge);
+    StartRandomReply(ctx.rb, with_values, draws);
+    hash.ForEachRandom(draws, [&](std::string_view f, std::string_view v) {
+      SendRandomPair(ctx.rb, with_values, f, v);
+      return !guard.Exceeded();
+    });
+    if (guard.Exceeded()) guard.Abort();
     return;
   }
-  bool resp3 = ctx.rb.resp3();
-  ctx.rb.StartArray(resp3 ? pairs.size() : pairs.size() * 2);
-  for (const auto& p : pairs) {
-    if (resp3) ctx.rb.StartArray(2);
-    ctx.rb.SendBulk(p.first);
-    ctx.rb.SendBulk(p.second);
+  const uint64_t count = static_cast<uint64_t>(rc->count);
+  if (count == 0) return ctx.rb.SendEmptyArray();
+  if (count >= hash.size()) {
+    StartRandomReply(ctx.rb, with_values, hash.size());
+    return hash.ForEach(
+        [&](std::string_view f, std::string_view v) { SendRandomPair(ctx.rb, with_values, f, v); });
   }
+  StartRandomReply(ctx.rb, with_values, count);
+  for (const auto& [f, v] : hash.RandomDistinct(count)) SendRandomPair(ctx.rb, with_values, f, v);
 }
 
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]

@@ -12,6 +12,7 @@
 #include "core/glob.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/commands/random_reply.h"
 #include "server/commands/set_ops.h"
 #include "server/multi_key.h"
 #include "server/server.h"
@@ -124,9 +125,9 @@ void CmdSRandMember(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::optional<int64_t> count;
   if (args.size() == 3) {
-    count = ParseStrictInt(args[2]);
-    if (!count) return ctx.SendStatus(OpStatus::kNotAnInteger);
-    if (*count == INT64_MIN) return ctx.SendStatus(OpStatus::kRandCountRange);
+    OpResult<RandCount> rc = ParseRandCount(args, "");
+    if (!rc) return ctx.SendStatus(rc.status());
+    count = rc->count;
   }
   OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) {
@@ -136,8 +137,15 @@ void CmdSRandMember(CmdArgs args, ShardCmdContext& ctx) {
   const SetValue& set = AsSet((*found)->second);
   if (!count) return ctx.rb.SendBulk(set.RandomMember());
   if (*count < 0) {
-    ctx.rb.StartArray(static_cast<size_t>(-*count));
-    for (int64_t i = 0; i < -*count; ++i) ctx.rb.SendBulk(set.RandomMember());
+    const uint64_t draws = uint64_t(0) - uint64_t(*count);
+    DrawReply guard(ctx.rb, ctx.config, draws, 1);
+    if (!guard.MayFit()) return ctx.SendStatus(OpStatus::kRandReplyTooLarge);
+    ctx.rb.StartArray(draws);
+    set.ForEachRandom(draws, [&](std::string_view m) {
+      ctx.rb.SendBulk(m);
+      return !guard.Exceeded();
+    });
+    if (guard.Exceeded()) guard.Abort();
     return;
   }
   std::vector<std::string> picked = DistinctRandomMembers(set, static_cast<uint64_t>(*count));

@@ -10,6 +10,7 @@
 
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/commands/random_reply.h"
 #include "server/commands/set_ops.h"
 #include "server/commands/zset_ops.h"
 #include "server/server.h"
@@ -360,42 +361,67 @@ awaitable<void> CmdZMPop(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendNullArray();
 }
 
+// Sends one member of ZRANDMEMBER, with its score when asked (RESP3: a pair array).
+void SendRandomMember(io::ReplyBuilder& rb, bool withscores, std::string_view m, double s) {
+  if (!withscores) return rb.SendBulk(m);
+  if (rb.resp3()) rb.StartArray(2);
+  rb.SendBulk(m);
+  SendScore(rb, s);
+}
+
 // ZRANDMEMBER key [count [WITHSCORES]]
 void CmdZRandMember(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> count;
-  bool withscores = false;
+  std::optional<RandCount> rc;
   if (args.size() >= 3) {
-    count = ParseStrictInt(args[2]);
-    if (!count) return ctx.SendStatus(OpStatus::kNotAnInteger);
-    if (*count == INT64_MIN) return ctx.SendStatus(OpStatus::kRandCountRange);
-    if (args.size() == 4 && EqualsIgnoreCase(args[3], "WITHSCORES")) {
-      withscores = true;
-    } else if (args.size() >= 4) {
-      return ctx.SendStatus(OpStatus::kSyntaxError);
-    }
+    OpResult<RandCount> parsed = ParseRandCount(args, "WITHSCORES");
+    if (!parsed) return ctx.SendStatus(parsed.status());
+    rc = *parsed;
   }
   OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
-    return count ? ctx.rb.SendEmptyArray() : ctx.rb.SendNull();
+    return rc ? ctx.rb.SendEmptyArray() : ctx.rb.SendNull();
   }
   const ZsetValue& z = AsZset((*found)->second);
+  const uint64_t n = z.size();
   auto at = [&](uint64_t rank) {
     std::pair<std::string, double> e;
     z.Range(rank, rank + 1, false, [&](std::string_view m, double s) { e = {std::string(m), s}; });
     return e;
   };
-  if (!count) return ctx.rb.SendBulk(at(ShardRandom() % z.size()).first);
+  if (!rc) return ctx.rb.SendBulk(at(ShardRandom() % n).first);
+  const bool withscores = rc->with_values;
+  if (rc->count < 0) {
+    const uint64_t draws = uint64_t(0) - uint64_t(rc->count);
+    DrawReply guard(ctx.rb, ctx.config, draws, withscores ? 2 : 1);
+    if (!guard.MayFit()) return ctx.SendStatus(OpStatus::kRandReplyTooLarge);
+    ctx.rb.StartArray(withscores && !ctx.rb.resp3() ? draws * 2 : draws);
+    if (draws < n / 8) {  // few draws: one rank lookup each
+      for (uint64_t i = 0; i < draws; ++i) {
+        auto [m, s] = at(ShardRandom() % n);
+        SendRandomMember(ctx.rb, withscores, m, s);
+      }
+      return;
+    }
+    ScoredMembers all;  // many draws: copy the elements once (bounded by the value, not count)
+    all.reserve(n);
+    z.Range(0, n, false, [&](std::string_view m, double s) { all.emplace_back(m, s); });
+    for (uint64_t i = 0; i < draws && !guard.Exceeded(); ++i) {
+      const auto& [m, s] = all[ShardRandom() % n];
+      SendRandomMember(ctx.rb, withscores, m, s);
+    }
+    if (guard.Exceeded()) guard.Abort();
+    return;
+  }
+  const uint64_t count = static_cast<uint64_t>(rc->count);
   ScoredMembers items;
-  if (*count < 0) {
-    for (int64_t i = 0; i < -*count; ++i) items.push_back(at(ShardRandom() % z.size()));
-  } else if (static_cast<uint64_t>(*count) >= z.size()) {
-    z.Range(0, z.size(), false, [&](std::string_view m, double s) { items.emplace_back(m, s); });
+  if (count >= n) {
+    z.Range(0, n, false, [&](std::string_view m, double s) { items.emplace_back(m, s); });
   } else {  // distinct ranks: a partial Fisher-Yates over rank numbers
-    std::vector<uint64_t> ranks(z.size());
-    for (uint64_t i = 0; i < ranks.size(); ++i) ranks[i] = i;
-    for (int64_t i = 0; i < *count; ++i) {
-      std::swap(ranks[i], ranks[i + ShardRandom() % (ranks.size() - i)]);
+    std::vector<uint64_t> ranks(n);
+    for (uint64_t i = 0; i < n; ++i) ranks[i] = i;
+    for (uint64_t i = 0; i < count; ++i) {
+      std::swap(ranks[i], ranks[i + ShardRandom() % (n - i)]);
       items.push_back(at(ranks[i]));
     }
   }

@@ -3,7 +3,8 @@ redis-server 7.0 with DASHKV_TEST_TARGET=redis)."""
 
 import pytest
 
-from helpers import ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err
+from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err,
+                     assert_uniform)
 from resp_client import Map
 
 
@@ -223,6 +224,60 @@ class TestRandField:
                    "ERR value is out of range, value must between -9223372036854775807 and "
                    "9223372036854775807")
 
+    def test_hrandfield_count_limits_as_redis(self, raw):
+        # Redis 7.0.15's replies at the edges of the count's range (checked with redis-server).
+        raw.call("HSET", "h", "f1", "v1", "f2", "v2")
+        out_of_range = "ERR value is out of range"
+        for count in ("-9223372036854775807", "-4611686018427387904", "4611686018427387904",
+                      "9223372036854775807"):
+            assert_err(raw.call("HRANDFIELD", "h", count, "WITHVALUES"), out_of_range)
+            assert_err(raw.call("HRANDFIELD", "missing", count, "WITHVALUES"), out_of_range)
+        assert_err(raw.call("HRANDFIELD", "h", "-9223372036854775808", "WITHVALUES", "x"),
+                   "ERR value is out of range, value must between -9223372036854775807 and "
+                   "9223372036854775807")
+        assert_err(raw.call("HRANDFIELD", "h", "9223372036854775808"), ERR_NOT_INT)
+        assert_err(raw.call("HRANDFIELD", "h", "1", "WITHVALUES", "x"), ERR_SYNTAX)
+        assert_err(raw.call("HRANDFIELD", "h", "1", "WITHSCORES"), ERR_SYNTAX)
+        assert sorted(raw.call("HRANDFIELD", "h", "9223372036854775807")) == [b"f1", b"f2"]
+        assert sorted(raw.call("HRANDFIELD", "h", "4611686018427387903", "WITHVALUES")) == [
+            b"f1", b"f2", b"v1", b"v2"]
+        assert raw.call("HRANDFIELD", "h", "0", "WITHVALUES") == []
+        assert raw.call("HRANDFIELD", "missing", "-9223372036854775807") == []
+
+    @pytest.mark.dashkv_only
+    @pytest.mark.parametrize("count", [["-9223372036854775807"], ["-100000000000000000"],
+                                       ["-4611686018427387903", "WITHVALUES"],
+                                       ["-89478486"], ["-44739243", "WITHVALUES"]])
+    def test_hrandfield_huge_negative_count_refused(self, server, raw, count):
+        # Redis tries to build such a reply and runs out of memory; dashkv refuses counts whose
+        # reply cannot fit proto-max-bulk-len (512mb: at least 6 bytes per element).
+        raw.call("HSET", "h", "f1", "v1", "f2", "v2")
+        assert_err(raw.call("HRANDFIELD", "h", *count),
+                   "ERR value is out of range, the reply would exceed proto-max-bulk-len")
+        assert raw.call("HLEN", "h") == 2
+        server.assert_alive()
+
+    @pytest.mark.dashkv_only
+    def test_hrandfield_reply_bounded_by_proto_max_bulk_len(self, raw):
+        raw.call("HSET", "h", "f1", "v1", "f2", "v2")  # "$2\r\nf1\r\n": 8 bytes a field
+        assert raw.call("CONFIG", "SET", "proto-max-bulk-len", "1mb") == "OK"
+        try:
+            assert len(raw.call("HRANDFIELD", "h", "-100000")) == 100000
+            assert len(raw.call("HRANDFIELD", "h", "-60000", "WITHVALUES")) == 120000
+            too_big = "ERR value is out of range, the reply would exceed proto-max-bulk-len"
+            # Fits the 6-byte lower bound, overflows while written: rolled back, neighbours kept.
+            raw.send(b"MULTI\r\n")
+            assert raw.read() == "OK"
+            for cmd in (("SET", "a", "1"), ("HRANDFIELD", "h", "-150000"),
+                        ("HRANDFIELD", "h", "-80000", "WITHVALUES"), ("GET", "a")):
+                assert raw.call(*cmd) == "QUEUED"
+            got = raw.call("EXEC")
+            assert got[0] == "OK" and got[3] == b"1"
+            assert_err(got[1], too_big)
+            assert_err(got[2], too_big)
+        finally:
+            raw.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
     def test_hrandfield_resp3_pairs(self, raw):
         hello3(raw)
         raw.call("HSET", "h", "a", "1", "b", "2")
@@ -277,3 +332,45 @@ class TestScan:
         raw.call("HSET", "h", "a", "1", "b", "2")
         cursor, items = raw.call("HSCAN", "h", "0", "NOVALUES")
         assert cursor == b"0" and sorted(items) == [b"a", b"b"]
+
+
+# Values over 64 bytes make a hashtable, short ones a listpack (hash-max-listpack-value 64).
+HASH_ENCODINGS = {"listpack": "v", "hashtable": "v" * 100}
+# Redis draws from a hashtable with dictGetFairRandomKey, which is only close to uniform (its
+# chi-square statistic grows with the number of draws: 338 for 20,000 draws of 20 fields), so
+# those checks describe dashkv alone; Redis's listpack draws are uniform and checked on both.
+ENCODING_PARAMS = ["listpack", pytest.param("hashtable", marks=pytest.mark.dashkv_only)]
+
+
+class TestRandFieldUniform:
+    """Every draw of HRANDFIELD picks each field with the same probability, on every encoding.
+    20 fields (19 degrees of freedom); the chi-square threshold is exceeded by a fair draw with
+    probability < 1e-9, while a draw biased by the hash table's layout exceeds it by far."""
+
+    FIELDS = [("field:%d" % i).encode() for i in range(20)]
+
+    def fill(self, raw, encoding):
+        args = []
+        for f in self.FIELDS:
+            args += [f, HASH_ENCODINGS[encoding]]
+        raw.call("HSET", "h", *args)
+        assert raw.call("OBJECT", "ENCODING", "h") == encoding.encode()
+
+    @pytest.mark.parametrize("encoding", ENCODING_PARAMS)
+    def test_negative_count(self, raw, encoding):
+        self.fill(raw, encoding)
+        assert_uniform(raw.call("HRANDFIELD", "h", "-20000"), self.FIELDS,
+                       "HRANDFIELD -20000 (%s)" % encoding)
+        flat = raw.call("HRANDFIELD", "h", "-20000", "WITHVALUES")
+        assert_uniform(flat[0::2], self.FIELDS, "HRANDFIELD -20000 WITHVALUES (%s)" % encoding)
+
+    @pytest.mark.parametrize("encoding", ENCODING_PARAMS)
+    def test_single_and_distinct(self, raw, encoding):
+        self.fill(raw, encoding)
+        singles = raw.pipeline([("HRANDFIELD", "h")] * 10000)
+        assert_uniform(singles, self.FIELDS, "HRANDFIELD (%s)" % encoding)
+        picks = []
+        for reply in raw.pipeline([("HRANDFIELD", "h", "3")] * 4000):
+            assert len(set(reply)) == 3
+            picks += reply
+        assert_uniform(picks, self.FIELDS, "HRANDFIELD 3 (%s)" % encoding)

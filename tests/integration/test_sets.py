@@ -6,7 +6,8 @@ listpack, so the listpack step is checked on dashkv only.
 
 import pytest
 
-from helpers import (ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err)
+from helpers import (ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err,
+                     assert_uniform)
 from resp_client import Set
 
 
@@ -121,6 +122,40 @@ class TestPopRandScan:
                    "ERR value is out of range, value must between -9223372036854775807 and "
                    "9223372036854775807")
 
+    def test_srandmember_count_limits_as_redis(self, raw):
+        raw.call("SADD", "s", "a", "b")
+        assert sorted(raw.call("SRANDMEMBER", "s", "9223372036854775807")) == [b"a", b"b"]
+        assert raw.call("SRANDMEMBER", "missing", "-9223372036854775807") == []
+        assert_err(raw.call("SRANDMEMBER", "missing", "-9223372036854775808"),
+                   "ERR value is out of range, value must between -9223372036854775807 and "
+                   "9223372036854775807")
+        assert_err(raw.call("SRANDMEMBER", "s", "9223372036854775808"), ERR_NOT_INT)
+        assert_err(raw.call("SRANDMEMBER", "s", "a", "x"), ERR_SYNTAX)
+        assert_err(raw.call("SRANDMEMBER", "s", "1", "WITHSCORES"), ERR_SYNTAX)
+
+    @pytest.mark.dashkv_only
+    @pytest.mark.parametrize("count", ["-9223372036854775807", "-100000000000000000",
+                                       "-89478486"])
+    def test_srandmember_huge_negative_count_refused(self, server, raw, count):
+        # Redis tries to build such a reply and runs out of memory; dashkv refuses counts whose
+        # reply cannot fit proto-max-bulk-len.
+        raw.call("SADD", "s", "a", "b")
+        assert_err(raw.call("SRANDMEMBER", "s", count),
+                   "ERR value is out of range, the reply would exceed proto-max-bulk-len")
+        server.assert_alive()
+
+    @pytest.mark.dashkv_only
+    def test_srandmember_reply_bounded_by_proto_max_bulk_len(self, raw):
+        raw.call("SADD", "s", "aa", "bb")  # "$2\r\naa\r\n": 8 bytes a member
+        assert raw.call("CONFIG", "SET", "proto-max-bulk-len", "1mb") == "OK"
+        try:
+            assert len(raw.call("SRANDMEMBER", "s", "-100000")) == 100000
+            assert_err(raw.call("SRANDMEMBER", "s", "-150000"),
+                       "ERR value is out of range, the reply would exceed proto-max-bulk-len")
+            assert raw.call("SCARD", "s") == 2
+        finally:
+            raw.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
     def test_sscan(self, r, raw):
         members = {"m%d" % i for i in range(1000)}
         r.sadd("s", *members)
@@ -202,3 +237,56 @@ class TestAlgebra:
         assert_err(raw.call("SINTERCARD", "1", "a", "FOO"), ERR_SYNTAX)
         assert_err(raw.call("SINTERSTORE", "d"), arity("sinterstore"))
         assert_err(raw.call("SINTER"), arity("sinter"))
+
+
+# 20 members per encoding: integers make an intset, short strings a listpack (Redis 7.0: a
+# hashtable), strings over 64 bytes a hashtable. Redis draws from a hashtable with
+# dictGetFairRandomKey, only close to uniform (its chi-square statistic grows with the number of
+# draws), so those checks describe dashkv alone.
+SET_MEMBERS = {
+    "intset": [str(i * 7).encode() for i in range(20)],
+    "listpack": [("m%d" % i).encode() for i in range(20)],
+    "hashtable": [("m%d:" % i).encode() + b"x" * 80 for i in range(20)],
+}
+SET_ENCODINGS = ["intset", pytest.param("listpack", marks=pytest.mark.dashkv_only),
+                 pytest.param("hashtable", marks=pytest.mark.dashkv_only)]
+
+
+class TestRandomDrawsUniform:
+    """SRANDMEMBER and SPOP pick each member with the same probability on every encoding; the
+    chi-square threshold (19 dof) is exceeded by a fair draw with probability < 1e-9."""
+
+    def fill(self, raw, encoding, key="s"):
+        raw.call("SADD", key, *SET_MEMBERS[encoding])
+        assert raw.call("OBJECT", "ENCODING", key) == encoding.encode()
+
+    @pytest.mark.parametrize("encoding", SET_ENCODINGS)
+    def test_srandmember(self, raw, encoding):
+        self.fill(raw, encoding)
+        members = SET_MEMBERS[encoding]
+        assert_uniform(raw.call("SRANDMEMBER", "s", "-20000"), members,
+                       "SRANDMEMBER -20000 (%s)" % encoding)
+        assert_uniform(raw.pipeline([("SRANDMEMBER", "s")] * 10000), members,
+                       "SRANDMEMBER (%s)" % encoding)
+        picks = []
+        for reply in raw.pipeline([("SRANDMEMBER", "s", "3")] * 4000):
+            assert len(set(reply)) == 3
+            picks += reply
+        assert_uniform(picks, members, "SRANDMEMBER 3 (%s)" % encoding)
+
+    @pytest.mark.parametrize("encoding", SET_ENCODINGS)
+    def test_spop(self, raw, encoding):
+        self.fill(raw, encoding)
+        members = SET_MEMBERS[encoding]
+        cmds = []
+        for _ in range(6000):
+            cmds += [("DEL", "s"), ("SADD", "s", *members), ("SPOP", "s")]
+        assert_uniform(raw.pipeline(cmds)[2::3], members, "SPOP (%s)" % encoding)
+        cmds = []
+        for _ in range(3000):
+            cmds += [("DEL", "s"), ("SADD", "s", *members), ("SPOP", "s", "3")]
+        picks = []
+        for reply in raw.pipeline(cmds)[2::3]:
+            assert len(set(reply)) == 3
+            picks += reply
+        assert_uniform(picks, members, "SPOP 3 (%s)" % encoding)

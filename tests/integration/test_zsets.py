@@ -7,7 +7,8 @@ use exactly representable scores.
 
 import pytest
 
-from helpers import ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err
+from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err,
+                     assert_uniform)
 from resp_client import Double
 
 
@@ -206,6 +207,70 @@ class TestPopRandScan:
         flat = raw.call("ZRANDMEMBER", "z", "-2", "WITHSCORES")
         assert len(flat) == 4
 
+    @pytest.mark.parametrize("cmd", [("ZMPOP",), ("BZMPOP", "0.01")])
+    @pytest.mark.parametrize("count", ["a", "", "0", "-1", "1.5", "9223372036854775808",
+                                       "-9223372036854775808"])
+    def test_zmpop_count_errors_as_redis(self, raw, cmd, count):
+        # Redis parses numkeys, MIN|MAX and COUNT with one message for any bad count, before the
+        # timeout of BZMPOP.
+        count_err = "ERR count should be greater than 0"
+        raw.call("ZADD", "z", "1", "a")
+        assert_err(raw.call(*cmd, "1", "z", "MIN", "COUNT", count), count_err)
+        assert_err(raw.call(*cmd, "1", "z", "MIN", "COUNT", count, "COUNT", "2"), count_err)
+        if len(cmd) == 2:
+            for timeout in ("-1", "a", "inf"):
+                assert_err(raw.call("BZMPOP", timeout, "1", "z", "MIN", "COUNT", count),
+                           count_err)
+        assert raw.call("ZCARD", "z") == 1
+
+    def test_zmpop_count_syntax(self, raw):
+        raw.call("ZADD", "z", "1", "a")
+        for args in (("COUNT",), ("COUNT", "1", "COUNT", "2"), ("COUNT", "1", "x")):
+            assert_err(raw.call("ZMPOP", "1", "z", "MIN", *args), ERR_SYNTAX)
+            assert_err(raw.call("BZMPOP", "0.01", "1", "z", "MIN", *args), ERR_SYNTAX)
+        assert_err(raw.call("BZMPOP", "-1", "0", "z", "MIN"),
+                   "ERR numkeys should be greater than 0")
+        assert_err(raw.call("BZMPOP", "-1", "1", "z", "MIN"), "ERR timeout is negative")
+
+    def test_zrandmember_count_limits_as_redis(self, raw):
+        raw.call("ZADD", "z", "1", "a", "2", "b")
+        out_of_range = "ERR value is out of range"
+        for count in ("-9223372036854775807", "-9223372036854770000", "-4611686018427387904",
+                      "4611686018427387904"):
+            assert_err(raw.call("ZRANDMEMBER", "z", count, "WITHSCORES"), out_of_range)
+            assert_err(raw.call("ZRANDMEMBER", "missing", count, "WITHSCORES"), out_of_range)
+        assert_err(raw.call("ZRANDMEMBER", "z", "-9223372036854775808"),
+                   "ERR value is out of range, value must between -9223372036854775807 and "
+                   "9223372036854775807")
+        assert_err(raw.call("ZRANDMEMBER", "z", "1", "WITHVALUES"), ERR_SYNTAX)
+        assert sorted(raw.call("ZRANDMEMBER", "z", "9223372036854775807")) == [b"a", b"b"]
+        assert len(raw.call("ZRANDMEMBER", "z", "4611686018427387903", "WITHSCORES")) == 4
+        assert raw.call("ZRANDMEMBER", "missing", "-9223372036854775807") == []
+
+    @pytest.mark.dashkv_only
+    @pytest.mark.parametrize("count", [["-9223372036854775807"], ["-9223372036854770000"],
+                                       ["-4611686018427387903", "WITHSCORES"],
+                                       ["-44739243", "WITHSCORES"]])
+    def test_zrandmember_huge_negative_count_refused(self, server, raw, count):
+        # Redis allocates until it runs out of memory; dashkv refuses counts whose reply cannot
+        # fit proto-max-bulk-len.
+        raw.call("ZADD", "z", "0", "a")
+        assert_err(raw.call("ZRANDMEMBER", "z", *count),
+                   "ERR value is out of range, the reply would exceed proto-max-bulk-len")
+        server.assert_alive()
+
+    @pytest.mark.dashkv_only
+    def test_zrandmember_reply_bounded_by_proto_max_bulk_len(self, raw):
+        raw.call("ZADD", "z", "1", "aa", "2", "bb")  # "$2\r\naa\r\n$1\r\n1\r\n": 15 bytes
+        assert raw.call("CONFIG", "SET", "proto-max-bulk-len", "1mb") == "OK"
+        try:
+            assert len(raw.call("ZRANDMEMBER", "z", "-60000", "WITHSCORES")) == 120000
+            assert_err(raw.call("ZRANDMEMBER", "z", "-80000", "WITHSCORES"),
+                       "ERR value is out of range, the reply would exceed proto-max-bulk-len")
+            assert raw.call("ZCARD", "z") == 2
+        finally:
+            raw.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
     def test_zscan(self, r, raw):
         members = {"m%d" % i: i for i in range(500)}
         r.zadd("z", members)
@@ -288,3 +353,40 @@ class TestAlgebra:
         assert_err(raw.call("ZINTERCARD", "x", "z"), ERR_NOT_INT)
         assert_err(raw.call("ZINTERCARD", "3", "z"), ERR_SYNTAX)
         assert_err(raw.call("ZINTERCARD", "1", "z", "LIMIT", "-1"), "ERR LIMIT can't be negative")
+
+
+# Members over 64 bytes make a skiplist (zset-max-listpack-value 64), short ones a listpack.
+ZSET_MEMBERS = {
+    "listpack": [("m%d" % i).encode() for i in range(20)],
+    "skiplist": [("m%d:" % i).encode() + b"x" * 80 for i in range(20)],
+}
+# Redis draws from a skiplist's dict with dictGetFairRandomKey, only close to uniform, so that
+# check describes dashkv alone.
+ZSET_ENCODINGS = ["listpack", pytest.param("skiplist", marks=pytest.mark.dashkv_only)]
+
+
+class TestRandMemberUniform:
+    """ZRANDMEMBER picks each member with the same probability on every encoding; the chi-square
+    threshold (19 dof) is exceeded by a fair draw with probability < 1e-9."""
+
+    @pytest.mark.parametrize("encoding", ZSET_ENCODINGS)
+    def test_zrandmember(self, raw, encoding):
+        members = ZSET_MEMBERS[encoding]
+        args = []
+        for i, m in enumerate(members):
+            args += [str(i), m]
+        raw.call("ZADD", "z", *args)
+        assert raw.call("OBJECT", "ENCODING", "z") == encoding.encode()
+        assert_uniform(raw.call("ZRANDMEMBER", "z", "-20000"), members,
+                       "ZRANDMEMBER -20000 (%s)" % encoding)
+        flat = raw.call("ZRANDMEMBER", "z", "-20000", "WITHSCORES")
+        assert all(flat[i + 1] == str(members.index(flat[i])).encode()
+                   for i in range(0, len(flat), 2))
+        assert_uniform(flat[0::2], members, "ZRANDMEMBER -20000 WITHSCORES (%s)" % encoding)
+        assert_uniform(raw.pipeline([("ZRANDMEMBER", "z")] * 10000), members,
+                       "ZRANDMEMBER (%s)" % encoding)
+        picks = []
+        for reply in raw.pipeline([("ZRANDMEMBER", "z", "3")] * 4000):
+            assert len(set(reply)) == 3
+            picks += reply
+        assert_uniform(picks, members, "ZRANDMEMBER 3 (%s)" % encoding)

@@ -82,9 +82,18 @@ TEST(HashValueTest, RandomDifferential) {
   }
   EXPECT_EQ(h.encoding(), HashValue::kHashtable);
   EXPECT_EQ(Contents(h), ref);
-  auto sample = h.RandomPairs(10);
-  EXPECT_EQ(sample.size(), std::min<size_t>(10, ref.size()));
+  ASSERT_GT(ref.size(), 10u);
+  auto sample = h.RandomDistinct(10);
+  EXPECT_EQ(sample.size(), 10u);
+  std::map<std::string, std::string> distinct(sample.begin(), sample.end());
+  EXPECT_EQ(distinct.size(), 10u);
   for (const auto& [f, v] : sample) EXPECT_EQ(ref.at(f), v);
+  uint64_t draws = 0;
+  h.ForEachRandom(1000, [&](std::string_view f, std::string_view v) {
+    EXPECT_EQ(ref.at(std::string(f)), v);
+    return ++draws < 500;  // stops when asked
+  });
+  EXPECT_EQ(draws, 500u);
 }
 
 class HashCommandsTest : public ::testing::Test {
@@ -126,6 +135,20 @@ TEST_F(HashCommandsTest, LargeHashStaysFast) {
   RespValue scan = Run({"HSCAN", "big", "0", "COUNT", "100"});
   ASSERT_EQ(scan.elems.size(), 2u);
   EXPECT_GE(scan.elems[1].elems.size(), 200u);
+}
+
+// Huge counts never size an allocation: Redis's limits for the WITHVALUES form, dashkv's reply
+// bound (proto-max-bulk-len) for draws with repetition.
+TEST_F(HashCommandsTest, RandFieldHugeCounts) {
+  EXPECT_EQ(Run({"HSET", "h", "f1", "v1", "f2", "v2"}), 2);
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-9223372036854775807"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-100000000000000000"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES"}).str,
+            "ERR value is out of range");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "9223372036854775807"}).elems.size(), 2u);
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-1000", "WITHVALUES"}).elems.size(), 2000u);
+  EXPECT_EQ(Run({"HLEN", "h"}), 2);
 }
 
 }  // namespace

@@ -140,5 +140,17 @@ TEST_F(SetCommandsTest, AlgebraSingleAndCrossShard) {
   }
 }
 
+TEST_F(SetCommandsTest, RandMemberHugeCounts) {
+  EXPECT_EQ(Run({"SADD", "s", "a", "b"}), 2);
+  EXPECT_EQ(Run({"SRANDMEMBER", "s", "-9223372036854775807"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"SRANDMEMBER", "s", "-9223372036854775808"}).str,
+            "ERR value is out of range, value must between -9223372036854775807 and "
+            "9223372036854775807");
+  EXPECT_EQ(Run({"SRANDMEMBER", "s", "9223372036854775807"}).elems.size(), 2u);
+  EXPECT_EQ(Run({"SRANDMEMBER", "s", "-1000"}).elems.size(), 1000u);
+  EXPECT_EQ(Run({"SPOP", "s", "9223372036854775807"}).elems.size(), 2u);
+  EXPECT_EQ(Run({"EXISTS", "s"}), 0);
+}
+
 }  // namespace
 }  // namespace dashkv
