@@ -420,10 +420,11 @@ awaitable<void> CmdBLMove(CmdArgs args, ConnCmdContext& ctx) {
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
 awaitable<void> CmdBLMPop(CmdArgs args, ConnCmdContext& ctx) {
-  OpResult<int64_t> timeout = ParseTimeout(args[1], ctx.now_ms);
-  if (!timeout) co_return ctx.SendStatus(timeout.status());
+  // Redis checks numkeys, the direction and COUNT before the timeout.
   OpResult<MPopArgs> a = ParseMPop(args, 2, "LEFT", "RIGHT");
   if (!a) co_return ctx.SendStatus(a.status());
+  OpResult<int64_t> timeout = ParseTimeout(args[1], ctx.now_ms);
+  if (!timeout) co_return ctx.SendStatus(timeout.status());
   auto req = std::make_shared<BlockRequest>();
   req->kind = Kind::kListPop;
   req->from = a->high ? ListEnd::kTail : ListEnd::kHead;
@@ -446,10 +447,11 @@ awaitable<void> CmdBZPop(CmdArgs args, ConnCmdContext& ctx) {
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 awaitable<void> CmdBZMPop(CmdArgs args, ConnCmdContext& ctx) {
-  OpResult<int64_t> timeout = ParseTimeout(args[1], ctx.now_ms);
-  if (!timeout) co_return ctx.SendStatus(timeout.status());
+  // Redis checks numkeys, the direction and COUNT before the timeout.
   OpResult<MPopArgs> a = ParseMPop(args, 2, "MIN", "MAX");
   if (!a) co_return ctx.SendStatus(a.status());
+  OpResult<int64_t> timeout = ParseTimeout(args[1], ctx.now_ms);
+  if (!timeout) co_return ctx.SendStatus(timeout.status());
   auto req = std::make_shared<BlockRequest>();
   req->kind = Kind::kZsetPop;
   req->zmax = a->high;

@@ -1,12 +1,14 @@
 // DEBUG (POPULATE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP) and MEMORY (USAGE, HELP).
-#include <absl/strings/numbers.h>
+#include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/str_util.h"
 #include "io/connection.h"
@@ -46,6 +48,17 @@ void SendDebugUsage(ConnCmdContext& ctx, std::string_view sub) {
                           "'. Try DEBUG HELP."));
 }
 
+// Returns whether `count` keys with values of `size` bytes could fit in maxmemory (when set) or
+// else in the machine's memory. Each key takes at least its slot (two 16-byte objects) plus the
+// value bytes beyond the 15 kept inline, so a refused count could never have been populated.
+bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
+  uint64_t limit = maxmemory > 0 ? static_cast<uint64_t>(maxmemory)
+                                 : static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                       static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t per_key = 2 * sizeof(CompactObj) + (size > 15 ? static_cast<uint64_t>(size) : 0);
+  return static_cast<uint64_t>(count) <= limit / per_key;
+}
+
 // DEBUG POPULATE count [prefix] [size]
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() < 3 || args.size() > 5) co_return SendDebugUsage(ctx, args[1]);
@@ -59,6 +72,13 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
     std::optional<int64_t> s = ParseStrictInt(args[4]);
     if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
     size = *s;
+  }
+  const Config& config = ctx.server.config();
+  if (size > config.proto_max_bulk_len.load(std::memory_order_relaxed)) {
+    co_return ctx.SendStatus(OpStatus::kStringTooLong);
+  }
+  if (!PopulateMayFit(*count, size, config.maxmemory.load(std::memory_order_relaxed))) {
+    co_return ctx.SendStatus(OpStatus::kPopulateTooLarge);
   }
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
@@ -122,16 +142,29 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendSimpleString(*line);
 }
 
-// DEBUG SLEEP seconds: suspends this connection only (the engine keeps serving others).
+// Returns the microseconds DEBUG SLEEP waits for `arg`, as Redis 7.0 computes them: strtod of
+// the longest numeric prefix (no prefix: 0), times 1e6, converted to long long, where a value out
+// of its range (inf, 1e300, NaN) yields LLONG_MIN on x86; <= 0 means no wait. The conversion is
+// range-checked here instead of relying on that undefined behaviour.
+int64_t DebugSleepMicros(std::string_view arg) {
+  std::string buf(arg);
+  double micros = std::strtod(buf.c_str(), nullptr) * 1e6;
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (!(micros > -kTwo63 && micros < kTwo63)) return INT64_MIN;
+  return static_cast<int64_t>(micros);
+}
+
+// DEBUG SLEEP seconds: suspends this connection only (the engine keeps serving others). Answers
+// OK like Redis for any argument: text that is no number, NaN, negative or out-of-range values
+// answer at once.
 awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
-  double secs = 0;
-  if (!absl::SimpleAtod(std::string(args[2]), &secs) || std::isnan(secs)) {
-    co_return ctx.SendStatus(OpStatus::kNotAFloat);
-  }
-  if (secs > 0) {
+  int64_t micros = DebugSleepMicros(args[2]);
+  if (micros > 0) {
+    // A century stands for "forever" and keeps the timer's deadline representable.
+    constexpr int64_t kMaxMicros = int64_t{100} * 365 * 24 * 3600 * 1000000;
     boost::asio::steady_timer timer(ctx.state.conn->engine().context());
-    timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    timer.expires_after(std::chrono::microseconds(std::min(micros, kMaxMicros)));
     boost::system::error_code ec;
     co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
   }

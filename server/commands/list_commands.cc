@@ -374,11 +374,8 @@ bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
   if (!end) parser.SetError(OpStatus::kSyntaxError);
   out->end = end.value_or(ListEnd::kHead);
   if (parser.Check("COUNT")) {
-    out->count = parser.NextInt();
-    if (!parser.HasError() && out->count <= 0) {
-      ctx.rb.SendError("ERR count should be greater than 0");
-      return false;
-    }
+    out->count = parser.NextInt(OpStatus::kCountNotPositive);
+    if (!parser.HasError() && out->count <= 0) parser.SetError(OpStatus::kCountNotPositive);
   }
   if (parser.HasNext()) parser.SetError(OpStatus::kSyntaxError);
   if (parser.HasError()) {

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from helpers import (ERR_NO_ACCESS_TRACKING, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, arity,
-                     assert_err, wait_until)
+                     assert_err, assert_uniform, wait_until)
 from resp_client import Simple
 
 N_KEYS = 300  # enough to spread over every shard
@@ -400,6 +400,16 @@ class TestRandomKey:
         assert_err(raw.call("RANDOMKEY", "x"), arity("randomkey"))
 
 
+    @pytest.mark.dashkv_only  # Redis's dictGetFairRandomKey is only close to uniform
+    @pytest.mark.parametrize("n", [20, 300])
+    def test_randomkey_uniform(self, r, raw, n):
+        # Each key as likely as any other, whatever shard holds it and wherever it sits in its
+        # table; the chi-square threshold is exceeded by a fair draw with probability < 1e-9.
+        keys = [("u:%d" % i).encode() for i in range(n)]
+        fill(r, keys)
+        assert_uniform(raw.pipeline([("RANDOMKEY",)] * (n * 500)), keys, "RANDOMKEY")
+
+
 class TestObject:
     @pytest.mark.parametrize("value,enc", [
         ("12345", "int"), ("-1", "int"), ("9223372036854775807", "int"),
@@ -459,3 +469,15 @@ class TestObject:
         assert isinstance(reply, list) and len(reply) > 4
         assert all(isinstance(line, Simple) for line in reply)
         assert any(line.startswith("ENCODING") for line in reply)
+
+
+class TestDebugSleep:
+    @pytest.mark.parametrize("arg", ["inf", "-inf", "nan", "1e300", "-1e300", "-1", "0", "-0",
+                                     "1e-300", "abc", "", "9223372036854.776", "1e19", "0.001x"])
+    def test_answers_ok_at_once(self, server, raw, arg):
+        # Redis 7.0 reads the seconds with strtod and converts seconds * 1e6 to long long: text
+        # reads as 0, and NaN, negative and out-of-range values come out negative (x86), so it
+        # answers OK without sleeping. dashkv gives the same replies without the undefined
+        # conversion.
+        assert raw.call("DEBUG", "SLEEP", arg) == "OK"
+        server.assert_alive()

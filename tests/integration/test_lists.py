@@ -221,6 +221,34 @@ class TestLMPop:
         assert_err(raw.call("LMPOP", "2", "nothing", strkey, "LEFT"), WRONGTYPE)
         assert_err(raw.call("LMPOP", "1", "l"), arity("lmpop"))
 
+    @pytest.mark.parametrize("cmd", [("LMPOP",), ("BLMPOP", "0.01")])
+    @pytest.mark.parametrize("count", ["a", "", "0", "-1", "1.5", "9223372036854775808",
+                                       "-9223372036854775808"])
+    def test_lmpop_count_errors_as_redis(self, raw, cmd, count):
+        # Redis parses numkeys, LEFT|RIGHT and COUNT with one message for any bad count, before
+        # the timeout of BLMPOP.
+        count_err = "ERR count should be greater than 0"
+        raw.call("RPUSH", "k", "a")
+        assert_err(raw.call(*cmd, "1", "k", "LEFT", "COUNT", count), count_err)
+        assert_err(raw.call(*cmd, "1", "k", "LEFT", "COUNT", count, "COUNT", "2"), count_err)
+        if len(cmd) == 2:
+            for timeout in ("-1", "a", "inf"):
+                assert_err(raw.call("BLMPOP", timeout, "1", "k", "LEFT", "COUNT", count),
+                           count_err)
+        assert raw.call("LLEN", "k") == 1
+
+    def test_lmpop_count_syntax(self, raw):
+        raw.call("RPUSH", "k", "a")
+        for args in (("COUNT",), ("COUNT", "1", "COUNT", "2"), ("COUNT", "1", "x")):
+            assert_err(raw.call("LMPOP", "1", "k", "LEFT", *args), ERR_SYNTAX)
+            assert_err(raw.call("BLMPOP", "0.01", "1", "k", "LEFT", *args), ERR_SYNTAX)
+        assert_err(raw.call("LMPOP", "1", "k", "MIDDLE", "COUNT", "a"), ERR_SYNTAX)
+        assert_err(raw.call("BLMPOP", "-1", "0", "k", "LEFT"),
+                   "ERR numkeys should be greater than 0")
+        assert_err(raw.call("BLMPOP", "-1", "1", "k", "LEFT"), "ERR timeout is negative")
+        assert raw.call("LMPOP", "1", "k", "LEFT", "COUNT", "9223372036854775807") == [
+            b"k", [b"a"]]
+
     def test_lmpop_resp3(self, raw):
         hello3(raw)
         assert raw.call("LMPOP", "1", "nothing", "LEFT") is None

@@ -850,3 +850,44 @@ class TestLcs:
             assert rb.execute_command("LCS", ka, kb, "LEN") == len(seq)
             assert rb.execute_command("LCS", ka, kb, "IDX", "MINMATCHLEN", mml,
                                       "WITHMATCHLEN") == [b"matches", matches, b"len", len(seq)]
+
+
+@pytest.mark.dashkv_only  # Redis 7.0 has no bound: these commands make it run out of memory
+class TestDebugPopulateBounds:
+    TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+    TOO_MANY = ("ERR value is out of range, DEBUG POPULATE would need more memory than maxmemory "
+                "(or, without maxmemory, the system's memory)")
+
+    @pytest.mark.parametrize("size", ["1000000000000000", "9223372036854775807", "536870913"])
+    def test_value_size_bounded_by_proto_max_bulk_len(self, server, raw, size):
+        assert_err(raw.call("DEBUG", "POPULATE", "1", "k", size), self.TOO_LONG)
+        assert raw.call("DBSIZE") == 0
+        server.assert_alive()
+
+    def test_value_size_follows_config(self, raw):
+        assert raw.call("CONFIG", "SET", "proto-max-bulk-len", "1mb") == "OK"
+        try:
+            assert_err(raw.call("DEBUG", "POPULATE", "1", "k", "1048577"), self.TOO_LONG)
+            assert raw.call("DEBUG", "POPULATE", "1", "k", "1048576") == "OK"
+            assert raw.call("STRLEN", "k:0") == 1048576
+        finally:
+            raw.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
+    @pytest.mark.parametrize("args", [["9223372036854775807"], ["2000000000000"],
+                                      ["100000000000", "k", "1000"]])
+    def test_count_bounded_by_memory(self, server, raw, args):
+        assert_err(raw.call("DEBUG", "POPULATE", *args), self.TOO_MANY)
+        assert raw.call("DBSIZE") == 0
+        server.assert_alive()
+
+    def test_count_bounded_by_maxmemory(self, server_factory):
+        srv = server_factory(extra_args=["--maxmemory", "10mb"])
+        c = srv.raw()
+        try:
+            # 1M values of 100 bytes cannot fit 10 MB; 100 of them can.
+            assert_err(c.call("DEBUG", "POPULATE", "1000000", "k", "100"), self.TOO_MANY)
+            assert c.call("DBSIZE") == 0
+            assert c.call("DEBUG", "POPULATE", "100", "k", "100") == "OK"
+            assert c.call("DBSIZE") == 100
+        finally:
+            c.close()

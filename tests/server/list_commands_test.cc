@@ -193,5 +193,20 @@ TEST_F(ListCommandsTest, DebugObjectQuicklistFields) {
   EXPECT_EQ(Run({"OBJECT", "ENCODING", "l"}), "quicklist");
 }
 
+// Any bad COUNT of LMPOP / BLMPOP gets Redis's one message, before BLMPOP's timeout is read.
+TEST_F(ListCommandsTest, MPopCountErrors) {
+  EXPECT_EQ(Run({"RPUSH", "k", "a"}), 1);
+  for (std::string_view count : {"a", "0", "-1", "", "9223372036854775808"}) {
+    EXPECT_EQ(Run({"LMPOP", "1", "k", "LEFT", "COUNT", count}).str,
+              "ERR count should be greater than 0") << count;
+    EXPECT_EQ(Run({"BLMPOP", "-1", "1", "k", "LEFT", "COUNT", count}).str,
+              "ERR count should be greater than 0") << count;
+    EXPECT_EQ(Run({"BZMPOP", "a", "1", "k", "MIN", "COUNT", count}).str,
+              "ERR count should be greater than 0") << count;
+  }
+  EXPECT_EQ(Run({"BLMPOP", "-1", "1", "k", "LEFT"}).str, "ERR timeout is negative");
+  EXPECT_EQ(Run({"LLEN", "k"}), 1);
+}
+
 }  // namespace
 }  // namespace dashkv
