@@ -3,8 +3,8 @@ redis-server 7.0 with DASHKV_TEST_TARGET=redis)."""
 
 import pytest
 
-from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err,
-                     assert_uniform)
+from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity,
+                     assert_err, assert_uniform)
 from resp_client import Map
 
 

@@ -7,8 +7,8 @@ use exactly representable scores.
 
 import pytest
 
-from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity, assert_err,
-                     assert_uniform)
+from helpers import (ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, WRONGTYPE, arity,
+                     assert_err, assert_uniform)
 from resp_client import Double
 
 

@@ -137,13 +137,16 @@ TEST_F(HashCommandsTest, LargeHashStaysFast) {
   EXPECT_GE(scan.elems[1].elems.size(), 200u);
 }
 
+constexpr std::string_view kReplyTooLarge =
+    "ERR value is out of range, the reply would exceed proto-max-bulk-len";
+
 // Huge counts never size an allocation: Redis's limits for the WITHVALUES form, dashkv's reply
 // bound (proto-max-bulk-len) for draws with repetition.
 TEST_F(HashCommandsTest, RandFieldHugeCounts) {
   EXPECT_EQ(Run({"HSET", "h", "f1", "v1", "f2", "v2"}), 2);
-  EXPECT_EQ(Run({"HRANDFIELD", "h", "-9223372036854775807"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
-  EXPECT_EQ(Run({"HRANDFIELD", "h", "-100000000000000000"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
-  EXPECT_EQ(Run({"HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-9223372036854775807"}).str, kReplyTooLarge);
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-100000000000000000"}).str, kReplyTooLarge);
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"}).str, kReplyTooLarge);
   EXPECT_EQ(Run({"HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES"}).str,
             "ERR value is out of range");
   EXPECT_EQ(Run({"HRANDFIELD", "h", "9223372036854775807"}).elems.size(), 2u);

@@ -140,9 +140,12 @@ TEST_F(SetCommandsTest, AlgebraSingleAndCrossShard) {
   }
 }
 
+constexpr std::string_view kReplyTooLarge =
+    "ERR value is out of range, the reply would exceed proto-max-bulk-len";
+
 TEST_F(SetCommandsTest, RandMemberHugeCounts) {
   EXPECT_EQ(Run({"SADD", "s", "a", "b"}), 2);
-  EXPECT_EQ(Run({"SRANDMEMBER", "s", "-9223372036854775807"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"SRANDMEMBER", "s", "-9223372036854775807"}).str, kReplyTooLarge);
   EXPECT_EQ(Run({"SRANDMEMBER", "s", "-9223372036854775808"}).str,
             "ERR value is out of range, value must between -9223372036854775807 and "
             "9223372036854775807");

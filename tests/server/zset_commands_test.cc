@@ -168,12 +168,15 @@ TEST_F(ZsetCommandsTest, AlgebraSingleAndCrossShard) {
   }
 }
 
+constexpr std::string_view kReplyTooLarge =
+    "ERR value is out of range, the reply would exceed proto-max-bulk-len";
+
 TEST_F(ZsetCommandsTest, RandMemberHugeCounts) {
   EXPECT_EQ(Run({"ZADD", "z", "0", "a"}), 1);
   EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-9223372036854770000", "WITHSCORES"}).str,
             "ERR value is out of range");
-  EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-9223372036854770000"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
-  EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-4611686018427387903", "WITHSCORES"}).str, "ERR value is out of range, the reply would exceed proto-max-bulk-len");
+  EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-9223372036854770000"}).str, kReplyTooLarge);
+  EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-4611686018427387903", "WITHSCORES"}).str, kReplyTooLarge);
   EXPECT_EQ(Run({"ZRANDMEMBER", "z", "-1000", "WITHSCORES"}).elems.size(), 2000u);
   EXPECT_EQ(Run({"ZMPOP", "1", "z", "MIN", "COUNT", "a"}).str,
             "ERR count should be greater than 0");
