@@ -1,5 +1,7 @@
 #include "server/blocking.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -12,6 +14,13 @@
 namespace dashkv {
 
 namespace asio = boost::asio;
+
+bool SocketPeerGone(int fd) {
+  if (fd < 0) return true;
+  pollfd p{fd, POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return false;  // nothing to report (or EINTR: asked again later)
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
 
 void BlockedClient::Finish(WakeReason reason, PopResult result) {
   DCHECK(claimed());
@@ -144,6 +153,12 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     std::shared_ptr<BlockedClient> client = queue[i].client;  // Unlink drops the entry
     const size_t key = queue[i].key;
     const BlockRequest& req = client->request();
+    if (client->PeerGone()) {
+      // It left; its engine has not seen it yet. It takes nothing (see Design).
+      if (client->TryClaim()) client->Finish(WakeReason::kClosed);
+      Unlink(client.get());
+      continue;
+    }
     if (!client->served_on_shard()) {
       // A cross-shard client retries under its locks; the element waits for it.
       if (client->TryClaim()) client->Finish(WakeReason::kReady);

@@ -31,6 +31,8 @@
 //       ready again. A claimed single-shard client (timing out) is skipped.
 //     - a client waiting for another type (BZPOPMIN on a key that became a list) is skipped and
 //       stays blocked, as in Redis 7.0.
+//   Every pop and push made for a blocking command (at once, served by a shard, by a retry, or
+//   given back) touches the WATCHers of the key it changed, as Redis's signalModifiedKey.
 //   Guarantees: every element goes to exactly one client; a client blocked on keys of one shard
 //   is served in FIFO order among the clients blocked on that key. Weaker across shards: a
 //   client registered on several shards may be woken by two of them; the one that loses the
@@ -42,6 +44,35 @@
 //   current BlockedClient through its BlockedCall (or, while a cross-shard client is retrying,
 //   leave an interrupt that the retry honours), then the coroutine unregisters itself from its
 //   shards. Nothing of a finished client stays in any registry.
+//
+//   A client that left takes nothing. Its engine learns of a disconnect only when it gets to the
+//   socket event, while the shard serving a push may run on another thread at once: a client
+//   whose FIN or RST had reached the host before the push (a push sent right after the
+//   client's close()) could be served and its element written to a dead socket. Two checks
+//   close this:
+//     1. Before the claim: the shard asks the kernel (SocketPeerGone: poll with POLLRDHUP, no
+//        wait) whether the client's socket is still open on both sides. If not, the shard
+//        claims the client itself with kClosed (the same one-winner claim as every other
+//        outcome) and serves the next client. So a disconnect that reached the host before the
+//        serve always wins, as in Redis (which handles the EOF before the later push).
+//     2. After the claim: the connection's engine checks again (its peer watch fired, the
+//        socket was closed here by CLIENT KILL, or SocketPeerGone) before writing the reply. A
+//        client that left in between gets no reply: the popped elements go back to the key
+//        they came from, at the end they came from, in their order (ZADD NX for members, so a
+//        member added again meanwhile keeps its new score), as one shard task behind any
+//        transaction holding the key; that write serves the next waiter. A key that now holds
+//        another type was overwritten after the pop: the elements would have been destroyed
+//        with it anyway and are dropped. BLMOVE / BRPOPLPUSH return nothing: the moved element
+//        is in the destination, a committed write that other clients may already have used;
+//        the reply was only a copy of it.
+//   A cross-shard client checks 2. before its retry takes anything and again after it (still
+//   under its locks). What stays is TCP's own window: a client that leaves after its reply was
+//   handed to the socket loses it, as with Redis.
+//   The probe (one poll() per client served, on the shard's thread) reads the socket
+//   descriptor the connection had when it parked. The descriptor is closed only when the
+//   connection ends, after the command (then the client is claimed), or by CLIENT KILL: a
+//   reused number then answers for another socket, but the client is gone either way, and a
+//   client wrongly seen alive is caught by check 2.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -112,16 +143,35 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
 // stops with kWrongType. Used by the first attempt and the retries.
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
                          int64_t now_ms);
+// Gives the elements of `popped` (a pop for a client that left) back to keys[popped.key]: at
+// the end they were popped from, in their order; zset members only where absent. Nothing for
+// kListMove (the element is in the destination) or a failed pop; dropped if the key now holds
+// another type (see Design). Touches WATCH and marks the key ready like any write.
+// REQUIRES: the key is not locked by a transaction other than the caller's.
+void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped, int64_t now_ms);
+// Touches the WATCHers of `key` of database `db` on this shard (a blocking command wrote it).
+void TouchWatchers(Shard& shard, unsigned db, std::string_view key);
+
+// Returns whether the peer of socket `fd` has closed or reset the connection, or `fd` < 0 (the
+// socket was closed here). Asks the kernel without waiting; bytes still unread do not hide a
+// close. Thread-safe: any thread.
+bool SocketPeerGone(int fd);
 
 // One wait of one blocked command (a new one per park). Thread-safe: TryClaim from any thread;
 // the outcome is written by the claimer only; Wait and the resumption run on the home engine.
 class BlockedClient : public std::enable_shared_from_this<BlockedClient> {
  public:
+  // `peer_fd`: the socket descriptor of the blocked connection (for PeerGone).
   BlockedClient(io::Engine* home, std::shared_ptr<const BlockRequest> request,
-                bool served_on_shard)
-      : home_(home), request_(std::move(request)), served_on_shard_(served_on_shard) {}
+                bool served_on_shard, int peer_fd)
+      : home_(home),
+        request_(std::move(request)),
+        served_on_shard_(served_on_shard),
+        peer_fd_(peer_fd) {}
 
   const BlockRequest& request() const { return *request_; }
+  // Returns whether the client's peer has left (SocketPeerGone; see Design). Any thread.
+  bool PeerGone() const { return SocketPeerGone(peer_fd_); }
   // Whether shards serve it themselves (all its keys on one shard) or wake it for a retry.
   bool served_on_shard() const { return served_on_shard_; }
   bool claimed() const { return claimed_.load(std::memory_order_acquire); }
@@ -142,6 +192,7 @@ class BlockedClient : public std::enable_shared_from_this<BlockedClient> {
   io::Engine* home_;
   std::shared_ptr<const BlockRequest> request_;
   bool served_on_shard_;
+  int peer_fd_;
   std::atomic<bool> claimed_{false};
   WakeReason reason_ = WakeReason::kTimeout;  // written by the claimer before Finish's message
   PopResult result_;

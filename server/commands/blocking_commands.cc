@@ -193,6 +193,7 @@ awaitable<PopResult> MoveAcrossShards(ShardSet& ss, const BlockRequest& req, int
     ListValue* list = *FindList(s.db(req.db), req.keys[0], now);
     out.items.push_back(*list->Pop(req.from, ListOptions(*req.config)));
     FinishListWrite(s.db(req.db), req.keys[0], now);
+    TouchWatchers(s, req.db, req.keys[0]);
     return out;
   });
   if (popped.status != OpStatus::kOk) co_return popped;
@@ -202,6 +203,7 @@ awaitable<PopResult> MoveAcrossShards(ShardSet& ss, const BlockRequest& req, int
     if (!list) return list.status();
     (*list)->Push(value, req.to, ListOptions(*req.config));
     FinishListWrite(s.db(req.db), req.dest, now);
+    TouchWatchers(s, req.db, req.dest);
     return OpStatus::kOk;
   });
   if (pushed == OpStatus::kOk) co_return popped;
@@ -210,6 +212,7 @@ awaitable<PopResult> MoveAcrossShards(ShardSet& ss, const BlockRequest& req, int
     if (!list) return;
     (*list)->Push(value, req.from, ListOptions(*req.config));
     FinishListWrite(s.db(req.db), req.keys[0], now);
+    TouchWatchers(s, req.db, req.keys[0]);
   });
   popped.status = pushed;
   co_return popped;
@@ -232,6 +235,40 @@ awaitable<PopResult> Attempt(ShardSet& ss, const BlockRequest& req) {
     i = end;
   }
   co_return PopResult{};
+}
+
+// Returns whether the client of a woken command has left: its peer watch fired, CLIENT KILL
+// closed its socket, or the kernel knows the peer closed (blocking.h Design, check 2).
+bool ClientLeft(ConnCmdContext& ctx, const BlockedCall& call) {
+  return call.interrupt() == WakeReason::kClosed || SocketPeerGone(ctx.state.conn->fd());
+}
+
+// Gives back what was popped for a client that left (ReturnPopped) as one shard task, after any
+// transaction holding the key; the write serves the next waiter. With `locks_held` the caller
+// holds the key's locks (a cross-shard retry): their release serves the waiters.
+awaitable<void> GiveBack(ShardSet& ss, const BlockRequest& req, const PopResult& popped,
+                         bool locks_held) {
+  if (popped.status != OpStatus::kOk || req.kind == Kind::kListMove) co_return;
+  const std::string& key = req.keys[popped.key];
+  const unsigned sid = ss.ShardOf(key);
+  if (locks_held) {
+    co_await ss.Await(sid, [&](Shard& s) { ReturnPopped(s, req, popped, NowMs()); });
+    co_return;
+  }
+  bool done = co_await ss.Await(sid, [&](Shard& s) {
+    if (!s.locks().empty() && s.locks().Conflicts(LockHashOf(req.db, key), LockMode::kExclusive)) {
+      return false;
+    }
+    ReturnPopped(s, req, popped, NowMs());
+    s.blocking().ServeReady();
+    return true;
+  });
+  if (done) co_return;
+  KeyLocks locks(ss);  // a transaction holds the key: queue behind it
+  locks.Add(req.db, key, LockMode::kExclusive);
+  co_await locks.Acquire();
+  co_await ss.Await(sid, [&](Shard& s) { ReturnPopped(s, req, popped, NowMs()); });
+  locks.Release();
 }
 
 // While a command is parked: marks the connection blocked, runs the timeout and watches for a
@@ -268,7 +305,8 @@ class WaitScope {
 awaitable<void> BlockOnShard(ConnCmdContext& ctx, std::shared_ptr<const BlockRequest> req,
                              unsigned sid, int64_t deadline_ms, Shape shape) {
   ShardSet& ss = ctx.server.shard_set();
-  auto client = std::make_shared<BlockedClient>(&ctx.state.conn->engine(), req, true);
+  auto client =
+      std::make_shared<BlockedClient>(&ctx.state.conn->engine(), req, true, ctx.state.conn->fd());
   enum class Step : uint8_t { kLocked, kDone, kParked, kRefused };
   PopResult res;
   std::vector<size_t> all(req->keys.size());
@@ -298,7 +336,11 @@ awaitable<void> BlockOnShard(ConnCmdContext& ctx, std::shared_ptr<const BlockReq
     call->SetCurrent(client);
     why = co_await client->Wait();
   }
-  if (why == WakeReason::kServed) co_return SendPopResult(ctx.rb, *req, client->result(), shape);
+  if (why == WakeReason::kServed) {
+    if (!ClientLeft(ctx, *call)) co_return SendPopResult(ctx.rb, *req, client->result(), shape);
+    co_await GiveBack(ss, *req, client->result(), /*locks_held=*/false);
+    co_return ctx.state.conn->RequestClose();
+  }
   ss.Post(sid, [client](Shard& s) { s.blocking().Remove(client.get()); });
   SendWakeReply(ctx, why, shape);
 }
@@ -326,8 +368,18 @@ awaitable<void> BlockAcrossShards(ConnCmdContext& ctx, std::shared_ptr<const Blo
   std::shared_ptr<BlockedClient> prev;  // the previous wait (claimed by the wake)
   for (;;) {
     co_await locks.Acquire();
-    PopResult res = co_await Attempt(ss, *req);
-    std::optional<WakeReason> stop = call->interrupt();
+    // Woken, the client may have left: then it takes nothing, or gives back what it took
+    // (blocking.h Design, check 2).
+    const bool retry = prev != nullptr;
+    bool left = retry && ClientLeft(ctx, *call);
+    PopResult res;
+    if (!left) res = co_await Attempt(ss, *req);
+    if (retry && !left && res.status == OpStatus::kOk && ClientLeft(ctx, *call)) {
+      co_await GiveBack(ss, *req, res, /*locks_held=*/true);
+      left = true;
+    }
+    if (left) res = PopResult{};
+    std::optional<WakeReason> stop = left ? WakeReason::kClosed : call->interrupt();
     if (res.status != OpStatus::kKeyNotFound || stop) {
       if (prev) co_await unregister(prev);
       locks.Release();
@@ -335,7 +387,8 @@ awaitable<void> BlockAcrossShards(ConnCmdContext& ctx, std::shared_ptr<const Blo
       if (res.status != OpStatus::kKeyNotFound) co_return SendPopResult(ctx.rb, *req, res, shape);
       co_return SendWakeReply(ctx, *stop, shape);
     }
-    auto client = std::make_shared<BlockedClient>(&ctx.state.conn->engine(), req, false);
+    auto client = std::make_shared<BlockedClient>(&ctx.state.conn->engine(), req, false,
+                                                  ctx.state.conn->fd());
     std::vector<uint8_t> added(ss.size(), 0);
     co_await ss.AwaitMany(shards, [&](Shard& s) {
       added[s.index()] = s.blocking().Add(client, keys_on[s.index()], prev.get()) ? 1 : 0;

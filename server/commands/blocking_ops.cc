@@ -1,11 +1,18 @@
 // The shard-side pops of the blocking commands (declared in server/blocking.h), built on the
 // list and sorted-set ops of their families.
+#include <algorithm>
+
 #include "server/blocking.h"
 #include "server/commands/list_ops.h"
 #include "server/commands/zset_ops.h"
 #include "server/shard.h"
+#include "server/transaction.h"
 
 namespace dashkv {
+
+void TouchWatchers(Shard& shard, unsigned db, std::string_view key) {
+  if (!shard.watches().empty()) shard.watches().Touch(LockKeyOf(db, key));
+}
 
 OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms) {
   PrimeIterator it = shard.db(req.db).FindQuiet(req.keys[key], now_ms);
@@ -27,6 +34,7 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
       size_t n = std::min<size_t>(static_cast<size_t>(req.count), list->size());
       for (size_t i = 0; i < n; ++i) out.items.push_back(*list->Pop(req.from, opts));
       FinishListWrite(db, k, now_ms);
+      TouchWatchers(shard, req.db, k);
       break;
     }
     case BlockRequest::Kind::kListMove: {
@@ -36,6 +44,8 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
         out.status = moved.status();
       } else {
         out.items.push_back(std::move(**moved));
+        TouchWatchers(shard, req.db, k);
+        TouchWatchers(shard, req.db, req.dest);
       }
       break;
     }
@@ -46,10 +56,51 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
         out.items.push_back(std::move(member));
         out.scores.push_back(score);
       }
+      TouchWatchers(shard, req.db, k);
       break;
     }
   }
   return out;
+}
+
+void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped,
+                  int64_t now_ms) {
+  if (popped.status != OpStatus::kOk || popped.items.empty()) return;
+  DbSlice& db = shard.db(req.db);
+  std::string_view k = req.keys[popped.key];
+  switch (req.kind) {
+    case BlockRequest::Kind::kListMove:
+      return;  // the element is in the destination (blocking.h Design)
+    case BlockRequest::Kind::kListPop: {
+      OpResult<ListValue*> list = FindOrAddList(db, k, now_ms);
+      if (!list) return;  // overwritten by another type, or out of memory
+      ListValue::Options opts = ListOptions(*req.config);
+      // Popped first = nearest the end: pushed back last.
+      for (auto it = popped.items.rbegin(); it != popped.items.rend(); ++it) {
+        (*list)->Push(*it, req.from, opts);
+      }
+      FinishListWrite(db, k, now_ms);
+      break;
+    }
+    case BlockRequest::Kind::kZsetPop: {
+      OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(k, ObjType::kZset, now_ms);
+      if (!added) return;
+      ZsetLimits limits = ZsetLimits::From(*req.config);
+      PrimeIterator it = added->it;
+      if (added->inserted) {
+        size_t max_len = 0;
+        for (const std::string& m : popped.items) max_len = std::max(max_len, m.size());
+        it->second.SetObject(ObjType::kZset, 0,
+                             ZsetValue::Create(popped.items.size(), max_len, limits).release());
+      }
+      ZsetValue& z = AsZset(it->second);
+      for (size_t i = 0; i < popped.items.size(); ++i) {
+        if (!z.Score(popped.items[i])) z.Set(popped.items[i], popped.scores[i], limits);
+      }
+      break;
+    }
+  }
+  TouchWatchers(shard, req.db, k);
 }
 
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,

@@ -3,6 +3,8 @@ CLIENT UNBLOCK: replies, wake-ups, FIFO order, timeouts, disconnects, and a prod
 stress test with exactly-once delivery. Checked against redis-server 7.0 too
 (DASHKV_TEST_TARGET=redis). Tests wait for INFO blocked_clients, never for a fixed time."""
 
+import socket
+import struct
 import threading
 import time
 
@@ -319,3 +321,212 @@ class TestStress:
         assert set(received) == expected  # no loss, no duplicate (sizes match)
         assert sum(r.llen(k) for k in KEYS) == 0
         wait_blocked(r, 0)
+
+
+# Hash tags that land on different shards of a 2-thread dashkv (core/hash.h kShardSeed; the
+# gtest BlockingCommandsTest.TagsOfTheIntegrationTestsLandOnTwoShards guards this choice).
+SHARD0, SHARD1 = "{a}", "{c}"
+
+
+def _close_now(client, rst):
+    """Closes a raw client's socket: an orderly FIN, or an RST (SO_LINGER 0)."""
+    if rst:
+        client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.sock.close()
+
+
+def _wait_blocked_fast(r, n, timeout=10.0):
+    """wait_blocked without the 10 ms polling step (hundreds of rounds per test)."""
+    deadline = time.monotonic() + timeout
+    while blocked_clients(r) != n:
+        assert time.monotonic() < deadline, "blocked_clients never reached %d" % n
+
+
+# Each case: the blocking command (keys from a layout), how the pusher feeds it element i, and
+# how the test reads back every element still in the keyspace (a list of strings).
+def _list_elems(r, *keys):
+    return [e for k in keys for e in r.lrange(k, 0, -1)]
+
+
+def _zset_elems(r, *keys):
+    return [m for k in keys for m in r.zrange(k, 0, -1)]
+
+
+DEPARTED_CASES = {
+    # name: (command(src, other, dst), push(r_raw, src, i) command, elements(r, src, other, dst))
+    "blpop": (lambda s, o, d: ("BLPOP", s, o, "0"), lambda s, i: ("LPUSH", s, "e%d" % i),
+              lambda r, s, o, d: _list_elems(r, s, o)),
+    "brpop": (lambda s, o, d: ("BRPOP", o, s, "0"), lambda s, i: ("RPUSH", s, "e%d" % i),
+              lambda r, s, o, d: _list_elems(r, s, o)),
+    "blmpop": (lambda s, o, d: ("BLMPOP", "0", "2", s, o, "RIGHT", "COUNT", "2"),
+               lambda s, i: ("LPUSH", s, "e%d" % i), lambda r, s, o, d: _list_elems(r, s, o)),
+    "blmove": (lambda s, o, d: ("BLMOVE", s, d, "LEFT", "RIGHT", "0"),
+               lambda s, i: ("RPUSH", s, "e%d" % i), lambda r, s, o, d: _list_elems(r, s, d)),
+    "brpoplpush": (lambda s, o, d: ("BRPOPLPUSH", s, d, "0"),
+                   lambda s, i: ("LPUSH", s, "e%d" % i), lambda r, s, o, d: _list_elems(r, s, d)),
+    "bzpopmin": (lambda s, o, d: ("BZPOPMIN", s, o, "0"), lambda s, i: ("ZADD", s, i, "e%d" % i),
+                 lambda r, s, o, d: _zset_elems(r, s, o)),
+    "bzpopmax": (lambda s, o, d: ("BZPOPMAX", o, s, "0"), lambda s, i: ("ZADD", s, i, "e%d" % i),
+                 lambda r, s, o, d: _zset_elems(r, s, o)),
+    "bzmpop": (lambda s, o, d: ("BZMPOP", "0", "2", s, o, "MIN", "COUNT", "3"),
+               lambda s, i: ("ZADD", s, i, "e%d" % i), lambda r, s, o, d: _zset_elems(r, s, o)),
+}
+
+
+class TestDepartedClientTakesNothing:
+    """A client blocked in a blocking command disconnects and another client pushes at once (no
+    gap): the element is never handed to the departed client, so it stays in the keyspace (or
+    goes to the next live waiter), as in Redis. `layout` puts the other key / the destination on
+    the source's shard or on the other one (at --threads 2)."""
+
+    ROUNDS = 300
+    TIME_LIMIT = 60.0  # seconds per case, a bound for slow machines
+
+    @pytest.mark.parametrize("layout", ["same_shard", "cross_shard"])
+    @pytest.mark.parametrize("rst", [False, True], ids=["fin", "rst"])
+    @pytest.mark.parametrize("case", sorted(DEPARTED_CASES))
+    def test_no_element_vanishes(self, r, server, case, rst, layout):
+        make_cmd, make_push, elements = DEPARTED_CASES[case]
+        other_tag = SHARD0 if layout == "same_shard" else SHARD1
+        # Two pushers (on different threads of dashkv): the push runs on the client's thread
+        # or on another one, while the client's own thread handles its close.
+        pushers = [server.raw(), server.raw()]
+        pushed, keys = [], []
+        deadline = time.monotonic() + self.TIME_LIMIT
+        try:
+            for i in range(self.ROUNDS):
+                if time.monotonic() > deadline:
+                    break
+                # Fresh keys each round: an element left from a round must not serve the next.
+                src, other, dst = (SHARD0 + "src%d" % i, other_tag + "other%d" % i,
+                                   other_tag + "dst%d" % i)
+                _wait_blocked_fast(r, 0)  # the previous round's client is gone
+                leaving = server.raw()
+                leaving.send(_encode(*make_cmd(src, other, dst)))
+                _wait_blocked_fast(r, 1)
+                _close_now(leaving, rst)
+                pusher = pushers[(i // 2) % 2]
+                pusher.send(_encode(*make_push(src, i)))  # right after the close
+                pusher.read()
+                pushed.append("e%d" % i)
+                keys.append((src, other, dst))
+            wait_blocked(r, 0)
+
+            def found():
+                return [e for k in keys for e in elements(r, *k)]
+
+            # A popped element that could not be delivered is returned asynchronously.
+            wait_until(lambda: len(found()) >= len(pushed), timeout=10,
+                       what="every element back in the keyspace")
+            assert sorted(found()) == sorted(pushed), "lost %s" % sorted(set(pushed) - set(found()))
+        finally:
+            for p in pushers:
+                p.close()
+
+    @pytest.mark.parametrize("rst", [False, True], ids=["fin", "rst"])
+    @pytest.mark.parametrize("cmd", ["BLPOP", "BZPOPMIN", "BLMOVE"])
+    def test_next_waiter_gets_the_element(self, r, server, raw_factory, cmd, rst):
+        """A live client blocked behind the departed one receives every element."""
+        key, dst = SHARD0 + "q", SHARD1 + "d"
+        block = {"BLPOP": ("BLPOP", key, "0"), "BZPOPMIN": ("BZPOPMIN", key, "0"),
+                 "BLMOVE": ("BLMOVE", key, dst, "LEFT", "LEFT", "0")}[cmd]
+        waiter, pusher = raw_factory(), raw_factory()
+        deadline = time.monotonic() + self.TIME_LIMIT
+        for i in range(self.ROUNDS // 2):
+            if time.monotonic() > deadline:
+                break
+            leaving = server.raw()
+            leaving.send(_encode(*block))
+            _wait_blocked_fast(r, 1)
+            waiter.send(_encode(*block))
+            _wait_blocked_fast(r, 2)
+            _close_now(leaving, rst)
+            elem = "e%d" % i
+            pusher.send(_encode(*(("ZADD", key, i, elem) if cmd == "BZPOPMIN"
+                                  else ("LPUSH", key, elem))))
+            pusher.read()
+            got = waiter.read()
+            if cmd == "BLPOP":
+                assert got == [key.encode(), elem.encode()]
+            elif cmd == "BZPOPMIN":
+                assert got[:2] == [key.encode(), elem.encode()]
+            else:
+                assert got == elem.encode()
+            wait_blocked(r, 0)
+        assert r.exists(key) == 0
+
+
+class TestWatchSeesBlockingWrites:
+    """The pops and pushes of blocking commands dirty WATCH like any other write: the source
+    key (popped) and the destination (pushed), whether the command is served at once or after
+    it blocked (Redis's signalModifiedKey in both paths)."""
+
+    IMMEDIATE = [
+        ("BLPOP", lambda s, d: ("BLPOP", s, "0"), "list"),
+        ("BRPOP", lambda s, d: ("BRPOP", s, "0"), "list"),
+        ("BLMPOP", lambda s, d: ("BLMPOP", "0", "1", s, "LEFT"), "list"),
+        ("BLMOVE", lambda s, d: ("BLMOVE", s, d, "LEFT", "LEFT", "0"), "list"),
+        ("BRPOPLPUSH", lambda s, d: ("BRPOPLPUSH", s, d, "0"), "list"),
+        ("BZPOPMIN", lambda s, d: ("BZPOPMIN", s, "0"), "zset"),
+        ("BZPOPMAX", lambda s, d: ("BZPOPMAX", s, "0"), "zset"),
+        ("BZMPOP", lambda s, d: ("BZMPOP", "0", "1", s, "MAX"), "zset"),
+    ]
+
+    @staticmethod
+    def _exec_after(watcher, key, action):
+        """WATCH key, run action(), then MULTI/EXEC on the watcher; returns EXEC's reply."""
+        assert watcher.call("WATCH", key) == "OK"
+        action()
+        assert watcher.call("MULTI") == "OK"
+        assert watcher.call("PING") == "QUEUED"
+        return watcher.call("EXEC")
+
+    @pytest.mark.parametrize("layout", ["same_shard", "cross_shard"])
+    @pytest.mark.parametrize("name,make,kind", IMMEDIATE, ids=[c[0] for c in IMMEDIATE])
+    def test_served_at_once_dirties_source(self, r, raw_factory, name, make, kind, layout):
+        src = SHARD0 + "src"
+        dst = (SHARD0 if layout == "same_shard" else SHARD1) + "dst"
+        watcher, other = raw_factory(), raw_factory()
+
+        def fill():
+            r.rpush(src, "a", "b") if kind == "list" else r.zadd(src, {"a": 1, "b": 2})
+
+        fill()
+        assert self._exec_after(watcher, src, lambda: other.call(*make(src, dst))) is None
+        if name in ("BLMOVE", "BRPOPLPUSH"):
+            assert self._exec_after(watcher, dst, lambda: other.call(*make(src, dst))) is None
+
+    @pytest.mark.parametrize("layout", ["same_shard", "cross_shard"])
+    @pytest.mark.parametrize("cmd", ["BRPOPLPUSH", "BLMOVE"])
+    def test_served_after_blocking_dirties_destination(self, r, raw_factory, cmd, layout):
+        src = SHARD0 + "src"
+        dst = (SHARD0 if layout == "same_shard" else SHARD1) + "dst"
+        watcher, blocked = raw_factory(), raw_factory()
+        block = (("BRPOPLPUSH", src, dst, "0") if cmd == "BRPOPLPUSH"
+                 else ("BLMOVE", src, dst, "RIGHT", "LEFT", "0"))
+
+        def serve():
+            park(blocked, r, 1, *block)
+            r.lpush(src, "element")
+            assert blocked.read() == b"element"
+
+        assert self._exec_after(watcher, dst, serve) is None
+        assert r.lrange(dst, 0, -1) == ["element"]
+
+    @pytest.mark.parametrize("layout", ["same_shard", "cross_shard"])
+    @pytest.mark.parametrize("name,make,kind", IMMEDIATE, ids=[c[0] for c in IMMEDIATE])
+    def test_served_after_blocking_dirties_source(self, r, raw_factory, name, make, kind,
+                                                  layout):
+        """The push that serves a blocked client dirties the source, and so does the pop; the
+        watcher of an untouched key still commits."""
+        src = SHARD0 + "src"
+        dst = (SHARD0 if layout == "same_shard" else SHARD1) + "dst"
+        watcher, blocked = raw_factory(), raw_factory()
+
+        def serve():
+            park(blocked, r, 1, *make(src, dst))
+            r.rpush(src, "a") if kind == "list" else r.zadd(src, {"a": 1})
+            assert blocked.read() is not None
+
+        assert self._exec_after(watcher, src, serve) is None
+        assert self._exec_after(watcher, SHARD1 + "untouched", lambda: None) == ["PONG"]

@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -57,9 +59,119 @@ class BlockingCommandsTest : public ::testing::Test {
     c.SendRaw(RespClient::Encode(args));
   }
 
+  // Returns a new client whose home is engine `engine`: the listener deals connections to the
+  // engines in turn, the fixture's first (fillers keep the turn).
+  std::unique_ptr<RespClient> ConnectOn(unsigned engine) {
+    for (;;) {
+      auto c = server_.Connect();
+      c->Run({"PING"});  // accepted before the next one connects
+      if (connections_++ % 2 == engine) return c;
+      fillers_.push_back(std::move(c));
+    }
+  }
+
+  // Holds engine 0 with a spinning task until the returned function is called.
+  std::function<void()> HoldEngine0() {
+    auto hold = std::make_shared<std::atomic<int>>(0);  // 1: spinning; 2: released
+    server_.pool().Post(0, [hold] {
+      hold->store(1);
+      while (hold->load() != 2) std::this_thread::yield();
+    });
+    while (hold->load() != 1) std::this_thread::yield();
+    return [hold] { hold->store(2); };
+  }
+
+  // Parks `block` on a new client whose home is engine 0, holds engine 0, runs `push` from
+  // `pusher` (home engine 1; the keys on shard 1: the client is served while its home cannot
+  // write the reply), closes the client, then lets engine 0 go. Returns what `push` answered.
+  RespValue ServeThenLeaveBeforeTheReply(RespClient& pusher,
+                                         const std::vector<std::string_view>& block,
+                                         const std::vector<std::string_view>& push) {
+    auto leaving = ConnectOn(0);
+    Send(*leaving, block);
+    WaitBlocked(1);
+    std::function<void()> release = HoldEngine0();
+    EXPECT_EQ(pusher.Run({"PING"}), "PONG");  // the pusher's home is engine 1
+    RespValue pushed = pusher.Run(push);
+    leaving.reset();  // FIN, before engine 0 could write the reply
+    release();
+    WaitBlocked(0);
+    return pushed;
+  }
+
+  // Polls (bounded) until `cmd` answers `want` on the fixture's client.
+  template <typename T>
+  void WaitFor(const std::vector<std::string_view>& cmd, const T& want) {
+    for (int i = 0; i < 5000; ++i) {
+      if (c_->Run(cmd) == want) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ADD_FAILURE() << "never answered as expected: " << cmd[0];
+  }
+
   TestServer server_{2};
   std::unique_ptr<RespClient> c_;
+  unsigned connections_ = 1;  // made so far (c_ included)
+  std::vector<std::unique_ptr<RespClient>> fillers_;
 };
+
+TEST_F(BlockingCommandsTest, TagsOfTheIntegrationTestsLandOnTwoShards) {
+  // tests/integration/test_blocking.py SHARD0 / SHARD1 rely on this.
+  ShardSet& ss = server_.server().shard_set();
+  EXPECT_EQ(ss.ShardOf("{a}src"), 0u);
+  EXPECT_EQ(ss.ShardOf("{c}src"), 1u);
+}
+
+TEST_F(BlockingCommandsTest, ElementsServedToAClientThatLeftGoBack) {
+  auto pusher = ConnectOn(1);
+  std::string k = KeyOn(1, "k");
+  // BLMPOP took a and b from the head: they go back there, in their order.
+  EXPECT_EQ(ServeThenLeaveBeforeTheReply(*pusher, {"BLMPOP", "0", "1", k, "LEFT", "COUNT", "2"},
+                                         {"RPUSH", k, "a", "b", "c"}),
+            3);
+  WaitFor({"LLEN", k}, 3);
+  EXPECT_THAT(c_->Run({"LRANGE", k, "0", "-1"}).strings(), ElementsAre("a", "b", "c"));
+  c_->Run({"DEL", k});
+  // BRPOP: back at the tail.
+  EXPECT_EQ(ServeThenLeaveBeforeTheReply(*pusher, {"BRPOP", k, "0"}, {"RPUSH", k, "x", "y"}), 2);
+  WaitFor({"LLEN", k}, 2);
+  EXPECT_THAT(c_->Run({"LRANGE", k, "0", "-1"}).strings(), ElementsAre("x", "y"));
+  c_->Run({"DEL", k});
+  // Sorted-set members come back with their scores.
+  EXPECT_EQ(ServeThenLeaveBeforeTheReply(*pusher, {"BZMPOP", "0", "1", k, "MIN", "COUNT", "2"},
+                                         {"ZADD", k, "1", "a", "2", "b", "3", "c"}),
+            3);
+  WaitFor({"ZCARD", k}, 3);
+  EXPECT_THAT(c_->Run({"ZRANGE", k, "0", "-1", "WITHSCORES"}).strings(),
+              ElementsAre("a", "1", "b", "2", "c", "3"));
+}
+
+TEST_F(BlockingCommandsTest, ReturnedElementGoesToTheNextWaiter) {
+  auto pusher = ConnectOn(1);
+  std::string k = KeyOn(1, "k");
+  auto leaving = ConnectOn(0);
+  auto next = ConnectOn(1);
+  Send(*leaving, {"BLPOP", k, "0"});
+  WaitBlocked(1);
+  Send(*next, {"BLPOP", k, "0"});  // parks behind the leaving client
+  WaitBlocked(2);
+  std::function<void()> release = HoldEngine0();
+  EXPECT_EQ(pusher->Run({"RPUSH", k, "v"}), 1);
+  leaving.reset();
+  release();
+  EXPECT_THAT(next->Read().strings(), ElementsAre(k, "v"));
+  WaitBlocked(0);
+  EXPECT_EQ(c_->Run({"EXISTS", k}), 0);
+}
+
+TEST_F(BlockingCommandsTest, CrossShardClientThatLeftTakesNothingOnItsRetry) {
+  auto pusher = ConnectOn(1);
+  std::string k1 = KeyOn(1, "k"), k0 = KeyOn(0, "j");
+  EXPECT_EQ(ServeThenLeaveBeforeTheReply(*pusher, {"BLPOP", k1, k0, "0"}, {"RPUSH", k1, "v"}),
+            1);
+  WaitFor({"LLEN", k1}, 1);
+  EXPECT_THAT(c_->Run({"LRANGE", k1, "0", "-1"}).strings(), ElementsAre("v"));
+}
 
 TEST_F(BlockingCommandsTest, ServesAtOnceWhenDataIsThere) {
   c_->Run({"RPUSH", "l", "a", "b"});
