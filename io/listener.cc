@@ -92,6 +92,7 @@ absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
     return optional && IsMissingAddress(ec) ? absl::OkStatus() : fail("cannot bind");
   }
   if (acceptor->listen(511, ec); ec) return fail("cannot listen on");  // Redis's tcp-backlog
+  acceptor->non_blocking(true, ec);  // for AcceptPending's synchronous accepts
   if (port_ == 0) {
     port_ = acceptor->local_endpoint(ec).port();
     if (ec) return fail("cannot read the port of");
@@ -101,8 +102,6 @@ absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
 }
 
 asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
-  const ClientLimits& limits =
-      options_.conn.limits != nullptr ? *options_.conn.limits : DefaultClientLimits();
   std::chrono::steady_clock::time_point last_error_log{};
   for (;;) {
     Engine& target = pool_[next_engine_ % pool_.size()];
@@ -124,20 +123,44 @@ asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    ++next_engine_;
-    stats_->accepted.fetch_add(1, std::memory_order_relaxed);
-    // As Redis: beyond maxclients the client gets one error line and is closed.
-    const bool refused = stats_->live.load(std::memory_order_relaxed) >=
-                         static_cast<uint64_t>(limits.maxclients.load(std::memory_order_relaxed));
-    if (!refused) stats_->live.fetch_add(1, std::memory_order_relaxed);
-    target.Post([socket = std::move(socket), &target, service = &service_,
-                 options = options_.conn, stats = stats_, refused]() mutable {
-      if (refused) return RefuseClient(std::move(socket), stats);
-      auto conn = std::make_unique<Connection>(std::move(socket), target, *service, options);
-      conn->Register();  // known to CLIENT LIST/KILL before its first command
-      asio::co_spawn(target.context(), Serve(std::move(conn), std::move(stats)),
-                     AbortOnException);
-    });
+    Admit(std::move(socket), target);
+  }
+}
+
+void Listener::Admit(tcp::socket socket, Engine& target) {
+  ++next_engine_;
+  stats_->accepted.fetch_add(1, std::memory_order_relaxed);
+  const ClientLimits& limits =
+      options_.conn.limits != nullptr ? *options_.conn.limits : DefaultClientLimits();
+  // As Redis: beyond maxclients the client gets one error line and is closed.
+  const bool refused = stats_->live.load(std::memory_order_relaxed) >=
+                       static_cast<uint64_t>(limits.maxclients.load(std::memory_order_relaxed));
+  if (!refused) stats_->live.fetch_add(1, std::memory_order_relaxed);
+  auto start = [socket = std::move(socket), &target, service = &service_,
+                options = options_.conn, stats = stats_, refused]() mutable {
+    if (refused) return RefuseClient(std::move(socket), stats);
+    auto conn = std::make_unique<Connection>(std::move(socket), target, *service, options);
+    conn->Register();  // known to CLIENT LIST/KILL before its first command
+    asio::co_spawn(target.context(), Serve(std::move(conn), std::move(stats)),
+                   AbortOnException);
+  };
+  if (Engine::Current() == &target) {
+    start();
+  } else {
+    target.Post(std::move(start));
+  }
+}
+
+void Listener::AcceptPending() {
+  ABSL_RAW_CHECK(Engine::Current() == &pool_[0], "Listener::AcceptPending off engine 0");
+  for (auto& acceptor : acceptors_) {
+    for (;;) {
+      Engine& target = pool_[next_engine_ % pool_.size()];
+      boost::system::error_code ec;
+      tcp::socket socket = acceptor->accept(target.context(), ec);
+      if (ec) break;  // would_block: the backlog is empty (or closed, or out of descriptors)
+      Admit(std::move(socket), target);
+    }
   }
 }
 

@@ -51,6 +51,12 @@ class Listener {
   // REQUIRES: the pool is still running.
   void Stop();
 
+  // Accepts, without waiting, every connection already in the backlog and hands each to its
+  // engine as the accept loop does (registered there before any later task of that engine
+  // runs; at once when it is the calling engine). Lets CLIENT LIST/KILL see a client whose
+  // connect() has returned although the accept loop has not run yet. REQUIRES: on engine 0.
+  void AcceptPending();
+
   // Connections currently open / accepted since Start.
   uint64_t live_connections() const { return stats_->live.load(std::memory_order_relaxed); }
   uint64_t total_accepted() const { return stats_->accepted.load(std::memory_order_relaxed); }
@@ -66,6 +72,9 @@ class Listener {
   absl::Status Bind(std::string_view address, bool optional);
   // Accepts until the acceptor is closed. Runs on engine 0.
   boost::asio::awaitable<void> AcceptLoop(boost::asio::ip::tcp::acceptor* acceptor);
+  // Counts an accepted socket and starts its Connection on `target` (or refuses it beyond
+  // maxclients). Runs on engine 0.
+  void Admit(boost::asio::ip::tcp::socket socket, Engine& target);
   // Sends Redis's "max number of clients reached" error to a client over maxclients and closes
   // it. Runs on the socket's engine.
   static void RefuseClient(boost::asio::ip::tcp::socket socket,

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   listener_options.port = config.port;
   listener_options.conn.limits = &config.client_limits;
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
+  server->set_accept_pending([l = listener.get()] { l->AcceptPending(); });
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     server->StopBackgroundTasks();

@@ -69,6 +69,14 @@ void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   connected_clients_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+asio::awaitable<void> Server::AcceptPending() {
+  if (!accept_pending_) co_return;
+  co_await pool_.Await(0, [this] {
+    accept_pending_();
+    return true;
+  });
+}
+
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
   const CommandSpec* spec = registry_.Find(args[0]);
   if (spec == nullptr) {

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,13 @@ class Server : public io::Service {
   std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
   // Commands per second over the last sampling period (INFO instantaneous_ops_per_sec).
   int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
+  // Sets what AcceptPending runs on engine 0 (main: the Listener's AcceptPending). Call before
+  // clients connect.
+  void set_accept_pending(std::function<void()> fn) { accept_pending_ = std::move(fn); }
+  // Takes in every connection waiting in the listen backlog, so that a following scan of the
+  // client registries (CLIENT LIST/KILL) sees a client whose connect() has returned.
+  // REQUIRES: called from a coroutine on an engine thread.
+  boost::asio::awaitable<void> AcceptPending();
   // The port actually listened on (set by main once bound).
   std::atomic<int>& port() { return port_; }
 
@@ -198,6 +206,7 @@ class Server : public io::Service {
   std::array<int64_t, 16> ops_samples_{};  // engine 0 only
   size_t ops_sample_index_ = 0;      // engine 0 only
   std::atomic<bool> stopping_{false};
+  std::function<void()> accept_pending_;  // immutable once clients connect
 };
 
 }  // namespace dashkv

@@ -219,6 +219,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   }
   if (parser.HasNext() || parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   Server& server = ctx.server;
+  co_await server.AcceptPending();
   std::vector<std::string> per_engine(server.pool().size());
   int64_t now = ctx.now_ms;
   co_await server.pool().AwaitAll([&](unsigned i) {
@@ -266,6 +267,7 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
     if (parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
   Server& server = ctx.server;
+  co_await server.AcceptPending();
   ConnState* me = &ctx.state;
   std::atomic<int64_t> killed{0};
   co_await server.pool().AwaitAll([&](unsigned i) {
