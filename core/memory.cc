@@ -197,8 +197,6 @@ void* AllocateBytes(size_t n) {
 
 void FreeBytes(void* p) { CountedFree(p); }
 
-void ReturnFreedMemory() { mi_collect(false); }
-
 size_t AllocationSize(const void* p) { return RawUsable(p); }
 
 }  // namespace dashkv

@@ -56,12 +56,6 @@ void* AllocateBytes(size_t n);
 // Frees a block from AllocateBytes() (or operator new). nullptr is ignored.
 void FreeBytes(void* p);
 
-// Lets the allocator return this thread's freed memory to the OS now. mimalloc gives back the
-// pages of freed spans after a delay, but only when the same thread allocates or frees again, so
-// an engine that goes idle after a burst of frees (thousands of connections closing) would keep
-// them resident. Call periodically (about once a second) on each engine thread; it walks the
-// thread's heap, so do not call it per request.
-void ReturnFreedMemory();
 // Returns the usable size of a block from AllocateBytes() / operator new (>= requested size).
 size_t AllocationSize(const void* p);
 

@@ -26,9 +26,11 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr size_t kInitialInput = 16 * 1024;
+// Small: an idle or request/response client keeps only this; a client that fills it grows it
+// (doubling per full read, see MakeRoom).
+constexpr size_t kInitialInput = 4 * 1024;
 // Free bytes wanted before a read: smaller tails are compacted away first.
-constexpr size_t kMinRead = 4 * 1024;
+constexpr size_t kMinRead = 2 * 1024;
 // Buffers above these sizes are released once idle (after a big bulk string or reply).
 constexpr size_t kMaxIdleInput = 256 * 1024;
 constexpr size_t kMaxIdleOutput = 1024 * 1024;
@@ -188,7 +190,10 @@ void Connection::MakeRoom() {
   const size_t used = in_end_ - in_start_;
   // The parser's need, but never more than what has arrived again: a declared bulk length is
   // not a reason to reserve memory before its bytes come.
-  const size_t want = std::max(used + kMinRead, std::min(in_needed_, 2 * used));
+  size_t want = std::max(used + kMinRead, std::min(in_needed_, 2 * used));
+  // The last read filled the buffer (a pipeline): double it, so big batches take one read.
+  if (input_filled_) want = std::max(want, std::min(2 * in_cap_, kMaxIdleInput));
+  input_filled_ = false;
   if (in_start_ + want <= in_cap_) return;
   if (want > in_cap_) {
     // Geometric (O(total) copying) yet bounded by the input that arrived.
@@ -271,6 +276,7 @@ asio::awaitable<void> Connection::Run() {
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
+    input_filled_ = in_end_ + n == in_cap_;
     in_end_ += n;
     const int64_t max_query = limits_.max_query_buffer.load(std::memory_order_relaxed);
     if (in_end_ - in_start_ > static_cast<size_t>(max_query)) {

@@ -9,7 +9,9 @@
 //  make enough room. Growth follows the bytes that really arrived: at most to twice the
 //  unconsumed input (plus one initial size), however long a bulk string the client declared, so
 //  a declared length commits memory only as its bytes come (the copies stay O(total) by the
-//  doubling). The buffer is never zero-filled.
+//  doubling), and doubles after a read that filled it (so a pipelining client soon reads a
+//  batch at once). It starts at 4 KiB, allocated at the first read, so an idle connection costs
+//  little; above 256 KiB it shrinks back once drained. It is never zero-filled.
 //  Limits (proto-max-bulk-len, client-query-buffer-limit, whether a password is required) are
 //  read from the shared ClientLimits before each parse, so CONFIG SET applies to every open
 //  connection at once. A client that has not authenticated while a password is required gets
@@ -170,6 +172,7 @@ class Connection {
   size_t in_start_ = 0;  // first unconsumed byte of in_
   size_t in_end_ = 0;    // end of valid data in in_
   size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
+  bool input_filled_ = false;  // the last read filled in_ to its end
   // Reused per batch (no allocation in the steady state): the args of all commands of the
   // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.
   std::vector<std::string_view> args_;

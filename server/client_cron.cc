@@ -1,6 +1,4 @@
-// Server::ClientCron: the once-a-second upkeep of one engine's clients (idle timeout) and of its
-// allocator (freed memory back to the OS).
-#include "core/memory.h"
+// Server::ClientCron: the once-a-second upkeep of one engine's clients (idle timeout).
 #include "io/connection.h"
 #include "server/pubsub.h"
 #include "server/server.h"
@@ -16,7 +14,6 @@ void Server::ClientCron(unsigned engine, int64_t now_ms) {
       if (now_ms - st->conn->last_command_ms() > timeout_s * 1000) st->conn->Shutdown();
     }
   }
-  ReturnFreedMemory();
 }
 
 }  // namespace dashkv

@@ -101,9 +101,8 @@ class Server : public io::Service {
   void RecordRejected(unsigned engine, const CommandSpec* spec, const io::ReplyBuilder& rb);
   // Resets the INFO counters of engine `i` (CONFIG RESETSTAT). REQUIRES: runs on engine i.
   void ResetStats(unsigned i);
-  // Closes the clients of `engine` idle for longer than `timeout` and returns the engine's
-  // freed memory to the OS (server/client_cron.cc). REQUIRES: runs on engine `engine`, about
-  // once a second.
+  // Closes the clients of `engine` idle for longer than `timeout` (server/client_cron.cc).
+  // REQUIRES: runs on engine `engine`, about once a second.
   void ClientCron(unsigned engine, int64_t now_ms);
   // Samples the command rate (instantaneous_ops_per_sec); runs on engine 0 every 100 ms.
   void SampleOps();
