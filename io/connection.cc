@@ -15,6 +15,10 @@
 #include <chrono>
 #include <cstring>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include "io/engine.h"
 
 namespace dashkv::io {
@@ -22,15 +26,19 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr size_t kInitialInput = 16 * 1024;
+// Small: an idle or request/response client keeps only this; a client that fills it grows it
+// (doubling per full read, see MakeRoom).
+constexpr size_t kInitialInput = 4 * 1024;
 // Free bytes wanted before a read: smaller tails are compacted away first.
-constexpr size_t kMinRead = 4 * 1024;
+constexpr size_t kMinRead = 2 * 1024;
 // Buffers above these sizes are released once idle (after a big bulk string or reply).
 constexpr size_t kMaxIdleInput = 256 * 1024;
 constexpr size_t kMaxIdleOutput = 1024 * 1024;
 // Output waiting for a slow reader above which the connection stops reading until it drains
-// (bounds memory for a client that never reads its replies).
+// (bounds memory for a client that never reads its replies); much lower for a client that has
+// not authenticated, whose replies are all -NOAUTH.
 constexpr size_t kMaxPendingOutput = 256 * 1024 * 1024;
+constexpr size_t kMaxUnauthPendingOutput = 64 * 1024;
 
 // Connection ids, unique per process (CLIENT ID); the only global state of this file.
 std::atomic<uint64_t> next_connection_id{1};
@@ -47,6 +55,18 @@ std::string FormatEndpoint(const asio::ip::tcp::endpoint& ep) {
   return absl::StrCat(addr.to_string(), ":", ep.port());
 }
 
+// Redis's anetKeepAlive: probes after `interval` idle seconds, then every interval/3 seconds,
+// three unanswered probes close the connection. Failures are ignored (best effort).
+void SetKeepAlive(int fd, int interval) {
+  int yes = 1;
+  int probe_interval = std::max(1, interval / 3);
+  int count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &probe_interval, sizeof(probe_interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 bool IsQuit(std::string_view name) {
   return absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), "quit");
 }
@@ -58,18 +78,19 @@ Connection::Connection(asio::ip::tcp::socket socket, Engine& engine, Service& se
     : socket_(std::move(socket)),
       engine_(engine),
       service_(service),
-      options_(options),
-      parser_(options.limits),
+      limits_(options.limits != nullptr ? *options.limits : DefaultClientLimits()),
       id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       created_ms_(NowMs()),
       last_command_ms_(created_ms_) {
   boost::system::error_code ec;
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  if (int64_t keepalive = limits_.tcp_keepalive.load(std::memory_order_relaxed); keepalive > 0) {
+    SetKeepAlive(socket_.native_handle(), static_cast<int>(std::min<int64_t>(keepalive, 1 << 30)));
+  }
   auto remote = socket_.remote_endpoint(ec);
   if (!ec) remote_ = FormatEndpoint(remote);
   auto local = socket_.local_endpoint(ec);
   if (!ec) local_ = FormatEndpoint(local);
-  in_.resize(kInitialInput);
   socket_.non_blocking(true, ec);  // for the direct write in Flush(); async ops are unaffected
   writer_done_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
 }
@@ -126,9 +147,11 @@ void Connection::ArmPeerWatch() {
 
 bool Connection::TakeParkedInput() {
   if (parked_in_.empty()) return false;
-  in_needed_ = std::max(in_needed_, in_end_ - in_start_ + parked_in_.size());
-  MakeRoom();
-  std::memcpy(in_.data() + in_end_, parked_in_.data(), parked_in_.size());
+  const size_t used = in_end_ - in_start_;
+  if (in_end_ + parked_in_.size() > in_cap_) {
+    Reallocate(std::max({in_cap_, used + parked_in_.size() + kMinRead, kInitialInput}));
+  }
+  std::memcpy(in_.get() + in_end_, parked_in_.data(), parked_in_.size());
   in_end_ += parked_in_.size();
   parked_in_.clear();
   return true;
@@ -138,7 +161,17 @@ int Connection::fd() { return socket_.is_open() ? socket_.native_handle() : -1; 
 
 size_t Connection::query_buffer_size() const { return in_end_ - in_start_; }
 
-size_t Connection::query_buffer_free() const { return in_.size() - in_end_; }
+size_t Connection::query_buffer_free() const { return in_cap_ - in_end_; }
+
+void Connection::Register() {
+  if (registered_) return;
+  registered_ = true;
+  state_ = service_.OnConnect(*this);
+}
+
+bool Connection::Unauthenticated() const {
+  return !authenticated_ && limits_.auth_required.load(std::memory_order_relaxed);
+}
 
 void Connection::Shutdown() {
   ABSL_RAW_CHECK(engine_.IsMyThread(), "Connection::Shutdown from another engine");
@@ -155,18 +188,37 @@ void Connection::CloseSocket() {
 
 void Connection::MakeRoom() {
   const size_t used = in_end_ - in_start_;
-  const size_t want = std::max(used + kMinRead, in_needed_);
-  if (in_start_ + want <= in_.size()) return;
-  if (used > 0 && in_start_ > 0) std::memmove(in_.data(), in_.data() + in_start_, used);
+  // The parser's need, but never more than what has arrived again: a declared bulk length is
+  // not a reason to reserve memory before its bytes come.
+  size_t want = std::max(used + kMinRead, std::min(in_needed_, 2 * used));
+  // The last read filled the buffer (a pipeline): double it, so big batches take one read.
+  if (input_filled_) want = std::max(want, std::min(2 * in_cap_, kMaxIdleInput));
+  input_filled_ = false;
+  if (in_start_ + want <= in_cap_) return;
+  if (want > in_cap_) {
+    // Geometric (O(total) copying) yet bounded by the input that arrived.
+    Reallocate(std::max({want, std::min(2 * in_cap_, 2 * used + kInitialInput), kInitialInput}));
+    return;
+  }
+  if (used > 0) std::memmove(in_.get(), in_.get() + in_start_, used);
   in_start_ = 0;
   in_end_ = used;
-  if (want > in_.size()) in_.resize(std::max(want, in_.size() * 2));
+}
+
+void Connection::Reallocate(size_t capacity) {
+  const size_t used = in_end_ - in_start_;
+  std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(capacity);
+  if (used > 0) std::memcpy(buf.get(), in_.get() + in_start_, used);
+  in_ = std::move(buf);
+  in_cap_ = capacity;
+  in_start_ = 0;
+  in_end_ = used;
 }
 
 void Connection::TrimInput() {
   if (in_start_ != in_end_) return;
   in_start_ = in_end_ = 0;
-  if (in_.size() > kMaxIdleInput) std::string(kInitialInput, '\0').swap(in_);
+  if (in_cap_ > kMaxIdleInput) Reallocate(kInitialInput);
 }
 
 Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
@@ -174,8 +226,11 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
   cmd_ranges_.clear();
   batch_.clear();
   in_needed_ = 0;
-  const char* const begin = in_.data();
-  const char* const end = in_.data() + in_end_;
+  const bool unauthenticated = Unauthenticated();
+  parser_.set_limits({.max_bulk_len = limits_.max_bulk_len.load(std::memory_order_relaxed),
+                      .unauthenticated = unauthenticated});
+  const char* const begin = in_.get();
+  const char* const end = in_.get() + in_end_;
   size_t pos = in_start_;
   BatchEnd result = BatchEnd::kNeedMore;
   while (pos < in_end_) {
@@ -199,7 +254,8 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
     cmd_ranges_.emplace_back(static_cast<uint32_t>(args_.size()),
                              static_cast<uint32_t>(args_.size() + args.size()));
     args_.insert(args_.end(), args.begin(), args.end());
-    if (owned_by_parser || IsQuit(args.front())) {
+    // Unauthenticated: one command per batch, so that an AUTH lifts the limits for the next.
+    if (owned_by_parser || unauthenticated || IsQuit(args.front())) {
       result = pos < in_end_ ? BatchEnd::kCut : BatchEnd::kNeedMore;
       break;
     }
@@ -211,19 +267,21 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
 
 asio::awaitable<void> Connection::Run() {
   ABSL_ASSERT(engine_.IsMyThread());
-  state_ = service_.OnConnect(*this);
+  Register();
   boost::system::error_code ec;
   bool open = true;
   while (open && !closed_) {
     MakeRoom();
     size_t n = co_await socket_.async_read_some(
-        asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
+    input_filled_ = in_end_ + n == in_cap_;
     in_end_ += n;
-    if (in_end_ - in_start_ > options_.max_query_buffer) {
-      ABSL_RAW_LOG(WARNING, "closing client %s: query buffer above %zu bytes", remote_.c_str(),
-                   options_.max_query_buffer);
+    const int64_t max_query = limits_.max_query_buffer.load(std::memory_order_relaxed);
+    if (in_end_ - in_start_ > static_cast<size_t>(max_query)) {
+      ABSL_RAW_LOG(WARNING, "closing client %s: query buffer above %lld bytes", remote_.c_str(),
+                   static_cast<long long>(max_query));
       break;
     }
     // Every complete command, in as few batches as possible (usually one).
@@ -246,7 +304,10 @@ asio::awaitable<void> Connection::Run() {
       if (!reply_.empty() && !closed_) Flush();
       if (write_failed_) open = false;
       // The client sends faster than it reads: let the writer drain before reading on.
-      if (pending_.size() + queued_.size() > kMaxPendingOutput) co_await WaitForWriter();
+      const size_t unsent = pending_.size() + queued_.size();
+      if (unsent > kMaxPendingOutput || (unsent > kMaxUnauthPendingOutput && Unauthenticated())) {
+        co_await WaitForWriter();
+      }
       if (end == BatchEnd::kError || close_requested_ || closed_) open = false;
       if (!open || end != BatchEnd::kCut) break;
     }

@@ -5,8 +5,19 @@
 // Design
 //  One input buffer kept contiguous: [in_start_, in_end_) is unconsumed input. After a batch the
 //  consumed prefix is skipped (reset to 0 when everything was consumed); bytes are moved to the
-//  front only when the free tail is too small, and the buffer grows (at once to the parser's
-//  bytes_needed() for a big bulk string) only when compaction cannot make enough room.
+//  front only when the free tail is too small, and the buffer grows only when compaction cannot
+//  make enough room. Growth follows the bytes that really arrived: at most to twice the
+//  unconsumed input (plus one initial size), however long a bulk string the client declared, so
+//  a declared length commits memory only as its bytes come (the copies stay O(total) by the
+//  doubling), and doubles after a read that filled it (so a pipelining client soon reads a
+//  batch at once). It starts at 4 KiB, allocated at the first read, so an idle connection costs
+//  little; above 256 KiB it shrinks back once drained. It is never zero-filled.
+//  Limits (proto-max-bulk-len, client-query-buffer-limit, whether a password is required) are
+//  read from the shared ClientLimits before each parse, so CONFIG SET applies to every open
+//  connection at once. A client that has not authenticated while a password is required gets
+//  Redis's stricter limits (multibulk of at most 10 elements, bulks of at most 16 KiB), has its
+//  commands parsed one at a time (an AUTH takes effect for the next command of the pipeline),
+//  and stops being read while more than 64 KiB of its output is unsent.
 //  Every complete command in the buffer goes into one batch (argument views into the buffer)
 //  and one Service::Dispatch call; all replies go out with one async write. A protocol error
 //  sends the replies of the commands before it, then "-ERR <error>", then closes (as Redis).
@@ -32,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/client_limits.h"
 #include "io/output_limit.h"
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
@@ -42,8 +54,8 @@ namespace dashkv::io {
 class Engine;
 
 struct ConnectionOptions {
-  RespLimits limits;
-  size_t max_query_buffer = 1024LL * 1024 * 1024;  // client-query-buffer-limit
+  // Must outlive the connection; nullptr: the defaults of ClientLimits.
+  const ClientLimits* limits = nullptr;
 };
 
 class Connection {
@@ -53,8 +65,11 @@ class Connection {
              ConnectionOptions options);
   ~Connection();
 
+  // Calls Service::OnConnect: from now on the server knows the client (CLIENT LIST/KILL). The
+  // Listener calls it in the task that receives the socket, before the first read. Idempotent.
+  void Register();
   // Serves the client until it disconnects, sends QUIT, or violates the protocol. Calls
-  // Service::OnConnect first and Service::OnDisconnect last. Call once, on the engine.
+  // Register() first (if not done) and Service::OnDisconnect last. Call once, on the engine.
   boost::asio::awaitable<void> Run();
 
   uint64_t id() const { return id_; }
@@ -64,6 +79,10 @@ class Connection {
   int fd();
   RespVersion resp_version() const { return reply_.version(); }
   void set_resp_version(RespVersion v) { reply_.set_version(v); }
+  // Whether the client has authenticated (AUTH/HELLO). While it has not and a password is
+  // required, Redis's unauthenticated input limits apply (see Design). The server keeps it in
+  // step with its own state.
+  void set_authenticated(bool authenticated) { authenticated_ = authenticated; }
   // Closes the connection once the replies of the current batch are written.
   void RequestClose() { close_requested_ = true; }
   bool close_requested() const { return close_requested_; }
@@ -74,6 +93,8 @@ class Connection {
   int64_t last_command_ms() const { return last_command_ms_; }
   size_t query_buffer_size() const;
   size_t query_buffer_free() const;
+  // Bytes allocated for the input buffer (0 while none is allocated).
+  size_t query_buffer_capacity() const { return in_cap_; }
   size_t output_buffer_size() const { return reply_.size() + pending_.size() + queued_.size(); }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
   size_t batch_size() const { return batch_.size(); }
@@ -103,9 +124,15 @@ class Connection {
   };
   // Parses complete commands from in_ into batch_; *end_pos is where parsing stopped.
   BatchEnd ParseBatch(size_t* end_pos);
-  // Ensures max(kMinRead, parser's bytes_needed) free bytes after the unconsumed input,
-  // compacting or growing in_ only when needed.
+  // Ensures free bytes after the unconsumed input for the next read: kMinRead, or what the
+  // parser still needs but at most as much again as has arrived; compacts or grows in_ only
+  // when needed.
   void MakeRoom();
+  // Replaces in_ by a buffer of `capacity` bytes (uninitialized) holding the unconsumed input
+  // at its front. REQUIRES: capacity >= unconsumed input.
+  void Reallocate(size_t capacity);
+  // Whether Redis's unauthenticated limits apply now.
+  bool Unauthenticated() const;
   // Forgets consumed input once all of it is consumed; releases an oversized idle buffer.
   void TrimInput();
   void CloseSocket();
@@ -128,7 +155,7 @@ class Connection {
   boost::asio::ip::tcp::socket socket_;
   Engine& engine_;
   Service& service_;
-  ConnectionOptions options_;
+  const ClientLimits& limits_;
   RespParser parser_;
   ReplyBuilder reply_;
   std::unique_ptr<ConnectionState> state_;
@@ -138,10 +165,14 @@ class Connection {
   int64_t last_command_ms_ = 0;
   bool close_requested_ = false;
   bool closed_ = false;
-  std::string in_;       // input buffer: [in_start_, in_end_) is unconsumed input
+  bool registered_ = false;     // Register() has run
+  bool authenticated_ = false;  // see set_authenticated
+  std::unique_ptr<char[]> in_;  // input buffer: [in_start_, in_end_) is unconsumed input
+  size_t in_cap_ = 0;            // bytes allocated at in_
   size_t in_start_ = 0;  // first unconsumed byte of in_
   size_t in_end_ = 0;    // end of valid data in in_
   size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
+  bool input_filled_ = false;  // the last read filled in_ to its end
   // Reused per batch (no allocation in the steady state): the args of all commands of the
   // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.
   std::vector<std::string_view> args_;

@@ -92,6 +92,7 @@ absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
     return optional && IsMissingAddress(ec) ? absl::OkStatus() : fail("cannot bind");
   }
   if (acceptor->listen(511, ec); ec) return fail("cannot listen on");  // Redis's tcp-backlog
+  acceptor->non_blocking(true, ec);  // for AcceptPending's synchronous accepts
   if (port_ == 0) {
     port_ = acceptor->local_endpoint(ec).port();
     if (ec) return fail("cannot read the port of");
@@ -101,8 +102,9 @@ absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
 }
 
 asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
+  std::chrono::steady_clock::time_point last_error_log{};
   for (;;) {
-    Engine& target = pool_[next_engine_++ % pool_.size()];
+    Engine& target = pool_[next_engine_ % pool_.size()];
     boost::system::error_code ec;
     // The socket is created on the target engine's io_context directly.
     tcp::socket socket = co_await acceptor->async_accept(
@@ -110,21 +112,66 @@ asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
     if (ec == asio::error::operation_aborted) co_return;  // Stop(); touch nothing else
     if (ec) {
       if (!acceptor->is_open()) co_return;
-      // EMFILE/ENFILE and friends: retry a little later instead of spinning.
-      ABSL_RAW_LOG(WARNING, "accept failed: %s", ec.message().c_str());
+      // EMFILE/ENFILE and friends: the connection stays in the backlog; retry a little later
+      // (descriptors free up as clients leave) instead of spinning, logging once a second.
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_error_log >= std::chrono::seconds(1)) {
+        last_error_log = now;
+        ABSL_RAW_LOG(WARNING, "Accepting client connection: %s", ec.message().c_str());
+      }
       asio::steady_timer timer(pool_[0].context(), std::chrono::milliseconds(10));
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    stats_->accepted.fetch_add(1, std::memory_order_relaxed);
-    stats_->live.fetch_add(1, std::memory_order_relaxed);
-    target.Post([socket = std::move(socket), &target, service = &service_,
-                 options = options_.conn, stats = stats_]() mutable {
-      auto conn = std::make_unique<Connection>(std::move(socket), target, *service, options);
-      asio::co_spawn(target.context(), Serve(std::move(conn), std::move(stats)),
-                     AbortOnException);
-    });
+    Admit(std::move(socket), target);
   }
+}
+
+void Listener::Admit(tcp::socket socket, Engine& target) {
+  ++next_engine_;
+  stats_->accepted.fetch_add(1, std::memory_order_relaxed);
+  const ClientLimits& limits =
+      options_.conn.limits != nullptr ? *options_.conn.limits : DefaultClientLimits();
+  // As Redis: beyond maxclients the client gets one error line and is closed.
+  const bool refused = stats_->live.load(std::memory_order_relaxed) >=
+                       static_cast<uint64_t>(limits.maxclients.load(std::memory_order_relaxed));
+  if (!refused) stats_->live.fetch_add(1, std::memory_order_relaxed);
+  auto start = [socket = std::move(socket), &target, service = &service_,
+                options = options_.conn, stats = stats_, refused]() mutable {
+    if (refused) return RefuseClient(std::move(socket), stats);
+    auto conn = std::make_unique<Connection>(std::move(socket), target, *service, options);
+    conn->Register();  // known to CLIENT LIST/KILL before its first command
+    asio::co_spawn(target.context(), Serve(std::move(conn), std::move(stats)),
+                   AbortOnException);
+  };
+  if (Engine::Current() == &target) {
+    start();
+  } else {
+    target.Post(std::move(start));
+  }
+}
+
+void Listener::AcceptPending() {
+  ABSL_RAW_CHECK(Engine::Current() == &pool_[0], "Listener::AcceptPending off engine 0");
+  for (auto& acceptor : acceptors_) {
+    for (;;) {
+      Engine& target = pool_[next_engine_ % pool_.size()];
+      boost::system::error_code ec;
+      tcp::socket socket = acceptor->accept(target.context(), ec);
+      if (ec) break;  // would_block: the backlog is empty (or closed, or out of descriptors)
+      Admit(std::move(socket), target);
+    }
+  }
+}
+
+void Listener::RefuseClient(tcp::socket socket, const std::shared_ptr<Stats>& stats) {
+  static constexpr std::string_view kError = "-ERR max number of clients reached\r\n";
+  stats->refused.fetch_add(1, std::memory_order_relaxed);
+  boost::system::error_code ec;
+  socket.non_blocking(true, ec);
+  // Best effort, as Redis: a fresh socket's send buffer takes these few bytes at once.
+  socket.write_some(asio::buffer(kError), ec);
+  socket.close(ec);
 }
 
 asio::awaitable<void> Listener::Serve(std::unique_ptr<Connection> conn,

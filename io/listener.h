@@ -1,5 +1,7 @@
 // Listener: binds the server's TCP addresses, accepts on engine 0 and hands every accepted
-// socket to the next engine round-robin, where its Connection lives for its whole life.
+// socket to the next engine round-robin, where its Connection lives for its whole life. Clients
+// beyond ClientLimits::maxclients get Redis's "-ERR max number of clients reached" and are
+// closed; an accept that fails (EMFILE, ENFILE) is retried after 10 ms, never given up.
 // Thread: Start/Stop from the owning (main) thread; the accept loops run on engine 0; the
 // counters are atomic.
 #pragma once
@@ -49,18 +51,34 @@ class Listener {
   // REQUIRES: the pool is still running.
   void Stop();
 
+  // Accepts, without waiting, every connection already in the backlog and hands each to its
+  // engine as the accept loop does (registered there before any later task of that engine
+  // runs; at once when it is the calling engine). Lets CLIENT LIST/KILL see a client whose
+  // connect() has returned although the accept loop has not run yet. REQUIRES: on engine 0.
+  void AcceptPending();
+
   // Connections currently open / accepted since Start.
   uint64_t live_connections() const { return stats_->live.load(std::memory_order_relaxed); }
   uint64_t total_accepted() const { return stats_->accepted.load(std::memory_order_relaxed); }
+  // Connections closed at accept because maxclients were connected.
+  uint64_t total_refused() const { return stats_->refused.load(std::memory_order_relaxed); }
 
  private:
   struct Stats {
     std::atomic<uint64_t> live{0};
     std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> refused{0};
   };
   absl::Status Bind(std::string_view address, bool optional);
   // Accepts until the acceptor is closed. Runs on engine 0.
   boost::asio::awaitable<void> AcceptLoop(boost::asio::ip::tcp::acceptor* acceptor);
+  // Counts an accepted socket and starts its Connection on `target` (or refuses it beyond
+  // maxclients). Runs on engine 0.
+  void Admit(boost::asio::ip::tcp::socket socket, Engine& target);
+  // Sends Redis's "max number of clients reached" error to a client over maxclients and closes
+  // it. Runs on the socket's engine.
+  static void RefuseClient(boost::asio::ip::tcp::socket socket,
+                           const std::shared_ptr<Stats>& stats);
   // Runs one connection on its engine and keeps the counters.
   static boost::asio::awaitable<void> Serve(std::unique_ptr<Connection> conn,
                                             std::shared_ptr<Stats> stats);

@@ -12,6 +12,9 @@ constexpr std::string_view kInvalidBulkLen = "Protocol error: invalid bulk lengt
 constexpr std::string_view kTooBigMbulkCount = "Protocol error: too big mbulk count string";
 constexpr std::string_view kTooBigBulkCount = "Protocol error: too big bulk count string";
 constexpr std::string_view kTooBigInline = "Protocol error: too big inline request";
+constexpr std::string_view kUnauthMultibulkLen =
+    "Protocol error: unauthenticated multibulk length";
+constexpr std::string_view kUnauthBulkLen = "Protocol error: unauthenticated bulk length";
 constexpr std::string_view kUnbalancedQuotes = "Protocol error: unbalanced quotes in request";
 
 // Redis keeps the multibulk count in an int.
@@ -161,6 +164,9 @@ RespParser::Status RespParser::ParseMultiBulk(std::string_view buf) {
     if (count > kMaxMultibulkCount || count > limits_.max_multibulk_len) {
       return Fail(kInvalidMultibulkLen);
     }
+    if (limits_.unauthenticated && count > RespLimits::kUnauthMaxMultibulk) {
+      return Fail(kUnauthMultibulkLen);
+    }
     if (count <= 0) {
       ClearCommandState();
       args_.clear();
@@ -196,6 +202,9 @@ RespParser::Status RespParser::ParseMultiBulk(std::string_view buf) {
           return Fail(kInvalidBulkLen);
       }
       if (len < 0 || len > limits_.max_bulk_len) return Fail(kInvalidBulkLen);
+      if (limits_.unauthenticated && len > RespLimits::kUnauthMaxBulk) {
+        return Fail(kUnauthBulkLen);
+      }
       bulk_len_ = len;
       pos = next;
     }

@@ -16,6 +16,11 @@ struct RespLimits {
   int64_t max_bulk_len = 512LL * 1024 * 1024;    // proto-max-bulk-len
   int64_t max_multibulk_len = 2147483647;  // INT_MAX, as Redis; memory grows only with data
   size_t max_inline_len = 64 * 1024;             // PROTO_INLINE_MAX_SIZE
+  // A password is required and the client has not authenticated: as Redis, a multibulk of more
+  // than kUnauthMaxMultibulk elements or a bulk longer than kUnauthMaxBulk is a protocol error.
+  bool unauthenticated = false;
+  static constexpr int64_t kUnauthMaxMultibulk = 10;
+  static constexpr int64_t kUnauthMaxBulk = 16384;
 };
 
 // Design

@@ -4,7 +4,11 @@
 #include <absl/flags/flag.h>
 #include <absl/strings/numbers.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "core/glob.h"
@@ -35,6 +39,12 @@ ABSL_FLAG(std::string, client_output_buffer_limit,
           "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
           "Redis client-output-buffer-limit: <class> <hard> <soft> <soft seconds> ..., classes "
           "normal, replica (slave), pubsub; a client over a limit is disconnected.");
+ABSL_FLAG(int64_t, maxclients, 10000,
+          "Largest number of connected clients (Redis 'maxclients'); the file descriptor limit "
+          "is raised to fit them, or maxclients lowered when it cannot be.");
+ABSL_FLAG(int64_t, timeout, 0, "Close a client after this many idle seconds (0: never).");
+ABSL_FLAG(int64_t, tcp_keepalive, 300,
+          "Seconds between TCP keepalive probes of new client connections (0: off).");
 ABSL_FLAG(bool, pin_cpus, false, "Pin engine thread i to the i-th CPU the process may use.");
 
 namespace dashkv {
@@ -77,6 +87,46 @@ int64_t CgroupMemoryLimit() {
     }
   }
   return 0;
+}
+
+int64_t ReservedFds(unsigned threads) { return 32 + 4 * static_cast<int64_t>(threads); }
+
+int64_t AdjustOpenFilesLimit(int64_t maxclients, int64_t reserved) {
+  const rlim_t wanted = static_cast<rlim_t>(maxclients + reserved);
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == -1) {
+    LOG(WARNING) << "Unable to obtain the current NOFILE limit (" << std::strerror(errno)
+                 << "), assuming 1024 and setting the max clients configuration accordingly.";
+    return std::max<int64_t>(1, 1024 - reserved);
+  }
+  const rlim_t old_limit = limit.rlim_cur;
+  if (old_limit >= wanted) return maxclients;
+  // Highest soft limit we may set, stepping down by 16 as Redis does when the OS refuses.
+  rlim_t best = wanted;
+  int error = 0;
+  while (best > old_limit) {
+    struct rlimit next = limit;
+    next.rlim_cur = best;
+    if (next.rlim_max != RLIM_INFINITY && next.rlim_max < best) next.rlim_max = best;
+    if (setrlimit(RLIMIT_NOFILE, &next) == 0) break;
+    error = errno;
+    best = best < 16 ? old_limit : best - 16;
+  }
+  best = std::max(best, old_limit);
+  if (best >= wanted) {
+    LOG(INFO) << "Increased maximum number of open files to " << wanted
+              << " (it was originally set to " << old_limit << ").";
+    return maxclients;
+  }
+  const int64_t fit = std::max<int64_t>(1, static_cast<int64_t>(best) - reserved);
+  LOG(WARNING) << "You requested maxclients of " << maxclients << " requiring at least "
+               << wanted << " max file descriptors.";
+  LOG(WARNING) << "Server can't set maximum open files to " << wanted
+               << " because of OS error: " << std::strerror(error) << ".";
+  LOG(WARNING) << "Current maximum open files is " << best << ". maxclients has been reduced to "
+               << fit << " to compensate for low ulimit. If you need higher maxclients increase "
+               << "'ulimit -n'.";
+  return fit;
 }
 
 namespace {
@@ -150,6 +200,10 @@ void Config::Init() {
   proto_max_bulk_len = absl::GetFlag(FLAGS_proto_max_bulk_len);
   client_query_buffer_limit = absl::GetFlag(FLAGS_client_query_buffer_limit);
   hz = std::clamp(absl::GetFlag(FLAGS_hz), 1, 500);
+  timeout = std::max<int64_t>(0, absl::GetFlag(FLAGS_timeout));
+  tcp_keepalive = std::max<int64_t>(0, absl::GetFlag(FLAGS_tcp_keepalive));
+  maxclients = AdjustOpenFilesLimit(std::max<int64_t>(1, absl::GetFlag(FLAGS_maxclients)),
+                                    ReservedFds(threads));
   spin_us = absl::GetFlag(FLAGS_spin_us);
   pin_cpus = absl::GetFlag(FLAGS_pin_cpus);
   std::string mm = absl::GetFlag(FLAGS_maxmemory);
@@ -209,32 +263,16 @@ void Config::AddEntries() {
     }
     entries_.push_back(std::move(e));
   };
-  auto int_entry = [this](std::string name, int64_t* field, int64_t lo, int64_t hi) {
-    entries_.push_back({name,
-                        [this, field] {
-                          absl::MutexLock lock(&mu_);
-                          return StrCat(*field);
-                        },
-                        [this, field, name, lo, hi](std::string_view v) {
-                          int64_t x;
-                          if (!absl::SimpleAtoi(std::string(v), &x)) {
-                            return SetFailed(name, "argument couldn't be parsed into an integer");
-                          }
-                          if (x < lo || x > hi) {
-                            return SetFailed(name, StrCat("argument must be between ", lo,
-                                                                " and ", hi, " inclusive"));
-                          }
-                          absl::MutexLock lock(&mu_);
-                          *field = x;
-                          return std::string();
-                        }});
-  };
-  auto atomic_mem_entry = [this](std::string name, std::atomic<int64_t>* field) {
+  auto atomic_mem_entry = [this](std::string name, std::atomic<int64_t>* field, int64_t lo) {
     entries_.push_back(
         {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
-         [field, name](std::string_view v) {
+         [field, name, lo](std::string_view v) {
            auto x = ParseMemory(v);
            if (!x) return SetFailed(name, "argument must be a memory value");
+           if (*x < lo) {
+             return SetFailed(name, StrCat("argument must be between ", lo,
+                                           " and 9223372036854775807 inclusive"));
+           }
            field->store(*x, std::memory_order_relaxed);
            return std::string();
          }});
@@ -281,7 +319,7 @@ void Config::AddEntries() {
   entries_.push_back({"port", [this] { return StrCat(port); }, nullptr});
   entries_.push_back({"bind", [this] { return bind; }, nullptr});
   entries_.push_back({"databases", [this] { return StrCat(databases); }, nullptr});
-  atomic_mem_entry("maxmemory", &maxmemory);
+  atomic_mem_entry("maxmemory", &maxmemory, 0);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
                       [this](std::string_view v) {
                         static constexpr std::string_view kPolicies[] = {
@@ -303,8 +341,8 @@ void Config::AddEntries() {
                                                              "allkeys-lfu, allkeys-random, "
                                                              "noeviction");
                       }});
-  atomic_mem_entry("proto-max-bulk-len", &proto_max_bulk_len);
-  atomic_mem_entry("client-query-buffer-limit", &client_query_buffer_limit);
+  atomic_mem_entry("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024);
+  atomic_mem_entry("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024);
   entries_.push_back({"hz", [this] { return StrCat(hz.load()); },
                       [this](std::string_view v) {
                         int64_t x;
@@ -314,8 +352,9 @@ void Config::AddEntries() {
                         hz = static_cast<int>(std::clamp<int64_t>(x, 1, 500));
                         return std::string();
                       }});
-  str_entry("dir", &dir_, true);
-  str_entry("dbfilename", &dbfilename_, true);
+  // No persistence yet: dir and dbfilename are refused as Redis refuses protected configs.
+  str_entry("dir", &dir_, false);
+  str_entry("dbfilename", &dbfilename_, false);
   entries_.push_back({"requirepass", [this] { return requirepass(); },
                       [this](std::string_view v) {
                         absl::MutexLock lock(&mu_);
@@ -323,11 +362,37 @@ void Config::AddEntries() {
                         auth_required = !requirepass_.empty();
                         return std::string();
                       }});
-  str_entry("save", &save_, true);
-  str_entry("loglevel", &loglevel_, true);
-  int_entry("timeout", &timeout_, 0, INT32_MAX);
-  int_entry("maxclients", &maxclients_, 1, INT32_MAX);
-  int_entry("tcp-keepalive", &tcp_keepalive_, 0, INT32_MAX);
+  // Automatic snapshots do not exist yet: only the empty schedule (none) is accepted.
+  entries_.push_back({"save", [] { return std::string(); }, [](std::string_view v) {
+                        if (v.empty()) return std::string();
+                        return SetFailed("save", "dashkv does not take snapshots yet");
+                      }});
+  fixed("loglevel", "notice");
+  atomic_int_entry({"timeout"}, &timeout, 0, INT32_MAX);
+  atomic_int_entry({"tcp-keepalive"}, &tcp_keepalive, 0, INT32_MAX);
+  entries_.push_back({"maxclients", [this] { return StrCat(maxclients.load()); },
+                      [this](std::string_view v) {
+                        int64_t x;
+                        if (!absl::SimpleAtoi(std::string(v), &x)) {
+                          return SetFailed("maxclients",
+                                           "argument couldn't be parsed into an integer");
+                        }
+                        if (x < 1 || x > UINT32_MAX) {
+                          return SetFailed("maxclients", "argument must be between 1 and "
+                                                         "4294967295 inclusive");
+                        }
+                        if (x > maxclients.load()) {
+                          int64_t fit = AdjustOpenFilesLimit(x, ReservedFds(threads));
+                          if (fit < x) {
+                            return SetFailed("maxclients",
+                                             StrCat("The operating system is not able to handle "
+                                                    "the specified number of clients, try with ",
+                                                    fit));
+                          }
+                        }
+                        maxclients = x;
+                        return std::string();
+                      }});
   entries_.push_back({"client-output-buffer-limit", [this] { return OutputLimitsText(); },
                       [this](std::string_view v) { return SetOutputLimits(v); }});
   fixed("appendonly", "no");
@@ -366,10 +431,15 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
       return StrCat("ERR Unknown option or number of arguments for CONFIG SET - '",
                           pairs[i].first, "'");
     }
-    if (!e->set) return SetFailed(e->name, "can't set immutable config");
+    // As Redis, these two errors name the argument as the client spelled it.
+    if (!e->set) {
+      return SetFailed(pairs[i].first, e->name == "dir" || e->name == "dbfilename"
+                                           ? "can't set protected config"
+                                           : "can't set immutable config");
+    }
     for (size_t j = 0; j < i; ++j) {
       if (EqualsIgnoreCase(pairs[j].first, pairs[i].first)) {
-        return SetFailed(e->name, "duplicate parameter");
+        return SetFailed(pairs[i].first, "duplicate parameter");
       }
     }
   }

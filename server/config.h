@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/client_limits.h"
 #include "io/output_limit.h"
 
 namespace dashkv {
@@ -46,10 +47,16 @@ class Config {
 
   // Settings read on hot paths.
   std::atomic<int64_t> maxmemory{0};
-  std::atomic<int64_t> proto_max_bulk_len{512LL * 1024 * 1024};
-  std::atomic<int64_t> client_query_buffer_limit{1024LL * 1024 * 1024};
+  // Client settings read by every connection and by the listener (io/client_limits.h).
+  io::ClientLimits client_limits;
+  std::atomic<int64_t>& proto_max_bulk_len = client_limits.max_bulk_len;
+  std::atomic<int64_t>& client_query_buffer_limit = client_limits.max_query_buffer;
+  std::atomic<bool>& auth_required = client_limits.auth_required;  // requirepass is set
+  std::atomic<int64_t>& maxclients = client_limits.maxclients;
+  std::atomic<int64_t>& tcp_keepalive = client_limits.tcp_keepalive;
   std::atomic<int> hz{10};
-  std::atomic<bool> auth_required{false};  // requirepass is set
+  // Seconds of idleness after which a client is closed (0: never); see CloseIdleClients.
+  std::atomic<int64_t> timeout{0};
   // client-output-buffer-limit, by ClientClass (connections point at these).
   io::OutputLimitClass output_limits[3];
   const io::OutputLimitClass* output_limit(ClientClass c) const {
@@ -97,12 +104,17 @@ class Config {
   std::string dbfilename_ ABSL_GUARDED_BY(mu_);
   std::string requirepass_ ABSL_GUARDED_BY(mu_);
   std::string maxmemory_policy_ ABSL_GUARDED_BY(mu_) = "noeviction";
-  std::string save_ ABSL_GUARDED_BY(mu_);
-  std::string loglevel_ ABSL_GUARDED_BY(mu_) = "notice";
-  int64_t timeout_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t maxclients_ ABSL_GUARDED_BY(mu_) = 10000;
-  int64_t tcp_keepalive_ ABSL_GUARDED_BY(mu_) = 300;
 };
+
+// File descriptors kept for the server's own use besides clients (Redis's
+// CONFIG_MIN_RESERVED_FDS, plus each engine thread's epoll, timer and wake-up descriptors).
+int64_t ReservedFds(unsigned threads);
+
+// Raises RLIMIT_NOFILE so that `maxclients` clients fit beside `reserved` descriptors, as
+// Redis's adjustOpenFilesLimit: when the limit cannot be raised that far, settles for the highest
+// it can get, logs why, and returns the number of clients that fit (never below 1; may be lower
+// than asked). Only raises the soft limit (and the hard one only where allowed).
+int64_t AdjustOpenFilesLimit(int64_t maxclients, int64_t reserved);
 
 // Parses a Redis memory value ("100", "1k" (1000), "1kb" (1024), "2mb", "1gb", any case).
 std::optional<int64_t> ParseMemory(std::string_view s);

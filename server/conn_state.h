@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/connection.h"
 #include "io/reply_builder.h"
 #include "io/service.h"
 #include "server/client_subscriptions.h"
@@ -43,13 +44,18 @@ class ConnState : public io::ConnectionState {
   explicit ConnState(io::Connection* conn) : conn(conn) {}
 
   io::Connection* conn;
+  // Sets `authenticated` and tells the connection, whose input limits depend on it.
+  void SetAuthenticated(bool yes) {
+    authenticated = yes;
+    conn->set_authenticated(yes);
+  }
   unsigned db = 0;
   std::string name;      // CLIENT SETNAME
   std::string lib_name;  // CLIENT SETINFO LIB-NAME
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
   std::string last_subcommand;            // lower case, when last_cmd is a container
-  bool authenticated = false;
+  bool authenticated = false;  // change it through SetAuthenticated
   bool no_evict = false;
   bool no_touch = false;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).

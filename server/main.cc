@@ -46,9 +46,9 @@ int main(int argc, char** argv) {
   dashkv::io::ListenerOptions listener_options;
   listener_options.bind = config.bind;
   listener_options.port = config.port;
-  listener_options.conn.limits.max_bulk_len = config.proto_max_bulk_len.load();
-  listener_options.conn.max_query_buffer = config.client_query_buffer_limit.load();
+  listener_options.conn.limits = &config.client_limits;
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
+  server->set_accept_pending([l = listener.get()] { l->AcceptPending(); });
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     server->StopBackgroundTasks();

@@ -53,7 +53,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
   conn.set_output_limit(config_.output_limit(ClientClass::kNormal));
   // As Redis: a connection opened while no password is set stays authenticated afterwards.
-  state->authenticated = !config_.auth_required.load(std::memory_order_relaxed);
+  state->SetAuthenticated(!config_.auth_required.load(std::memory_order_relaxed));
   EngineState& es = engine_states_[conn.engine().index()];
   es.clients.insert(state.get());
   BumpCounter(es.connections_received);
@@ -67,6 +67,14 @@ void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   DiscardMulti(static_cast<ConnState&>(state));
   engine_states_[conn.engine().index()].clients.erase(static_cast<ConnState*>(&state));
   connected_clients_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+asio::awaitable<void> Server::AcceptPending() {
+  if (!accept_pending_) co_return;
+  co_await pool_.Await(0, [this] {
+    accept_pending_();
+    return true;
+  });
 }
 
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
@@ -486,6 +494,7 @@ void Server::StartBackgroundTasks() {
           asio::steady_timer timer(engine.context());
           int64_t last_expire_ms = 0;
           int64_t last_decay_ms = NowMs();
+          int64_t last_client_cron_ms = 0;
           while (!stopping_.load(std::memory_order_relaxed)) {
             timer.expires_after(std::chrono::milliseconds(100));
             boost::system::error_code ec;
@@ -499,6 +508,10 @@ void Server::StartBackgroundTasks() {
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();
               last_decay_ms = now;
+            }
+            if (now - last_client_cron_ms >= 1000) {
+              ClientCron(shard.index(), now);
+              last_client_cron_ms = now;
             }
             if (shard.index() == 0) SampleOps();
           }

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +101,9 @@ class Server : public io::Service {
   void RecordRejected(unsigned engine, const CommandSpec* spec, const io::ReplyBuilder& rb);
   // Resets the INFO counters of engine `i` (CONFIG RESETSTAT). REQUIRES: runs on engine i.
   void ResetStats(unsigned i);
+  // Closes the clients of `engine` idle for longer than `timeout` (server/client_cron.cc).
+  // REQUIRES: runs on engine `engine`, about once a second.
+  void ClientCron(unsigned engine, int64_t now_ms);
   // Samples the command rate (instantaneous_ops_per_sec); runs on engine 0 every 100 ms.
   void SampleOps();
   // Stops them; REQUIRES: called before the pool stops.
@@ -120,6 +124,13 @@ class Server : public io::Service {
   std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
   // Commands per second over the last sampling period (INFO instantaneous_ops_per_sec).
   int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
+  // Sets what AcceptPending runs on engine 0 (main: the Listener's AcceptPending). Call before
+  // clients connect.
+  void set_accept_pending(std::function<void()> fn) { accept_pending_ = std::move(fn); }
+  // Takes in every connection waiting in the listen backlog, so that a following scan of the
+  // client registries (CLIENT LIST/KILL) sees a client whose connect() has returned.
+  // REQUIRES: called from a coroutine on an engine thread.
+  boost::asio::awaitable<void> AcceptPending();
   // The port actually listened on (set by main once bound).
   std::atomic<int>& port() { return port_; }
 
@@ -194,6 +205,7 @@ class Server : public io::Service {
   std::array<int64_t, 16> ops_samples_{};  // engine 0 only
   size_t ops_sample_index_ = 0;      // engine 0 only
   std::atomic<bool> stopping_{false};
+  std::function<void()> accept_pending_;  // immutable once clients connect
 };
 
 }  // namespace dashkv

@@ -61,7 +61,7 @@ void CmdAuth(CmdArgs args, ConnCmdContext& ctx) {
   if (!CheckPassword(ctx, user, password)) {
     return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
   }
-  ctx.state.authenticated = true;
+  ctx.state.SetAuthenticated(true);
   ctx.rb.SendOk();
 }
 
@@ -95,7 +95,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
       if (!CheckPassword(ctx, user, password)) {
         return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
       }
-      ctx.state.authenticated = true;
+      ctx.state.SetAuthenticated(true);
     } else if (EqualsIgnoreCase(parser.Peek(), "SETNAME") && parser.remaining() >= 2) {
       parser.Next();
       setname = parser.Next();
@@ -155,7 +155,7 @@ void CmdReset(CmdArgs, ConnCmdContext& ctx) {
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
-  ctx.state.authenticated = false;
+  ctx.state.SetAuthenticated(false);
   ctx.state.conn->set_resp_version(io::RespVersion::kResp2);
   ctx.rb.set_version(io::RespVersion::kResp2);
   ctx.rb.SendSimpleString("RESET");
@@ -219,6 +219,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   }
   if (parser.HasNext() || parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   Server& server = ctx.server;
+  co_await server.AcceptPending();
   std::vector<std::string> per_engine(server.pool().size());
   int64_t now = ctx.now_ms;
   co_await server.pool().AwaitAll([&](unsigned i) {
@@ -266,6 +267,7 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
     if (parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
   Server& server = ctx.server;
+  co_await server.AcceptPending();
   ConnState* me = &ctx.state;
   std::atomic<int64_t> killed{0};
   co_await server.pool().AwaitAll([&](unsigned i) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -22,13 +23,17 @@ namespace asio = boost::asio;
 
 // A tiny Service: PING, ECHO x, LEN x (length of x), HOP (a round trip to another engine),
 // PUSHLATER n (replies +OK, then another engine sends back n out-of-band frames, as pub/sub
-// does), QUIT. Records the size of every batch.
+// does), AUTH (marks the client authenticated), MAXQBUF (the largest input buffer allocated by a
+// connection of this engine), QUIT. Records the size of every batch and registers every
+// connection (registered() counts them, engine-local lists for MAXQBUF).
 class TestService : public Service {
  public:
   explicit TestService(EnginePool& pool) : pool_(pool) {}
 
-  std::unique_ptr<ConnectionState> OnConnect(Connection&) override {
+  std::unique_ptr<ConnectionState> OnConnect(Connection& conn) override {
     connects_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mu_);
+    conns_.push_back(&conn);
     return std::make_unique<ConnectionState>();
   }
 
@@ -66,6 +71,16 @@ class TestService : public Service {
             }
           });
         });
+      } else if (name == "AUTH") {
+        conn.set_authenticated(true);
+        out.SendOk();
+      } else if (name == "MAXQBUF") {
+        size_t most = 0;
+        std::lock_guard<std::mutex> lock(mu_);
+        for (Connection* c : conns_) {
+          if (&c->engine() == &conn.engine()) most = std::max(most, c->query_buffer_capacity());
+        }
+        out.SendLong(static_cast<int64_t>(most));
       } else if (name == "QUIT") {
         out.SendOk();
         conn.RequestClose();
@@ -75,7 +90,12 @@ class TestService : public Service {
     }
   }
 
-  void OnDisconnect(Connection&, ConnectionState&) override { disconnects_.fetch_add(1); }
+  void OnDisconnect(Connection& conn, ConnectionState&) override {
+    disconnects_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mu_);
+    conns_.erase(std::find(conns_.begin(), conns_.end(), &conn));
+  }
+  int connects() const { return connects_.load(); }
 
   std::vector<size_t> batches() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -87,6 +107,7 @@ class TestService : public Service {
   EnginePool& pool_;
   std::mutex mu_;
   std::vector<size_t> batches_;
+  std::vector<Connection*> conns_;
   std::atomic<int> connects_{0}, disconnects_{0};
 };
 
@@ -140,7 +161,8 @@ class ConnectionTest : public ::testing::Test {
     ListenerOptions options;
     options.bind = "127.0.0.1";
     options.port = 0;
-    options.conn.max_query_buffer = 64 * 1024 * 1024;
+    limits_.max_query_buffer = 64 * 1024 * 1024;
+    options.conn.limits = &limits_;
     listener_ = std::make_unique<Listener>(pool_, service_, options);
     absl::Status st = listener_->Start();
     EXPECT_TRUE(st.ok()) << st;
@@ -151,10 +173,133 @@ class ConnectionTest : public ::testing::Test {
     pool_.Join();
   }
 
+  ClientLimits limits_;
   EnginePool pool_;
   TestService service_;
   std::unique_ptr<Listener> listener_;
 };
+
+// Runs a listener on one engine (so that MAXQBUF sees every connection) with its own limits.
+class OneEngineTest : public ::testing::Test {
+ protected:
+  OneEngineTest() : pool_(1, EngineOptions{.spin_us = 0}), service_(pool_) {
+    pool_.Start();
+    listener_ = std::make_unique<Listener>(
+        pool_, service_, ListenerOptions{.bind = "127.0.0.1", .port = 0, .conn = {&limits_}});
+    absl::Status st = listener_->Start();
+    EXPECT_TRUE(st.ok()) << st;
+  }
+  ~OneEngineTest() override {
+    listener_->Stop();
+    pool_.Stop();
+    pool_.Join();
+  }
+  int64_t MaxQueryBuffer() {
+    Client admin(listener_->port());
+    admin.Send("MAXQBUF\r\n");
+    std::string line;
+    while (line.empty() || line.back() != '\n') line += admin.Read(1);
+    return std::stoll(line.substr(1));
+  }
+
+  ClientLimits limits_;
+  EnginePool pool_;
+  TestService service_;
+  std::unique_ptr<Listener> listener_;
+};
+
+// A declared bulk length reserves nothing by itself: the buffer follows the bytes that arrive.
+TEST_F(OneEngineTest, DeclaredBulkLengthReservesOnlyWhatArrives) {
+  Client c(listener_->port());
+  c.Send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$524288000\r\n");
+  c.Send(std::string(100 * 1024, 'x'));
+  // Wait (bounded) until the server has read the bytes, seen through the buffer it holds.
+  int64_t cap = 0;
+  for (int i = 0; i < 2000 && cap < 100 * 1024; ++i) cap = MaxQueryBuffer();
+  EXPECT_GE(cap, 100 * 1024);
+  EXPECT_LE(cap, 512 * 1024);  // before: 500 MB at once
+  // The bulk still completes, and a big one that really arrives is served.
+  const size_t kSize = 4 * 1024 * 1024;
+  std::string req = "*2\r\n$3\r\nLEN\r\n$" + std::to_string(kSize) + "\r\n" +
+                    std::string(kSize, 'y') + "\r\n";
+  Client d(listener_->port());
+  d.Send(req);
+  EXPECT_EQ(d.Read(10), ":4194304\r\n");
+}
+
+TEST_F(OneEngineTest, LimitsChangedAtRunTimeApplyToOpenConnections) {
+  Client c(listener_->port());
+  c.Send("PING\r\n");
+  EXPECT_EQ(c.Read(7), "+PONG\r\n");
+  limits_.max_bulk_len = 1000;
+  c.Send("*2\r\n$4\r\nECHO\r\n$1001\r\n");
+  EXPECT_EQ(c.Read(44), "-ERR Protocol error: invalid bulk length\r\n");
+  EXPECT_TRUE(c.AtEof());
+  limits_.max_bulk_len = 512LL << 20;
+  Client d(listener_->port());
+  d.Send("PING\r\n");
+  EXPECT_EQ(d.Read(7), "+PONG\r\n");
+  limits_.max_query_buffer = 64 * 1024;
+  d.Send("*2\r\n$4\r\nECHO\r\n$1000000\r\n");
+  std::string chunk(32 * 1024, 'x');
+  for (int i = 0; i < 4; ++i) d.Send(chunk);
+  EXPECT_TRUE(d.AtEof());
+}
+
+TEST_F(OneEngineTest, UnauthenticatedLimits) {
+  limits_.auth_required = true;
+  {
+    Client c(listener_->port());
+    c.Send("*10\r\n$4\r\nPING\r\n");  // ten elements are allowed
+    for (int i = 0; i < 9; ++i) c.Send("$1\r\nx\r\n");
+    EXPECT_EQ(c.Read(7), "+PONG\r\n");
+    c.Send("*11\r\n");
+    EXPECT_EQ(c.Read(57), "-ERR Protocol error: unauthenticated multibulk length\r\n");
+    EXPECT_TRUE(c.AtEof());
+  }
+  {
+    Client c(listener_->port());
+    c.Send("*2\r\n$4\r\nECHO\r\n$16384\r\n" + std::string(16384, 'a') + "\r\n");
+    EXPECT_EQ(c.Read(8), "$16384\r\n");
+    c.Read(16384 + 2);
+    c.Send("*2\r\n$4\r\nECHO\r\n$16385\r\n");
+    EXPECT_EQ(c.Read(52), "-ERR Protocol error: unauthenticated bulk length\r\n");
+    EXPECT_TRUE(c.AtEof());
+  }
+  {
+    // AUTH lifts the limits for the very next command of the same pipeline.
+    Client c(listener_->port());
+    std::string req = "AUTH\r\n*11\r\n";
+    for (int i = 0; i < 11; ++i) req += "$4\r\nPING\r\n";
+    c.Send(req);
+    EXPECT_EQ(c.Read(5), "+OK\r\n");
+    EXPECT_EQ(c.Read(7), "+PONG\r\n");
+  }
+  limits_.auth_required = false;  // no password: no limits for anyone
+  Client c(listener_->port());
+  c.Send("*11\r\n");
+  for (int i = 0; i < 11; ++i) c.Send("$4\r\nPING\r\n");
+  EXPECT_EQ(c.Read(7), "+PONG\r\n");
+}
+
+TEST_F(OneEngineTest, MaxClientsRefusesWithRedisError) {
+  limits_.maxclients = 2;
+  Client a(listener_->port()), b(listener_->port());
+  a.Send("PING\r\n");
+  b.Send("PING\r\n");
+  EXPECT_EQ(a.Read(7), "+PONG\r\n");
+  EXPECT_EQ(b.Read(7), "+PONG\r\n");
+  {
+    Client c(listener_->port());
+    EXPECT_EQ(c.Read(36), "-ERR max number of clients reached\r\n");
+    EXPECT_TRUE(c.AtEof());
+  }
+  EXPECT_EQ(listener_->total_refused(), 1u);
+  limits_.maxclients = 3;
+  Client d(listener_->port());
+  d.Send("PING\r\n");
+  EXPECT_EQ(d.Read(7), "+PONG\r\n");
+}
 
 TEST_F(ConnectionTest, PingPong) {
   Client c(listener_->port());
@@ -306,8 +451,9 @@ TEST(ListenerTest, QueryBufferLimitCloses) {
   EnginePool pool(1);
   pool.Start();
   TestService service(pool);
-  ListenerOptions options{.bind = "127.0.0.1", .port = 0, .conn = {}};
-  options.conn.max_query_buffer = 64 * 1024;
+  ClientLimits limits;
+  limits.max_query_buffer = 64 * 1024;
+  ListenerOptions options{.bind = "127.0.0.1", .port = 0, .conn = {&limits}};
   Listener listener(pool, service, options);
   ASSERT_TRUE(listener.Start().ok());
   {

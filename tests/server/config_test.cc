@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -106,13 +109,17 @@ TEST_F(ConfigTest, SetErrors) {
             "between 0 and 2147483647 inclusive");
   EXPECT_EQ(config_.Set({{"maxclients", "0"}}),
             "ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must "
-            "be between 1 and 2147483647 inclusive");
+            "be between 1 and 4294967295 inclusive");
   EXPECT_EQ(config_.Set({{"maxmemory", "lots"}}),
             "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be "
             "a memory value");
+  // As Redis, these name the argument as the client spelled it.
   EXPECT_EQ(config_.Set({{"maxmemory", "1"}, {"MAXMEMORY", "2"}}),
-            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - duplicate "
+            "ERR CONFIG SET failed (possibly related to argument 'MAXMEMORY') - duplicate "
             "parameter");
+  EXPECT_EQ(config_.Set({{"DATABASES", "3"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'DATABASES') - can't set "
+            "immutable config");
   EXPECT_EQ(config_.maxmemory.load(), 0);
 }
 
@@ -134,6 +141,64 @@ TEST_F(ConfigTest, SetRollsBackOnFailure) {
   // An unknown name fails before anything is applied.
   EXPECT_NE(config_.Set({{"timeout", "9"}, {"nosuch", "1"}}), "");
   EXPECT_EQ(Value("timeout"), "5");
+}
+
+// Every setting CONFIG SET accepts takes effect in the value the server reads; the ones dashkv
+// cannot apply are refused (texts of redis-server 7.0.15 where Redis refuses them too).
+TEST_F(ConfigTest, SetTakesEffectOrIsRefused) {
+  EXPECT_EQ(config_.Set({{"proto-max-bulk-len", "2mb"}, {"client-query-buffer-limit", "3mb"}}),
+            "");
+  EXPECT_EQ(config_.client_limits.max_bulk_len.load(), 2 << 20);
+  EXPECT_EQ(config_.client_limits.max_query_buffer.load(), 3 << 20);
+  EXPECT_EQ(config_.Set({{"proto-max-bulk-len", "1000"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument "
+            "must be between 1048576 and 9223372036854775807 inclusive");
+  EXPECT_EQ(config_.Set({{"client-query-buffer-limit", "1000"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - "
+            "argument must be between 1048576 and 9223372036854775807 inclusive");
+  EXPECT_EQ(config_.Set({{"maxclients", "50"}}), "");
+  EXPECT_EQ(config_.client_limits.maxclients.load(), 50);
+  EXPECT_EQ(config_.Set({{"timeout", "7"}, {"tcp-keepalive", "60"}}), "");
+  EXPECT_EQ(config_.timeout.load(), 7);
+  EXPECT_EQ(config_.client_limits.tcp_keepalive.load(), 60);
+  EXPECT_EQ(config_.Set({{"requirepass", "pw"}}), "");
+  EXPECT_TRUE(config_.client_limits.auth_required.load());
+  EXPECT_EQ(config_.Set({{"save", ""}}), "");
+  EXPECT_EQ(config_.Set({{"save", "3600 1"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'save') - dashkv does not take "
+            "snapshots yet");
+  for (const char* name : {"dir", "dbfilename"}) {
+    EXPECT_EQ(config_.Set({{name, "x"}}),
+              std::string("ERR CONFIG SET failed (possibly related to argument '") + name +
+                  "') - can't set protected config");
+  }
+  for (const char* name : {"port", "bind", "databases", "loglevel", "appendonly", "io-threads",
+                           "daemonize", "cluster-enabled", "protected-mode"}) {
+    EXPECT_EQ(config_.Set({{name, "1"}}),
+              std::string("ERR CONFIG SET failed (possibly related to argument '") + name +
+                  "') - can't set immutable config");
+  }
+}
+
+TEST(AdjustOpenFilesLimitTest, FitsMaxclientsOrLowersIt) {
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Within the hard limit the soft one is raised.
+  struct rlimit low = saved;
+  low.rlim_cur = 100;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  if (saved.rlim_max >= 1000 || saved.rlim_max == RLIM_INFINITY) {
+    EXPECT_EQ(AdjustOpenFilesLimit(900, 40), 900);
+    struct rlimit now;
+    getrlimit(RLIMIT_NOFILE, &now);
+    EXPECT_GE(now.rlim_cur, 940u);
+  }
+  // Beyond the hard limit (unprivileged): maxclients is lowered to what fits.
+  if (geteuid() != 0 && saved.rlim_max != RLIM_INFINITY) {
+    const int64_t hard = static_cast<int64_t>(saved.rlim_max);
+    EXPECT_EQ(AdjustOpenFilesLimit(hard + 1000, 40), hard - 40);
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 
 }  // namespace
