@@ -36,6 +36,10 @@ pytestmark = pytest.mark.dashkv_only
 FUZZ_SECONDS = float(os.environ.get("DASHKV_FUZZ_SECONDS", "35"))
 BASE_SEED = int(os.environ.get("DASHKV_FUZZ_SEED", str(random.SystemRandom().randrange(1 << 32))))
 REPLY_TIMEOUT = 5.0
+# Resident memory the server may reach (checked after each FLUSHALL and re-creation of the keys,
+# which are small): far above what the bounded arguments can make it hold, so only unbounded
+# growth trips it.
+MAX_RSS_BYTES = 4 << 30
 SETUP_EVERY = 150
 HISTORY = 25
 
@@ -304,6 +308,17 @@ def read_table(c):
     return table
 
 
+def rss_bytes(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def describe(cmd):
     out = []
     for a in cmd:
@@ -345,6 +360,10 @@ def test_fuzz_every_command(server):
             if sent % SETUP_EVERY == 0:
                 for cmd in fuzzer.keys.setup_commands():
                     run(cmd)
+                rss = rss_bytes(server.proc.pid)
+                if rss > MAX_RSS_BYTES:
+                    fail("memory blow-up: %d MiB resident after FLUSHALL" % (rss >> 20),
+                         history[-1][1] if history else ("FLUSHALL",))
             cmd = bounded(fuzzer.call())
             if known_issue(cmd) is not None:
                 skipped += 1
