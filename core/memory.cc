@@ -203,19 +203,27 @@ size_t AllocationSize(const void* p) { return RawUsable(p); }
 
 // Replacements of the global allocation functions ([new.delete]). Sizes passed to the sized
 // forms are ignored: the usable size is what was counted.
-void* operator new(size_t n) { return dashkv::AllocateBytes(n); }
-void* operator new[](size_t n) { return dashkv::AllocateBytes(n); }
+void* operator new(size_t n) {
+  void* p = dashkv::CountedAlloc(n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n) {
+  void* p = dashkv::CountedAlloc(n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
 void* operator new(size_t n, const std::nothrow_t&) noexcept { return dashkv::CountedAlloc(n); }
 void* operator new[](size_t n, const std::nothrow_t&) noexcept { return dashkv::CountedAlloc(n); }
 
 void* operator new(size_t n, std::align_val_t al) {
   void* p = dashkv::CountedAllocAligned(n, static_cast<size_t>(al));
-  if (p == nullptr) dashkv::OutOfMemory();
+  if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 void* operator new[](size_t n, std::align_val_t al) {
   void* p = dashkv::CountedAllocAligned(n, static_cast<size_t>(al));
-  if (p == nullptr) dashkv::OutOfMemory();
+  if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 void* operator new(size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {

@@ -13,6 +13,11 @@
 //   after its counter was retired, which are rare, count there with an atomic add).
 //   A block freed on another thread than the one that allocated it is subtracted from the freeing
 //   thread's counter, which may therefore go negative: only the sum is meaningful.
+//   Failure: operator new throws std::bad_alloc, as the standard requires, so that a command
+//   asking for more than can be had (a client-sized reservation) fails alone (the server turns
+//   the exception into that command's error reply, server/server.h). AllocateBytes aborts
+//   instead: its callers (listpack, intset, CompactObj blocks) are sized by data already bounded
+//   by proto-max-bulk-len and are not written to unwind midway.
 //   Bytes obtained with plain malloc() are NOT counted (C libraries such as zstd); they are still
 //   served by mimalloc because libmimalloc.so overrides malloc and is linked into the binary.
 //
@@ -50,7 +55,7 @@ int64_t ThreadUsedMemory();
 size_t ProcessRssBytes();
 
 // Allocates n bytes that are counted like operator new (same allocator, same counter).
-// Never returns nullptr (aborts on out-of-memory). Release with FreeBytes().
+// Never returns nullptr and never throws (aborts on out-of-memory). Release with FreeBytes().
 void* AllocateBytes(size_t n);
 
 // Frees a block from AllocateBytes() (or operator new). nullptr is ignored.

@@ -542,7 +542,8 @@ void QuickList::Trim(long start, long stop) {
 }
 
 size_t QuickList::Remove(std::string_view v, long count) {
-  size_t limit = count == 0 ? 0 : static_cast<size_t>(count < 0 ? -count : count);
+  // |count| without negating LONG_MIN (LREM key -9223372036854775808 v).
+  size_t limit = count < 0 ? static_cast<size_t>(-(count + 1)) + 1 : static_cast<size_t>(count);
   ListEnd from = count >= 0 ? ListEnd::kHead : ListEnd::kTail;
   std::unique_ptr<uint8_t[]> buf;
   size_t cap = 0;

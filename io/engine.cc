@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <exception>
+#include <new>
 
 namespace dashkv::io {
 namespace {
@@ -208,6 +209,10 @@ void Engine::Loop() {
       }
       if (!ran) Sleep();
     }
+  } catch (const std::bad_alloc& e) {
+    // Commands catch their own allocation failures (server/server.h); one that reaches here
+    // came from the server's own work (a message, a timer): out of memory, as Redis aborts.
+    ABSL_RAW_LOG(FATAL, "engine %u: out of memory outside any command: %s", index_, e.what());
   } catch (const std::exception& e) {
     ABSL_RAW_LOG(FATAL, "engine %u: exception escaped a task (a bug): %s", index_, e.what());
   } catch (...) {

@@ -62,7 +62,10 @@ struct TaskNode final : InboxNode {
 //  The loop: drain inbox, poll io_context, repeat; when both are empty, spin up to spin_us, then
 //  block in io_context::run_one() (a work guard keeps run_one from returning for lack of work).
 //  No lost wake-up: see the proof in engine.cc (Engine::Sleep).
-//  Tasks must not throw: an exception escaping a task or an asio handler aborts the process.
+//  Tasks must not throw: an exception escaping a task or an asio handler aborts the process
+//  (std::bad_alloc logged as out of memory, anything else as a bug). Work that may fail for
+//  lack of memory catches at its own boundary (EnginePool::Await carries an exception of the
+//  awaited function back to the awaiting coroutine; the server fails the one command).
 class Engine {
  public:
   using Task = absl::AnyInvocable<void() &&>;

@@ -71,7 +71,9 @@ class EnginePool {
   }
 
   // Runs fn() on engine i and resumes the awaiting coroutine on its own executor with the
-  // result. If the caller already runs on engine i, fn runs inline with no hop.
+  // result. If the caller already runs on engine i, fn runs inline with no hop. An exception
+  // fn throws is caught on engine i and rethrown in the awaiting coroutine (on its own engine),
+  // as if fn had run inline: no exception escapes engine i's task.
   // REQUIRES: called from a coroutine on an engine thread. fn must not suspend.
   template <typename F, typename R = std::invoke_result_t<F&>>
   boost::asio::awaitable<R> Await(unsigned i, F fn);
@@ -81,14 +83,17 @@ class EnginePool {
   // awaiting coroutine resumes on its own engine with the value. This is the hop for work that
   // has to wait on the target (an intent lock, a blocked pop): fn itself must not block.
   // Always suspends (even for the caller's own engine). REQUIRES: called from a coroutine on an
-  // engine thread; `done` is called exactly once (dropping it leaks the coroutine).
+  // engine thread; `done` is called exactly once (dropping it leaks the coroutine); fn does not
+  // throw (an exception escaping it aborts, see Engine).
   template <typename R, typename F>
   boost::asio::awaitable<R> AwaitAsync(unsigned i, F fn);
 
   // Runs fn(j) on each engine j in `targets` in parallel (inline for the caller's own engine,
   // after the others are posted) and resumes when all have finished. fn is called concurrently
   // on several engines (it usually writes to a per-engine slot). One message per remote target,
-  // one back; no suspension at all when every target is the caller's own engine.
+  // one back; no suspension at all when every target is the caller's own engine. If branches
+  // throw, the others still run to the end, and then the awaiting coroutine rethrows the first
+  // exception (caught on its engine, carried back as with Await).
   // REQUIRES: called from a coroutine on an engine thread; `targets` has no duplicates.
   template <typename F>
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> targets, F fn);

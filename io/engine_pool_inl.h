@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 
 namespace dashkv::io {
@@ -21,13 +22,23 @@ template <typename Sig>
 using AwaitableHandler =
     typename boost::asio::async_result<boost::asio::use_awaitable_t<>, Sig>::handler_type;
 
-// The completion signature of a hop returning R.
+// The completion signature of a hop returning R (what it returned, or what it threw).
 template <typename R>
 struct HopSignature {
-  using type = void(R);
+  using type = void(std::exception_ptr, std::optional<R>);
 };
 template <>
 struct HopSignature<void> {
+  using type = void(std::exception_ptr);
+};
+
+// The result signature of AwaitAsync<R> (no exception travels through it).
+template <typename R>
+struct AsyncSignature {
+  using type = void(R);
+};
+template <>
+struct AsyncSignature<void> {
   using type = void();
 };
 
@@ -37,6 +48,24 @@ struct ManyState {
   std::atomic<size_t> pending{1};
   Engine* home = nullptr;
   std::optional<AwaitableHandler<void()>> handler;
+  // The exception of the first branch that threw (written by the branch that sets `failed`,
+  // read by the caller after every branch is done).
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+
+  // Records the exception being handled, unless another branch already did.
+  void Fail() {
+    if (!failed.exchange(true, std::memory_order_relaxed)) error = std::current_exception();
+  }
+  // Runs one branch; an exception it throws is kept for the caller.
+  template <typename F>
+  void Run(F& fn, unsigned j) {
+    try {
+      fn(j);
+    } catch (...) {
+      Fail();
+    }
+  }
 
   // Called by each finishing branch and once by the caller; the last one resumes the caller on
   // its own engine. acq_rel: the handler stored before the caller's release is seen by the
@@ -70,15 +99,32 @@ boost::asio::awaitable<R> EnginePool::Await(unsigned i, F fn) {
   ABSL_RAW_CHECK(home != nullptr, "EnginePool::Await called outside an engine thread");
   using Sig = typename detail::HopSignature<R>::type;
   // Runs after the coroutine has suspended (asio's use_awaitable guarantees it), so the
-  // handler may be invoked from another thread's message as soon as it is posted.
+  // handler may be invoked from another thread's message as soon as it is posted. An exception
+  // of fn is caught on the target and handed to the handler, which rethrows it in the awaiting
+  // coroutine on its own engine (asio's use_awaitable does that for a non-null exception_ptr).
   auto initiation = [target, home, fnp = &fn](auto handler) {
     target->Post([target, home, fnp, h = std::move(handler)]() mutable {
       (void)target;
+      std::exception_ptr error;
       if constexpr (std::is_void_v<R>) {
-        (*fnp)();
-        home->Post([h = std::move(h)]() mutable { h(); });
+        try {
+          (*fnp)();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        home->Post([h = std::move(h), error = std::move(error)]() mutable {
+          h(std::move(error));
+        });
       } else {
-        home->Post([h = std::move(h), r = R((*fnp)())]() mutable { h(std::move(r)); });
+        std::optional<R> r;
+        try {
+          r.emplace((*fnp)());
+        } catch (...) {
+          error = std::current_exception();
+        }
+        home->Post([h = std::move(h), error = std::move(error), r = std::move(r)]() mutable {
+          h(std::move(error), std::move(r));
+        });
       }
     });
   };
@@ -86,8 +132,9 @@ boost::asio::awaitable<R> EnginePool::Await(unsigned i, F fn) {
     co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, Sig>(
         std::move(initiation), boost::asio::use_awaitable);
   } else {
-    co_return co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, Sig>(
-        std::move(initiation), boost::asio::use_awaitable);
+    co_return std::move(*co_await boost::asio::async_initiate<
+                        const boost::asio::use_awaitable_t<>, Sig>(std::move(initiation),
+                                                                   boost::asio::use_awaitable));
   }
 }
 
@@ -96,7 +143,7 @@ boost::asio::awaitable<R> EnginePool::AwaitAsync(unsigned i, F fn) {
   Engine* target = engines_[i].get();
   Engine* home = Engine::Current();
   ABSL_RAW_CHECK(home != nullptr, "EnginePool::AwaitAsync called outside an engine thread");
-  using Sig = typename detail::HopSignature<R>::type;
+  using Sig = typename detail::AsyncSignature<R>::type;
   auto initiation = [target, home, fnp = &fn](auto handler) {
     target->Post([home, fnp, h = std::move(handler)]() mutable {
       if constexpr (std::is_void_v<R>) {
@@ -134,20 +181,24 @@ boost::asio::awaitable<void> EnginePool::AwaitMany(std::span<const unsigned> tar
     }
     state.pending.fetch_add(1, std::memory_order_relaxed);
     target->Post([&state, &fn, j] {
-      fn(j);
+      state.Run(fn, j);
       state.Done();
     });
   }
-  if (local) fn(home->index());
+  if (local) state.Run(fn, home->index());
   // Every remote branch already done: no need to suspend. A branch touches nothing after its
   // decrement unless it is the last one, which it cannot be while we hold our count.
-  if (state.pending.load(std::memory_order_acquire) == 1) co_return;
-  co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void()>(
-      [&state](auto handler) {
-        state.handler.emplace(std::move(handler));
-        state.Done();
-      },
-      boost::asio::use_awaitable);
+  if (state.pending.load(std::memory_order_acquire) != 1) {
+    co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void()>(
+        [&state](auto handler) {
+          state.handler.emplace(std::move(handler));
+          state.Done();
+        },
+        boost::asio::use_awaitable);
+  }
+  // Every branch has finished (none is left to touch `state` or `fn`): rethrow here, on the
+  // caller's engine, what one of them threw.
+  if (state.failed.load(std::memory_order_relaxed)) std::rethrow_exception(state.error);
 }
 
 template <typename F>

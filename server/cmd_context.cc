@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include "core/logging.h"
 #include "server/transaction.h"
 #include "server/watch.h"
 
@@ -32,6 +33,18 @@ void SendStatus(io::ReplyBuilder& rb, OpStatus status) {
   std::string_view text = StatusText(status);
   DCHECK(!text.empty());
   rb.SendError(text);
+}
+
+void SendAllocationFailure(io::ReplyBuilder& rb, size_t reply_start, const CommandSpec& spec,
+                           const std::exception& e) {
+  if (rb.size() > reply_start) rb.buffer().resize(reply_start);
+  SendStatus(rb, OpStatus::kAllocationFailed);
+  thread_local int64_t last_log_s = 0;
+  const int64_t now_s = NowMs() / 1000;
+  if (now_s != last_log_s) {
+    last_log_s = now_s;
+    LOG(WARNING) << "command '" << spec.name << "' failed: out of memory (" << e.what() << ")";
+  }
 }
 
 }  // namespace dashkv

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 
@@ -29,6 +30,12 @@ void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines);
 
 // Sends the error text of `status` (REQUIRES: an error status).
 void SendStatus(io::ReplyBuilder& rb, OpStatus status);
+
+// Fails a command that could not get memory (`e`: the std::bad_alloc or std::length_error it
+// threw, see server/server.h): drops what it wrote to `rb` from `reply_start` on, sends
+// "-ERR out of memory" in its place and logs a warning (at most one a second per thread).
+void SendAllocationFailure(io::ReplyBuilder& rb, size_t reply_start, const CommandSpec& spec,
+                           const std::exception& e);
 
 // Thread: the shard's thread, for the duration of one command.
 class ShardCmdContext {

@@ -239,7 +239,7 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
     const uint64_t errors = out.error_count();
     const uint64_t start = CycleClock::Now();
     if (spec.kind == HandlerKind::kConn) {
-      spec.conn_handler(args, sub);
+      RunConnHandler(spec, args, sub);
     } else {
       co_await RunCoordinator(spec, args, sub);
       if (use_locks && sub.changed && out.error_count() == errors) {

@@ -26,6 +26,8 @@ std::string_view StatusText(OpStatus status) {
       return "ERR syntax error";
     case OpStatus::kOutOfMemory:
       return "OOM command not allowed when used memory > 'maxmemory'.";
+    case OpStatus::kAllocationFailed:
+      return "ERR out of memory";
     case OpStatus::kStringTooLong:
       return "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
     case OpStatus::kBitOffset:

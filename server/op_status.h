@@ -23,7 +23,8 @@ enum class OpStatus : uint8_t {
   kIncrOverflow,     // "increment or decrement would overflow"
   kNanOrInf,         // "increment would produce NaN or Infinity"
   kSyntaxError,
-  kOutOfMemory,
+  kOutOfMemory,      // maxmemory reached: "OOM command not allowed when used memory > ..."
+  kAllocationFailed, // "ERR out of memory": an allocation the command needed failed
   kStringTooLong,    // "string exceeds maximum allowed size (proto-max-bulk-len)"
   kBitOffset,        // "bit offset is not an integer or out of range"
   kBitValue,         // "bit is not an integer or out of range"

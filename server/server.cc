@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <boost/asio/redirect_error.hpp>
 #include <chrono>
+#include <new>
+#include <stdexcept>
 
 #include "core/chunk_reserve.h"
 #include "core/memory.h"
@@ -37,9 +39,11 @@ std::string UnknownCommandText(io::CmdArgs args) {
 
 }  // namespace
 
-Server::Server(Config& config, io::EnginePool& pool)
+Server::Server(Config& config, io::EnginePool& pool,
+               void (*extra_commands)(CommandRegistry*))
     : config_(config), pool_(pool), engine_states_(pool.size()), start_time_ms_(NowMs()) {
   RegisterAllCommands(&registry_);
+  if (extra_commands != nullptr) extra_commands(&registry_);
   for (EngineState& es : engine_states_) es.command_stats.resize(registry_.size());
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
@@ -125,6 +129,7 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                              io::ReplyBuilder& rb, int64_t now_ms) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, config_);
   const uint64_t errors = rb.error_count();
+  const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
   if (!shard.watches().empty() && cmd.spec->HasFlag(kCmdWrite)) [[unlikely]] {
     // WATCH: a write touches a watched key that was live before it or is live after it (so a
@@ -137,20 +142,48 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
       bool live = shard.KeyLive(db, cmd.args[k], now_ms);
       watched.emplace_back(std::move(lk), live);
     }
-    cmd.spec->shard_handler(cmd.args, ctx);
+    const bool failed = !RunShardHandler(cmd, ctx, reply_start);
     for (auto& [lk, was_live] : watched) {
+      // A failed allocation may have left a write half done: its watchers are told.
+      if (failed) {
+        shard.watches().Touch(lk);
+        continue;
+      }
       if (!ctx.changed || rb.error_count() != errors) break;  // left its keys as they were
       if (was_live || shard.KeyLive(db, LockKeyName(lk), now_ms)) {
         shard.watches().Touch(lk);
       }
     }
   } else {
-    cmd.spec->shard_handler(cmd.args, ctx);
+    RunShardHandler(cmd, ctx, reply_start);
   }
   // Serve the clients this command unblocked before anything else runs (server/blocking.h).
   if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);
   ++shard.stats().commands;
+}
+
+void Server::RunConnHandler(const CommandSpec& spec, io::CmdArgs args, ConnCmdContext& ctx) {
+  const size_t reply_start = ctx.rb.size();
+  try {
+    spec.conn_handler(args, ctx);
+  } catch (const std::bad_alloc& e) {
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  } catch (const std::length_error& e) {
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  }
+}
+
+bool Server::RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start) {
+  try {
+    cmd.spec->shard_handler(cmd.args, ctx);
+    return true;
+  } catch (const std::bad_alloc& e) {
+    SendAllocationFailure(ctx.rb, reply_start, *cmd.spec, e);
+  } catch (const std::length_error& e) {
+    SendAllocationFailure(ctx.rb, reply_start, *cmd.spec, e);
+  }
+  return false;
 }
 
 void Server::RecordCall(unsigned engine, const CommandSpec& spec, uint64_t ticks,
@@ -256,7 +289,19 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       ConnCmdContext ctx(*this, state, out, now_ms, *spec);
       const uint64_t errors = out.error_count();
       const uint64_t start = CycleClock::Now();
-      co_await spec->batch_handler(run, ctx);
+      const size_t reply_start = out.size();
+      bool ok = true;
+      try {
+        co_await spec->batch_handler(run, ctx);
+      } catch (const std::bad_alloc& e) {
+        ok = false;
+        SendAllocationFailure(out, reply_start, *spec, e);
+      } catch (const std::length_error& e) {
+        ok = false;
+        SendAllocationFailure(out, reply_start, *spec, e);
+      }
+      // One reply per call: the first error replaced whatever the run had written.
+      for (size_t k = 1; !ok && k < run.size(); ++k) SendStatus(out, OpStatus::kAllocationFailed);
       const uint64_t ticks = (CycleClock::Now() - start) / run.size();
       for (size_t k = 0; k < run.size(); ++k) {
         RecordCall(my_engine, *spec, ticks, k == 0 ? out.error_count() - errors : 0, out);
@@ -270,7 +315,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     const uint64_t errors = out.error_count();
     const uint64_t start = CycleClock::Now();
     if (spec->kind == HandlerKind::kConn) {
-      spec->conn_handler(args, ctx);
+      RunConnHandler(*spec, args, ctx);
     } else {
       co_await RunCoordinator(*spec, args, ctx);
       now_ms = NowMs();  // the command may have suspended for a while
@@ -349,25 +394,53 @@ void Server::MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs ar
 
 asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArgs args,
                                              ConnCmdContext& ctx) {
+  const size_t reply_start = ctx.rb.size();
+  const bool write = spec.HasFlag(kCmdWrite);
   bool needs_locks = shard_set_->size() > 1 && ctx.locks == nullptr &&
                      !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
                      (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
   if (!needs_locks) {
-    co_await spec.coord_handler(args, ctx);
+    bool ok = true;
+    try {
+      co_await spec.coord_handler(args, ctx);
+    } catch (const std::bad_alloc& e) {
+      ok = false;
+      SendAllocationFailure(ctx.rb, reply_start, spec, e);
+    } catch (const std::length_error& e) {
+      ok = false;
+      SendAllocationFailure(ctx.rb, reply_start, spec, e);
+    }
+    // Inside EXEC (its locks): a write that failed midway may have changed its keys.
+    if (!ok && write && ctx.locks != nullptr) MarkWrites(*ctx.locks, spec, args, ctx.state.db);
     co_return;
   }
   KeyLocks locks(*shard_set_);
   AddCommandLocks(locks, spec, args, ctx.state.db);
-  const bool write = spec.HasFlag(kCmdWrite);
   // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop, so its
   // keys are marked written first (transaction.h).
   locks.set_one_hop(spec.one_hop);
-  if (!spec.one_hop || write) co_await locks.Acquire();
-  if (spec.one_hop && write) MarkWrites(locks, spec, args, ctx.state.db);
-  ctx.locks = &locks;
   const uint64_t errors = ctx.rb.error_count();
-  co_await spec.coord_handler(args, ctx);
+  bool ok = true;
+  try {
+    if (!spec.one_hop || write) co_await locks.Acquire();
+    if (spec.one_hop && write) MarkWrites(locks, spec, args, ctx.state.db);
+    ctx.locks = &locks;
+    co_await spec.coord_handler(args, ctx);
+  } catch (const std::bad_alloc& e) {
+    ok = false;
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  } catch (const std::length_error& e) {
+    ok = false;
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  }
   ctx.locks = nullptr;
+  if (!ok) {
+    // Failed midway: a write may have changed some of its keys (their watchers are told), and
+    // its locks may be held, partly granted, or partly released by its hop: all are given back.
+    if (write && !spec.one_hop) MarkWrites(locks, spec, args, ctx.state.db);
+    locks.Abandon();
+    co_return;
+  }
   const bool failed = ctx.rb.error_count() != errors;
   if (spec.one_hop && write && failed) locks.ForgetWritten();  // rejected before its hop
   if (!spec.one_hop && ctx.changed && !failed) MarkWrites(locks, spec, args, ctx.state.db);

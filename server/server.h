@@ -3,6 +3,29 @@
 // and coordinator commands on the connection's thread. Owns the ShardSet and the Config.
 // Thread-safe: immutable after Start(); per-engine state (clients, counters) is touched only by
 // its own engine, and read by others only through ShardSet/EnginePool hops.
+//
+// Design: a command that cannot get memory
+//   Handlers do not throw, with one exception: std::bad_alloc (operator new found no memory,
+//   core/memory.h) and std::length_error (a container asked for more than max_size()), which a
+//   request sized by the client (a count, a length) can cause however carefully it is bounded.
+//   That is not a bug but a failed command: it gets "-ERR out of memory" in place of whatever
+//   part of its reply it had written, and the server goes on. Any other exception is a bug and
+//   still aborts (io/engine.h). The catch sits around one command's execution:
+//   - a shard command, on its shard (RunShardHandler: every path runs it, inline, in a hop, in
+//     a pipeline group, in EXEC, after waiting for a lock), so its reply slot is filled there;
+//   - a connection command and a batch run, on the connection's thread;
+//   - a coordinator command around its whole coroutine (RunCoordinator): an exception thrown in
+//     one of its hops is caught on the shard and rethrown in the coordinator (EnginePool::Await,
+//     AwaitMany, which let every branch finish first), whose locks are then given back whether
+//     held, partly granted or partly released (KeyLocks::Abandon).
+//   State after a failure: standard containers and the DashTable (a directory or segment
+//   allocated before anything is relinked) keep their invariants when an allocation throws, and
+//   the raw blocks of listpacks, intsets and strings abort rather than throw (core/memory.h).
+//   The client-sized reservations that do throw are made before a command modifies anything (a
+//   reply or a temporary), so in practice the command changed nothing; a write that did fail
+//   midway may have applied part of its effect (on some shards of a multi-shard write), and its
+//   keys' watchers are told, but no structure is left broken. MULTI/EXEC goes on with the next
+//   queued command, as with any other error reply.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -67,8 +90,10 @@ bool IsMultiControl(const CommandSpec& spec);
 
 class Server : public io::Service {
  public:
-  // REQUIRES: config.Init() was called and `pool` is started.
-  Server(Config& config, io::EnginePool& pool);
+  // REQUIRES: config.Init() was called and `pool` is started. `extra_commands`, when set, adds
+  // commands to the table after the built-in ones (embedding, in-process tests).
+  Server(Config& config, io::EnginePool& pool,
+         void (*extra_commands)(CommandRegistry*) = nullptr);
   ~Server() override;
 
   std::unique_ptr<io::ConnectionState> OnConnect(io::Connection& conn) override;
@@ -185,8 +210,14 @@ class Server : public io::Service {
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
   // group pays its cache misses in parallel rather than one after another.
   void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
+  // Runs one shard command on `shard` (its thread), with its WATCH, blocking and stats duties.
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms);
+  // Runs the shard handler of `cmd`; returns false when it failed for lack of memory (then its
+  // reply, from `reply_start` on in ctx.rb, was replaced by the error; see Design above).
+  bool RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start);
+  // Runs the connection handler of `spec`, failing it alone for lack of memory.
+  void RunConnHandler(const CommandSpec& spec, io::CmdArgs args, ConnCmdContext& ctx);
 
   Config& config_;
   io::EnginePool& pool_;

@@ -146,6 +146,18 @@ void KeyLocks::ReleaseOn(Shard& shard) {
   released_[sid] = 1;
 }
 
+void KeyLocks::Abandon() {
+  if (held_) return Release();
+  for (unsigned sid : shards_) {
+    if (!granted_[sid]) continue;
+    granted_[sid] = 0;
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
+  }
+}
+
 void KeyLocks::Release() {
   DCHECK(held_);
   held_ = false;

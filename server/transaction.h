@@ -106,6 +106,11 @@ class KeyLocks {
   // touching the watchers of its keys marked written; Release() then skips it.
   void ReleaseOn(Shard& shard);
 
+  // Gives back every lock this coordinator holds or was granted, after its command failed
+  // midway (an exception unwound it between any two of the steps above): Release() when held,
+  // else the grants of a TryAcquireOn hop not settled yet. Safe in every state.
+  void Abandon();
+
   bool held() const { return held_; }
   bool empty() const { return shards_.empty(); }
   // The locks asked for on shard `sid`.

@@ -63,7 +63,9 @@ OpResult<int64_t> ParseTimeout(std::string_view s, int64_t now_ms) {
       (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0))) {
     return OpStatus::kTimeoutNotFloat;
   }
-  long double ms = v * 1000;
+  // Rounded up, as Redis: a positive timeout below 1 ms (0.001 itself is 0.99999... ms as a
+  // long double) still expires, it never becomes 0 ("forever").
+  long double ms = std::ceil(v * 1000);
   // Redis casts to long long; out of range (inf included) ends up negative on x86.
   constexpr long double kLimit = 9223372036854775807.0L;
   int64_t t = (ms > -kLimit && ms < kLimit) ? static_cast<int64_t>(ms) : INT64_MIN;

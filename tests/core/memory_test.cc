@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +61,21 @@ TEST(MemoryTest, AllForms) {
   ::operator delete(na, std::align_val_t{64}, std::nothrow);
   void* raw = ::operator new(24);
   ::operator delete(raw, 24);
+  EXPECT_EQ(ThreadUsedMemory(), before);
+}
+
+// Sanitizer builds: a huge malloc returns nullptr instead of ASan reporting it.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+
+TEST(MemoryTest, FailedNewThrowsBadAllocAndCountsNothing) {
+  const int64_t before = ThreadUsedMemory();
+  const size_t huge = size_t{1} << 62;  // more than any address space
+  EXPECT_THROW((void)::operator new(huge), std::bad_alloc);
+  EXPECT_THROW((void)::operator new[](huge), std::bad_alloc);
+  EXPECT_THROW((void)::operator new(huge, std::align_val_t{64}), std::bad_alloc);
+  EXPECT_EQ(::operator new(huge, std::nothrow), nullptr);
+  std::string s;
+  EXPECT_THROW(s.reserve(s.max_size()), std::bad_alloc);
   EXPECT_EQ(ThreadUsedMemory(), before);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -133,6 +134,17 @@ TEST(QuickListTest, SetReplacesAndResplits) {
   EXPECT_EQ(ql.Index(-1), "last");
   EXPECT_EQ(ql.size(), 300u);
   EXPECT_TRUE(ql.CheckInvariants());
+}
+
+// LREM key -9223372036854775808 v: every match from the tail, without negating LONG_MIN (UBSan
+// reported it).
+TEST(QuickListTest, RemoveWithExtremeCounts) {
+  QuickList ql(3);
+  for (const char* s : {"a", "b", "a", "a", "c", "a"}) ql.Push(s, ListEnd::kTail);
+  EXPECT_EQ(ql.Remove("a", std::numeric_limits<long>::min()), 4u);
+  EXPECT_EQ(Forward(ql), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(ql.Remove("b", std::numeric_limits<long>::max()), 1u);
+  EXPECT_EQ(Forward(ql), (std::vector<std::string>{"c"}));
 }
 
 TEST(QuickListTest, RemoveCountSemantics) {

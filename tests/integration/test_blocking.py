@@ -88,6 +88,12 @@ class TestImmediate:
         assert raw.call("BLPOP", *KEYS, "0.05") is None
         assert raw.call("BZPOPMIN", *KEYS, "0.01") is None
 
+    def test_timeout_below_one_millisecond_expires(self, raw):
+        # Rounded up to 1 ms (0.001 s is just under 1 ms in binary): not "block forever".
+        for t in ("0.001", "1e-3", "0.0001", "1e-300"):
+            assert raw.call("BLPOP", *KEYS, t) is None, t
+            assert raw.call("BRPOPLPUSH", "k", "d", t) is None, t
+
 
 class TestTimeoutReplies:
     def test_resp2(self, raw):

@@ -9,6 +9,9 @@
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <future>
+#include <new>
+#include <stdexcept>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +124,47 @@ TEST_P(EnginePoolTest, AwaitManySubsetsAndLocalOnly) {
     co_await pool_.AwaitMany(std::span<const unsigned>(), [&](unsigned j) { hits[j]++; });
   });
   EXPECT_EQ(hits, (std::vector<int>{0, 1, 1}));
+}
+
+TEST_P(EnginePoolTest, AwaitRethrowsOnTheCallersEngine) {
+  for (unsigned target : {1u, 0u}) {  // a hop, and inline
+    bool caught = false;
+    unsigned caught_on = 99;
+    RunCoroOn(pool_, 0, [&]() -> asio::awaitable<void> {
+      try {
+        co_await pool_.Await(target, []() -> int { throw std::length_error("too long"); });
+      } catch (const std::length_error& e) {
+        caught = std::string(e.what()) == "too long";
+        caught_on = Engine::Current()->index();
+      }
+      // The engine still serves hops afterwards.
+      EXPECT_EQ(co_await pool_.Await(1, [] { return 7; }), 7);
+      co_await pool_.Await(2, [] {});
+    });
+    EXPECT_TRUE(caught) << target;
+    EXPECT_EQ(caught_on, 0u);
+  }
+}
+
+TEST_P(EnginePoolTest, AwaitManyRethrowsAfterEveryBranchFinished) {
+  for (unsigned home : {0u, 1u}) {  // with and without a local branch
+    std::atomic<int> finished{0};
+    bool caught = false;
+    RunCoroOn(pool_, home, [&]() -> asio::awaitable<void> {
+      const unsigned targets[] = {0, 1, 2};
+      try {
+        co_await pool_.AwaitMany(targets, [&](unsigned j) {
+          if (j != 2) throw std::bad_alloc();
+          // The branch that does not throw is slow: the caller must still wait for it.
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          finished.fetch_add(1);
+        });
+      } catch (const std::bad_alloc&) {
+        caught = finished.load() == 1;
+      }
+    });
+    EXPECT_TRUE(caught) << home;
+  }
 }
 
 TEST_P(EnginePoolTest, AwaitAllRunsEverywhere) {

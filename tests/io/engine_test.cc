@@ -5,6 +5,7 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -158,6 +159,18 @@ TEST(EngineDeathTest, EscapedExceptionAborts) {
         engine.Join();
       },
       "exception escaped a task");
+}
+
+TEST(EngineDeathTest, EscapedBadAllocAbortsAsOutOfMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Engine engine(0, {});
+        engine.Start();
+        engine.Post([] { throw std::bad_alloc(); });
+        engine.Join();
+      },
+      "out of memory outside any command");
 }
 
 }  // namespace

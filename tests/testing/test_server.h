@@ -15,7 +15,9 @@ namespace dashkv::testing {
 
 class TestServer {
  public:
-  explicit TestServer(unsigned threads = 2) {
+  // `extra_commands`: see Server's constructor.
+  explicit TestServer(unsigned threads = 2,
+                      void (*extra_commands)(CommandRegistry*) = nullptr) {
     config_.Init();
     config_.threads = threads;
     config_.maxmemory = 0;
@@ -23,7 +25,7 @@ class TestServer {
     options.spin_us = 0;
     pool_ = std::make_unique<io::EnginePool>(threads, options);
     pool_->Start();
-    server_ = std::make_unique<Server>(config_, *pool_);
+    server_ = std::make_unique<Server>(config_, *pool_, extra_commands);
     server_->StartBackgroundTasks();
     io::ListenerOptions lo;
     lo.bind = "127.0.0.1";
