@@ -172,6 +172,18 @@ int64_t UsedMemory() {
 
 int64_t PeakUsedMemory() { return peak_bytes.load(std::memory_order_relaxed); }
 
+bool ReturnFreedMemoryIfDropped(int64_t min_drop) {
+  thread_local int64_t high = 0;  // this thread's counter at its last collect or high point
+  const int64_t now = ThreadUsedMemory();
+  if (now > high) high = now;
+  if (high - now < min_drop) return false;
+#ifndef DASHKV_SANITIZER
+  mi_collect(true);
+#endif
+  high = now;
+  return true;
+}
+
 int64_t ThreadUsedMemory() { return tls_counter.bytes.load(std::memory_order_relaxed); }
 
 size_t ProcessRssBytes() {

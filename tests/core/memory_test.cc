@@ -148,6 +148,21 @@ TEST(MemoryTest, LiveThreadsAreSummed) {
   EXPECT_EQ(grown, expected);
 }
 
+TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
+  std::thread([] {
+    constexpr int64_t kDrop = 8 << 20;
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // nothing freed yet
+    std::vector<std::unique_ptr<char[]>> blocks;
+    for (int i = 0; i < 256; ++i) blocks.emplace_back(new char[64 << 10]);  // 16 MiB
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // a new high, no drop
+    blocks.resize(128);                               // frees 8 MiB
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // the drop was taken
+    blocks.clear();
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+  }).join();
+}
+
 TEST(MemoryTest, Rss) {
   size_t rss = ProcessRssBytes();
   EXPECT_GT(rss, 1u << 20);
