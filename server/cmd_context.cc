@@ -2,6 +2,9 @@
 
 #include <time.h>
 
+#include <new>
+#include <stdexcept>
+
 #include "core/logging.h"
 #include "server/transaction.h"
 #include "server/watch.h"
@@ -33,6 +36,11 @@ void SendStatus(io::ReplyBuilder& rb, OpStatus status) {
   std::string_view text = StatusText(status);
   DCHECK(!text.empty());
   rb.SendError(text);
+}
+
+bool IsAllocationFailure(const std::exception& e) {
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+         dynamic_cast<const std::length_error*>(&e) != nullptr;
 }
 
 void SendAllocationFailure(io::ReplyBuilder& rb, size_t reply_start, const CommandSpec& spec,

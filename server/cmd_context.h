@@ -31,6 +31,10 @@ void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines);
 // Sends the error text of `status` (REQUIRES: an error status).
 void SendStatus(io::ReplyBuilder& rb, OpStatus status);
 
+// Returns whether `e` says an allocation failed (std::bad_alloc, or std::length_error for a
+// size past a container's limit): a command's failure, not a bug (server/server.h).
+bool IsAllocationFailure(const std::exception& e);
+
 // Fails a command that could not get memory (`e`: the std::bad_alloc or std::length_error it
 // threw, see server/server.h): drops what it wrote to `rb` from `reply_start` on, sends
 // "-ERR out of memory" in its place and logs a warning (at most one a second per thread).

@@ -167,9 +167,8 @@ void Server::RunConnHandler(const CommandSpec& spec, io::CmdArgs args, ConnCmdCo
   const size_t reply_start = ctx.rb.size();
   try {
     spec.conn_handler(args, ctx);
-  } catch (const std::bad_alloc& e) {
-    SendAllocationFailure(ctx.rb, reply_start, spec, e);
-  } catch (const std::length_error& e) {
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
     SendAllocationFailure(ctx.rb, reply_start, spec, e);
   }
 }
@@ -178,9 +177,8 @@ bool Server::RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t
   try {
     cmd.spec->shard_handler(cmd.args, ctx);
     return true;
-  } catch (const std::bad_alloc& e) {
-    SendAllocationFailure(ctx.rb, reply_start, *cmd.spec, e);
-  } catch (const std::length_error& e) {
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
     SendAllocationFailure(ctx.rb, reply_start, *cmd.spec, e);
   }
   return false;
@@ -293,10 +291,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       bool ok = true;
       try {
         co_await spec->batch_handler(run, ctx);
-      } catch (const std::bad_alloc& e) {
-        ok = false;
-        SendAllocationFailure(out, reply_start, *spec, e);
-      } catch (const std::length_error& e) {
+      } catch (const std::exception& e) {
+        if (!IsAllocationFailure(e)) throw;
         ok = false;
         SendAllocationFailure(out, reply_start, *spec, e);
       }
@@ -403,10 +399,8 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
     bool ok = true;
     try {
       co_await spec.coord_handler(args, ctx);
-    } catch (const std::bad_alloc& e) {
-      ok = false;
-      SendAllocationFailure(ctx.rb, reply_start, spec, e);
-    } catch (const std::length_error& e) {
+    } catch (const std::exception& e) {
+      if (!IsAllocationFailure(e)) throw;
       ok = false;
       SendAllocationFailure(ctx.rb, reply_start, spec, e);
     }
@@ -426,10 +420,8 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
     if (spec.one_hop && write) MarkWrites(locks, spec, args, ctx.state.db);
     ctx.locks = &locks;
     co_await spec.coord_handler(args, ctx);
-  } catch (const std::bad_alloc& e) {
-    ok = false;
-    SendAllocationFailure(ctx.rb, reply_start, spec, e);
-  } catch (const std::length_error& e) {
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
     ok = false;
     SendAllocationFailure(ctx.rb, reply_start, spec, e);
   }

@@ -100,6 +100,11 @@ bool KeyLocks::SettleTryAcquire() {
     held_ = true;
     return true;
   }
+  GiveBackGrants();
+  return false;
+}
+
+void KeyLocks::GiveBackGrants() {
   for (unsigned sid : shards_) {
     if (!granted_[sid]) continue;
     granted_[sid] = 0;
@@ -108,7 +113,6 @@ bool KeyLocks::SettleTryAcquire() {
       shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
     });
   }
-  return false;
 }
 
 asio::awaitable<void> KeyLocks::Acquire() {
@@ -148,14 +152,7 @@ void KeyLocks::ReleaseOn(Shard& shard) {
 
 void KeyLocks::Abandon() {
   if (held_) return Release();
-  for (unsigned sid : shards_) {
-    if (!granted_[sid]) continue;
-    granted_[sid] = 0;
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
-      shard.locks().Release(req);
-      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
-    });
-  }
+  GiveBackGrants();
 }
 
 void KeyLocks::Release() {

@@ -121,6 +121,8 @@ class KeyLocks {
   bool Covers(unsigned db, std::string_view key, LockMode mode) const;
 
  private:
+  // Gives back the grants of a TryAcquireOn hop (one-way messages) and forgets them.
+  void GiveBackGrants();
   // Acquires on `sid`, waiting in its queue if needed.
   boost::asio::awaitable<void> AcquireOne(unsigned sid);
   // Gives every request a new transaction id.
