@@ -22,6 +22,17 @@ namespace dashkv {
 
 namespace {
 
+// The allocator behind operator new: mimalloc, or the sanitizer's in sanitizer builds
+// (core/memory.h).
+std::string AllocatorName() {
+#ifdef DASHKV_SANITIZER
+  return "libc";
+#else
+  return absl::StrCat("mimalloc-", MI_MALLOC_VERSION / 100, ".", (MI_MALLOC_VERSION / 10) % 10,
+                      ".", MI_MALLOC_VERSION % 10);
+#endif
+}
+
 using boost::asio::awaitable;
 
 // Per-shard figures for INFO, copied out of the shard.
@@ -115,8 +126,7 @@ void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigur
       "\r\nmaxmemory_policy:", server.config().maxmemory_policy(),
       "\r\nmem_fragmentation_ratio:",
       absl::StrFormat("%.2f", used ? static_cast<double>(rss) / used : 0.0),
-      "\r\nmem_allocator:mimalloc-", MI_MALLOC_VERSION / 100, ".", (MI_MALLOC_VERSION / 10) % 10,
-      ".", MI_MALLOC_VERSION % 10, "\r\nlazyfree_pending_objects:0\r\n");
+      "\r\nmem_allocator:", AllocatorName(), "\r\nlazyfree_pending_objects:0\r\n");
 }
 
 void AppendStats(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
