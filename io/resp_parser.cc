@@ -118,7 +118,7 @@ inline RespParser::LineResult RespParser::ParseLengthLine(std::string_view buf, 
   const char* base = buf.data();
   const size_t size = buf.size();
   // Fast path, first look at this line: the digits run straight into "\r<any>".
-  if (scan_pos_ <= start && base[start] == type) {
+  if (scan_pos_ <= start && start < size && base[start] == type) {
     size_t q = start + 1;
     if (q < size && base[q] == '-') ++q;
     while (q < size && IsDigit(base[q])) ++q;

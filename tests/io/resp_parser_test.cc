@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -183,6 +184,19 @@ TEST(RespParserTest, CorpusByteByByte) {
     if (s.wire.size() > 20000) continue;
     EXPECT_EQ(FeedByteByByte(s.wire), s.events) << s.wire.substr(0, 80);
   }
+}
+
+// A buffer that ends right after a complete bulk of an unfinished command is read no further
+// than its end (the connection's input buffer may end exactly there; ASan checks the read).
+TEST(RespParserTest, ReadsNothingPastABufferEndingAfterABulk) {
+  const std::string wire = "*2\r\n$1\r\na\r\n";
+  auto exact = std::make_unique<char[]>(wire.size());
+  std::memcpy(exact.get(), wire.data(), wire.size());
+  RespParser parser;
+  EXPECT_EQ(parser.Parse(std::string_view(exact.get(), wire.size())), Status::kNeedMore);
+  const std::string whole = wire + "$1\r\nb\r\n";
+  ASSERT_EQ(parser.Parse(whole), Status::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("a", "b"));
 }
 
 TEST(RespParserTest, ArgsAreViewsIntoTheBuffer) {
