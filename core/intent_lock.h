@@ -11,7 +11,7 @@
 //   conflicts as if it held every key in mode M.
 //
 //   The queue is ordered by transaction id (LockRequest::txid, from one global counter for the
-//   whole server, server/transaction.h): every shard orders the transactions that wait on it
+//   whole server, server/tx/transaction.h): every shard orders the transactions that wait on it
 //   the same way, oldest first, whatever order their messages arrived in. A transient waiter
 //   (a fast-path command blocked by a transaction: it has no id) is ordered after every waiter
 //   this table has seen so far, FIFO among transients. A request conflicts not only with
@@ -25,7 +25,7 @@
 //   Invariant between calls: no waiter could be granted (Enqueue re-walks when it inserts a
 //   request ahead of others, since that request may be blocked only by later waiters).
 //
-//   Deadlock freedom is the caller's side (server/transaction.h): a request that waits holds no
+//   Deadlock freedom is the caller's side (server/tx/transaction.h): a request that waits holds no
 //   lock on a later shard, because multi-shard requests that cannot be granted at once on every
 //   shard release what they got and then acquire shard by shard in ascending order.
 #pragma once

@@ -2,7 +2,7 @@
 // memory of closed connections given back to the OS).
 #include "core/memory.h"
 #include "io/connection.h"
-#include "server/pubsub.h"
+#include "server/pubsub/pubsub.h"
 #include "server/server.h"
 
 namespace dashkv {

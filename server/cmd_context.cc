@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "core/logging.h"
-#include "server/transaction.h"
-#include "server/watch.h"
+#include "server/tx/transaction.h"
+#include "server/tx/watch.h"
 
 namespace dashkv {
 

@@ -11,7 +11,7 @@
 #include "server/command_registry.h"
 #include "server/config.h"
 #include "server/op_status.h"
-#include "server/shard.h"
+#include "server/storage/shard.h"
 
 namespace dashkv {
 
@@ -51,7 +51,7 @@ class ShardCmdContext {
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
 
-  // WATCH (server/watch.h): a write handler that left every key exactly as it was (SADD of
+  // WATCH (server/tx/watch.h): a write handler that left every key exactly as it was (SADD of
   // present members, SET NX on an existing key, PERSIST of a key without TTL, ...) calls this
   // so that the watchers of its keys are not touched; Redis signals only real modifications.
   // A write handler that does not call it (and replied no error: a failed command changed

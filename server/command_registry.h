@@ -65,7 +65,7 @@ using CoordHandler = boost::asio::awaitable<void> (*)(CmdArgs args, ConnCmdConte
 using BatchHandler = boost::asio::awaitable<void> (*)(std::span<const CmdArgs> calls,
                                                       ConnCmdContext& ctx);
 
-// What a command locks when it runs as a transaction (server/transaction.h).
+// What a command locks when it runs as a transaction (server/tx/transaction.h).
 enum class TxScope : uint8_t {
   kKeys,          // its keys: exclusive if it writes, shared if it reads
   kAllShared,     // every shard whole, shared (DBSIZE, KEYS: a consistent view)
@@ -102,7 +102,7 @@ struct CommandSpec {
   std::string_view group;    // "string", "generic", "server", "connection", ...
   bool container = false;    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
   uint32_t id = 0;           // index in the registry (set by Register), for per-command stats
-  // The coordinator handler does all its work in one hop, through OnlyHop (server/transaction.h)
+  // The coordinator handler does all its work in one hop, through OnlyHop (server/tx/transaction.h)
   // over exactly the shards of its keys, and that hop's function may run twice (a read) or
   // writes every key it will mark written (a write): its locks are taken (reads) or released
   // (writes) in that same hop.

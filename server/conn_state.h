@@ -10,7 +10,7 @@
 #include "io/connection.h"
 #include "io/reply_builder.h"
 #include "io/service.h"
-#include "server/client_subscriptions.h"
+#include "server/pubsub/client_subscriptions.h"
 
 namespace dashkv {
 
@@ -64,8 +64,8 @@ class ConnState : public io::ConnectionState {
   std::vector<QueuedCmd> queued;
   std::vector<WatchedKey> watched;
   std::shared_ptr<WatchState> watch_state;  // shared with the shards of the watched keys
-  std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub.h)
-  // Set while the connection is parked in a blocking command (server/blocking.h).
+  std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub/pubsub.h)
+  // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
 
   // Scratch space of Server::Dispatch, kept to avoid allocations per batch.

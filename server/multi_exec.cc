@@ -2,7 +2,7 @@
 //
 // EXEC with several shards: the keys of every queued command (in the database each one will
 // run in, following SELECTs in the queue) and every watched key are locked as one KeyLocks
-// request (server/transaction.h); whole shards for a queued global command. Under the locks the
+// request (server/tx/transaction.h); whole shards for a queued global command. Under the locks the
 // watch flag and the watched keys' expiry are checked, then the commands run in order exactly
 // as a pipeline does — consecutive single-shard commands grouped per shard, one parallel hop
 // per group — but without lock checks (the transaction holds every lock they need), and
@@ -16,8 +16,8 @@
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
 #include "server/server.h"
-#include "server/transaction.h"
-#include "server/watch.h"
+#include "server/tx/transaction.h"
+#include "server/tx/watch.h"
 
 namespace dashkv {
 

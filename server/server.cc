@@ -19,7 +19,7 @@
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
-#include "server/transaction.h"
+#include "server/tx/transaction.h"
 
 namespace dashkv {
 
@@ -157,7 +157,7 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   } else {
     RunShardHandler(cmd, ctx, reply_start);
   }
-  // Serve the clients this command unblocked before anything else runs (server/blocking.h).
+  // Serve the clients this command unblocked before anything else runs (server/tx/blocking.h).
   if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);
   ++shard.stats().commands;

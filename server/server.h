@@ -47,8 +47,8 @@
 #include "server/command_registry.h"
 #include "server/config.h"
 #include "server/conn_state.h"
-#include "server/pubsub.h"
-#include "server/shard_set.h"
+#include "server/pubsub/pubsub.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 

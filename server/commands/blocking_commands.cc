@@ -1,5 +1,5 @@
 // Blocking commands (Redis 7.0 semantics): BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX and BZMPOP. How they park, wake and time out is described in server/blocking.h.
+// BZPOPMAX and BZMPOP. How they park, wake and time out is described in server/tx/blocking.h.
 //
 // Each is a coordinator flagged kCmdBlocking (the server does not wrap it in intent locks):
 //  - keys on one shard: one hop tries the keys in argument order and, if all are empty,
@@ -23,14 +23,14 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "io/connection.h"
-#include "server/blocking.h"
+#include "server/tx/blocking.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/list_ops.h"
 #include "server/commands/zset_ops.h"
 #include "server/conn_state.h"
 #include "server/server.h"
-#include "server/transaction.h"
+#include "server/tx/transaction.h"
 
 namespace dashkv {
 

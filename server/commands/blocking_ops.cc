@@ -1,12 +1,12 @@
-// The shard-side pops of the blocking commands (declared in server/blocking.h), built on the
+// The shard-side pops of the blocking commands (declared in server/tx/blocking.h), built on the
 // list and sorted-set ops of their families.
 #include <algorithm>
 
-#include "server/blocking.h"
+#include "server/tx/blocking.h"
 #include "server/commands/list_ops.h"
 #include "server/commands/zset_ops.h"
-#include "server/shard.h"
-#include "server/transaction.h"
+#include "server/storage/shard.h"
+#include "server/tx/transaction.h"
 
 namespace dashkv {
 

@@ -4,11 +4,11 @@
 #include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"
-#include "server/blocking.h"
+#include "server/tx/blocking.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
-#include "server/pubsub.h"
+#include "server/pubsub/pubsub.h"
 #include "server/server.h"
 #include "server/version.h"
 

@@ -15,7 +15,7 @@
 #include "io/engine.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
-#include "server/list_value.h"
+#include "server/values/list_value.h"
 #include "server/server.h"
 
 namespace dashkv {

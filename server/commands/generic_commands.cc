@@ -7,7 +7,7 @@
 #include "core/glob.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

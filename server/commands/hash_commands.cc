@@ -10,7 +10,7 @@
 #include "server/command_registry.h"
 #include "server/commands/random_reply.h"
 #include "server/commands/string_ops.h"
-#include "server/hash_value.h"
+#include "server/values/hash_value.h"
 
 namespace dashkv {
 

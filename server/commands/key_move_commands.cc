@@ -15,7 +15,7 @@
 #include "server/command_registry.h"
 #include "server/commands/key_move_ops.h"
 #include "server/server.h"
-#include "server/transaction.h"
+#include "server/tx/transaction.h"
 
 namespace dashkv {
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "core/logging.h"
-#include "server/value_clone.h"
+#include "server/values/value_clone.h"
 
 namespace dashkv {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/compact_object.h"
-#include "server/db_slice.h"
+#include "server/storage/db_slice.h"
 #include "server/op_status.h"
 
 namespace dashkv {

@@ -14,7 +14,7 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/string_ops.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

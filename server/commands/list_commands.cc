@@ -20,8 +20,8 @@
 #include "server/command_registry.h"
 #include "server/commands/list_ops.h"
 #include "server/commands/string_ops.h"
-#include "server/list_value.h"
-#include "server/multi_key.h"
+#include "server/values/list_value.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

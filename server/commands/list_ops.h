@@ -1,5 +1,5 @@
 // Shard-side list operations shared by the list commands (list_commands.cc) and the blocking
-// list commands (blocking_commands.cc, server/blocking.cc): lookups, the empty-list rule, and
+// list commands (blocking_commands.cc, server/tx/blocking.cc): lookups, the empty-list rule, and
 // the single-shard move of LMOVE/BLMOVE.
 // Thread: the shard thread that owns the keys.
 #pragma once
@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "server/config.h"
-#include "server/db_slice.h"
-#include "server/list_value.h"
+#include "server/storage/db_slice.h"
+#include "server/values/list_value.h"
 #include "server/op_status.h"
 
 namespace dashkv {

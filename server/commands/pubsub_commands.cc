@@ -1,6 +1,6 @@
 // Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE,
 // PUBLISH, SPUBLISH and PUBSUB. Subscriptions live on the connection's engine; PUBLISH reaches
-// the other engines through server/pubsub.h. Without a cluster the shard channels (S*) are a
+// the other engines through server/pubsub/pubsub.h. Without a cluster the shard channels (S*) are a
 // namespace of their own, as in Redis 7.0 standalone.
 #include <optional>
 
@@ -10,7 +10,7 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
-#include "server/pubsub.h"
+#include "server/pubsub/pubsub.h"
 #include "server/server.h"
 
 namespace dashkv {

@@ -7,7 +7,7 @@
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

@@ -1,7 +1,7 @@
 // Set commands (Redis 7.0 semantics, encodings as Redis 7.2): SADD SREM SCARD SISMEMBER
 // SMISMEMBER SMEMBERS SPOP SRANDMEMBER SSCAN SMOVE SINTERCARD SINTER SUNION SDIFF and the STORE
 // forms. The algebra runs on the owning shard when all keys are there; otherwise the members are
-// gathered (one hop per shard) and the same algebra (server/set_algebra.h) runs on the
+// gathered (one hop per shard) and the same algebra (server/values/set_algebra.h) runs on the
 // connection's thread; STORE forms and SMOVE then write in a second hop. The cross-shard forms
 // are not atomic until the transactions issue lands (another client may observe the sources
 // changing between the gather and the write).
@@ -14,9 +14,9 @@
 #include "server/command_registry.h"
 #include "server/commands/random_reply.h"
 #include "server/commands/set_ops.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
-#include "server/set_algebra.h"
+#include "server/values/set_algebra.h"
 
 namespace dashkv {
 

@@ -4,7 +4,7 @@
 #include <charconv>
 
 #include "core/glob.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

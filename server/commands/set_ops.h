@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "server/cmd_context.h"
-#include "server/db_slice.h"
-#include "server/set_algebra.h"
-#include "server/set_value.h"
-#include "server/shard_set.h"
+#include "server/storage/db_slice.h"
+#include "server/values/set_algebra.h"
+#include "server/values/set_value.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 

@@ -12,7 +12,7 @@
 #include "core/bitops.h"
 #include "server/cmd_args.h"
 #include "server/cmd_context.h"
-#include "server/db_slice.h"
+#include "server/storage/db_slice.h"
 #include "server/op_status.h"
 
 namespace dashkv {

@@ -4,10 +4,10 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
-#include "server/transaction.h"
-#include "server/watch.h"
+#include "server/tx/transaction.h"
+#include "server/tx/watch.h"
 
 namespace dashkv {
 

@@ -2,7 +2,7 @@
 // Redis 7.2, ZRANK/ZREVRANK accept 7.2's WITHSCORE). Single-key commands run on the owning shard.
 // ZUNION/ZINTER/ZDIFF/ZINTERCARD and the STORE forms, ZRANGESTORE and ZMPOP run on one shard
 // when their keys allow it; otherwise the elements are gathered (one hop per shard), combined on
-// the connection's thread (server/zset_algebra.h) and written in a second hop — not atomic until
+// the connection's thread (server/values/zset_algebra.h) and written in a second hop — not atomic until
 // the transactions issue lands.
 #include <cmath>
 #include <memory>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "server/multi_key.h"
+#include "server/tx/multi_key.h"
 #include "server/server.h"
 
 namespace dashkv {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "server/cmd_context.h"
-#include "server/db_slice.h"
-#include "server/zset_algebra.h"
-#include "server/zset_value.h"
+#include "server/storage/db_slice.h"
+#include "server/values/zset_algebra.h"
+#include "server/values/zset_value.h"
 
 namespace dashkv {
 

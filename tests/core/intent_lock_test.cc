@@ -259,7 +259,7 @@ TEST(IntentLockTest, WholeShardLocks) {
 }
 
 // Randomized interleavings: transactions over several tables follow the coordinator protocol of
-// server/transaction.h (try every table at once; else give back and acquire table by table in
+// server/tx/transaction.h (try every table at once; else give back and acquire table by table in
 // ascending order, waiting). A random scheduler delivers the messages. Every transaction must
 // finish (no deadlock), and no two conflicting holders may ever coexist.
 TEST(IntentLockTest, RandomizedProtocolNeverDeadlocksOrOverlaps) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "server/cmd_context.h"
-#include "server/transaction.h"
+#include "server/tx/transaction.h"
 #include "tests/testing/test_server.h"
 
 // Sanitizer builds: a huge malloc returns nullptr (so operator new throws) instead of ASan

@@ -1,0 +1,78 @@
+#include "server/pubsub/pubsub_registry.h"
+
+#include <mutex>
+#include <shared_mutex>
+
+#include "core/glob.h"
+#include "core/logging.h"
+
+namespace dashkv {
+
+void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine) {
+  std::unique_lock lock(mu_);
+  Entry& e = maps_[size_t(kind)][name];
+  if (e.per_engine.empty()) e.per_engine.resize(engines_);
+  ++e.subscribers;
+  ++e.per_engine[engine];
+}
+
+void PubSubRegistry::Remove(PubSubKind kind, std::string_view name, unsigned engine) {
+  std::unique_lock lock(mu_);
+  Map& map = maps_[size_t(kind)];
+  auto it = map.find(name);
+  CHECK(it != map.end() && it->second.per_engine[engine] > 0);
+  --it->second.per_engine[engine];
+  if (--it->second.subscribers == 0) map.erase(it);
+}
+
+int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
+                                EngineList* engines) const {
+  absl::InlinedVector<bool, 8> hit(engines_, false);
+  int64_t receivers = 0;
+  auto mark = [&](const Entry& e) {
+    receivers += e.subscribers;
+    for (unsigned i = 0; i < engines_; ++i) {
+      if (e.per_engine[i] > 0) hit[i] = true;
+    }
+  };
+  {
+    std::shared_lock lock(mu_);
+    const Map& channels = maps_[size_t(kind)];
+    if (auto it = channels.find(channel); it != channels.end()) mark(it->second);
+    if (kind == PubSubKind::kChannel) {
+      for (const auto& [pattern, e] : maps_[size_t(PubSubKind::kPattern)]) {
+        if (GlobMatch(pattern, channel)) mark(e);
+      }
+    }
+  }
+  engines->clear();
+  if (receivers == 0) return 0;
+  for (unsigned i = 0; i < engines_; ++i) {
+    if (hit[i]) engines->push_back(i);
+  }
+  return receivers;
+}
+
+std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
+                                               std::optional<std::string_view> pattern) const {
+  std::vector<std::string> out;
+  std::shared_lock lock(mu_);
+  for (const auto& [name, e] : maps_[size_t(kind)]) {
+    if (!pattern || GlobMatch(*pattern, name)) out.push_back(name);
+  }
+  return out;
+}
+
+int64_t PubSubRegistry::Subscribers(PubSubKind kind, std::string_view name) const {
+  std::shared_lock lock(mu_);
+  const Map& map = maps_[size_t(kind)];
+  auto it = map.find(name);
+  return it == map.end() ? 0 : it->second.subscribers;
+}
+
+size_t PubSubRegistry::Size(PubSubKind kind) const {
+  std::shared_lock lock(mu_);
+  return maps_[size_t(kind)].size();
+}
+
+}  // namespace dashkv

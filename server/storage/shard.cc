@@ -1,0 +1,37 @@
+#include "server/storage/shard.h"
+
+#include "core/logging.h"
+
+namespace dashkv {
+
+namespace {
+thread_local Shard* current_shard = nullptr;
+// Buckets an active expiry cycle may visit per database per tick: bounded work per tick.
+constexpr unsigned kExpireBucketsPerCycle = 512;
+}  // namespace
+
+Shard::Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve)
+    : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {}
+
+DbSlice& Shard::db(unsigned i) {
+  DCHECK_LT(i, dbs_.size());
+  if (!dbs_[i]) {
+    dbs_[i] = std::make_unique<DbSlice>(&stats_);
+    dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
+    dbs_[i]->set_blocking(&blocking_, i);
+  }
+  return *dbs_[i];
+}
+
+size_t Shard::ActiveExpireCycle(int64_t now_ms) {
+  size_t deleted = 0;
+  for (auto& db : dbs_) {
+    if (db && db->expires() > 0) deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle);
+  }
+  return deleted;
+}
+
+Shard* Shard::Current() { return current_shard; }
+void Shard::SetCurrent(Shard* shard) { current_shard = shard; }
+
+}  // namespace dashkv

@@ -1,0 +1,82 @@
+// Shard: one slice of the keyspace — its logical databases (DbSlice per SELECT index) and
+// counters. Shard i is owned by engine thread i and touched by no other thread.
+// Thread: owned by shard thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/chunk_reserve.h"
+#include "core/intent_lock.h"
+#include "server/tx/blocking.h"
+#include "server/storage/db_slice.h"
+#include "server/tx/watch.h"
+
+namespace dashkv {
+
+// Counters of one shard; INFO sums them over all shards (read on the shard's thread).
+struct ShardStats {
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t commands = 0;  // commands run on this shard
+};
+
+class Shard {
+ public:
+  // `chunk_reserve` feeds the segment chunks of this shard's tables (core/chunk_reserve.h): this
+  // thread is its consumer, and whoever set its refill request refills it. nullptr: none.
+  Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve = nullptr);
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  unsigned index() const { return index_; }
+  unsigned num_dbs() const { return static_cast<unsigned>(dbs_.size()); }
+
+  // Returns database `db`, creating it on first use. REQUIRES: db < num_dbs().
+  DbSlice& db(unsigned db);
+  // Returns database `db` or nullptr if it was never used.
+  DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
+  ShardStats& stats() { return stats_; }
+  // The intent locks of this shard's keys (all databases; see server/tx/transaction.h).
+  IntentLockTable& locks() { return locks_; }
+  // The reserve of pre-faulted segment chunks of this shard's tables, or nullptr. Any thread may
+  // read its statistics (they are atomic; the pointer never changes).
+  const ChunkReserve* chunk_reserve() const { return chunk_reserve_.get(); }
+  // Ends an idle-check period of the chunk reserve (ChunkReserve::Decay): a reserve its tables
+  // took nothing from since the previous call gives back a chunk. Returns the chunks freed.
+  // Called by the shard's periodic timer every ChunkReserve::kDecayPeriodMs.
+  unsigned DecayChunkReserve() { return chunk_reserve_ ? chunk_reserve_->Decay() : 0; }
+  // The keys WATCHed on this shard (server/tx/watch.h).
+  WatchTable& watches() { return watches_; }
+  // Returns whether `key` of database `db` is live, changing nothing (see DbSlice::IsLive).
+  bool KeyLive(unsigned db, std::string_view key, int64_t now_ms) {
+    DbSlice* slice = db_if_exists(db);
+    return slice != nullptr && slice->IsLive(key, now_ms);
+  }
+  // The clients blocked on this shard's keys (server/tx/blocking.h).
+  BlockingRegistry& blocking() { return blocking_; }
+
+  // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
+  // number of keys deleted. Called by the shard's periodic timer.
+  size_t ActiveExpireCycle(int64_t now_ms);
+
+  // Returns the shard of the calling thread (nullptr off engine threads). The one thread-local
+  // "current shard" pointer (STYLE.md).
+  static Shard* Current();
+  static void SetCurrent(Shard* shard);
+  bool IsMyThread() const { return Current() == this; }
+
+ private:
+  unsigned index_;
+  // Declared before dbs_: the tables take chunks from it until they are destroyed.
+  std::shared_ptr<ChunkReserve> chunk_reserve_;
+  std::vector<std::unique_ptr<DbSlice>> dbs_;
+  ShardStats stats_;
+  IntentLockTable locks_;
+  WatchTable watches_;
+  BlockingRegistry blocking_{this};
+};
+
+}  // namespace dashkv

@@ -1,0 +1,45 @@
+#include "server/storage/shard_set.h"
+
+namespace dashkv {
+
+std::string_view HashTagOf(std::string_view key) {
+  size_t open = key.find('{');
+  if (open == std::string_view::npos) return key;
+  size_t close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key;
+  return key.substr(open + 1, close - open - 1);
+}
+
+namespace {
+
+// Returns a chunk reserve that the pool's background engine refills on request. The posted task
+// holds a weak reference: a refill queued behind the shard's destruction does nothing.
+std::shared_ptr<ChunkReserve> MakeChunkReserve(io::Engine& background) {
+  auto reserve = std::make_shared<ChunkReserve>();
+  reserve->set_refill_request([weak = std::weak_ptr<ChunkReserve>(reserve), &background] {
+    background.Post([weak] {
+      if (std::shared_ptr<ChunkReserve> r = weak.lock()) r->Refill();
+    });
+  });
+  return reserve;
+}
+
+}  // namespace
+
+ShardSet::ShardSet(io::EnginePool& pool, unsigned num_dbs)
+    : pool_(pool), size_(pool.size()), num_dbs_(num_dbs), shards_(pool.size(), nullptr) {
+  pool_.RunOnAllBlocking([this](unsigned i) {
+    shards_[i] = new Shard(i, num_dbs_, MakeChunkReserve(pool_.background()));
+    Shard::SetCurrent(shards_[i]);
+  });
+}
+
+ShardSet::~ShardSet() {
+  // The engines have stopped (see the header), so no shard thread runs any more.
+  for (Shard*& shard : shards_) {
+    delete shard;
+    shard = nullptr;
+  }
+}
+
+}  // namespace dashkv

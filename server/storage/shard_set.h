@@ -1,0 +1,107 @@
+// ShardSet: which shard owns a key, and the only API for running code on a shard
+// (Seastar's submit_to): Await / AwaitMany / AwaitAll from coroutines on engine threads,
+// RunOnAllBlocking from main and tests. Callbacks get the target's Shard& and copy their
+// results out; they never keep pointers into shard data.
+// Thread: immutable after start; methods callable from any engine thread.
+#pragma once
+
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
+#include <absl/types/span.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/hash.h"
+#include "io/engine_pool.h"
+#include "server/storage/shard.h"
+
+namespace dashkv {
+
+// Returns the part of `key` that decides its shard: the content of the first non-empty {...}
+// (Redis Cluster's hash tag rule), else the whole key.
+std::string_view HashTagOf(std::string_view key);
+
+class ShardSet {
+ public:
+  // Creates one shard per engine, each on its own engine's thread. REQUIRES: pool started.
+  ShardSet(io::EnginePool& pool, unsigned num_dbs);
+  // REQUIRES: the engines have been stopped and joined.
+  ~ShardSet();
+
+  unsigned size() const { return size_; }
+  unsigned num_dbs() const { return num_dbs_; }
+
+  // Returns the shard that owns `key`.
+  unsigned ShardOf(std::string_view key) const {
+    if (size_ == 1) return 0;
+    uint64_t h = HashBytes(HashTagOf(key), kShardSeed);
+    return static_cast<unsigned>((static_cast<__uint128_t>(h) * size_) >> 64);
+  }
+
+  // Runs fn(Shard&) on shard `sid` and returns its result (inline when local).
+  template <typename F>
+  auto Await(unsigned sid, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&, Shard&>> {
+    Shard* shard = shards_[sid];
+    return pool_.Await(sid, [fn = std::move(fn), shard]() mutable { return fn(*shard); });
+  }
+
+  // Runs fn(Shard&, io::Completion<R> done) on shard `sid`; resumes with the value `done` is
+  // called with (once, on that shard's thread, now or later). For waits on the shard.
+  template <typename R, typename F>
+  boost::asio::awaitable<R> AwaitAsync(unsigned sid, F fn) {
+    Shard* shard = shards_[sid];
+    return pool_.AwaitAsync<R>(
+        sid, [fn = std::move(fn), shard](io::Completion<R> done) mutable {
+          fn(*shard, std::move(done));
+        });
+  }
+
+  // Posts fn(Shard&) to shard `sid` without waiting (runs inline when local).
+  template <typename F>
+  void Post(unsigned sid, F fn) {
+    Shard* shard = shards_[sid];
+    if (Shard::Current() == shard) return fn(*shard);
+    pool_.Post(sid, [fn = std::move(fn), shard]() mutable { fn(*shard); });
+  }
+
+  // Returns shard `sid`. REQUIRES: used only on that shard's thread.
+  Shard& shard(unsigned sid) { return *shards_[sid]; }
+
+  // Runs fn(Shard&) on every shard in `sids` in parallel; resumes when all are done.
+  template <typename F>
+  boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> sids, F fn) {
+    auto* shards = &shards_;
+    return pool_.AwaitMany(sids, [fn = std::move(fn), shards](unsigned i) mutable {
+      fn(*(*shards)[i]);
+    });
+  }
+
+  // Runs fn(Shard&) on every shard in parallel; resumes when all are done.
+  template <typename F>
+  boost::asio::awaitable<void> AwaitAll(F fn) {
+    auto* shards = &shards_;
+    return pool_.AwaitAll([fn = std::move(fn), shards](unsigned i) mutable {
+      fn(*(*shards)[i]);
+    });
+  }
+
+  // Runs fn(Shard&) on every shard and blocks the calling non-engine thread until done.
+  template <typename F>
+  void RunOnAllBlocking(F fn) {
+    pool_.RunOnAllBlocking([&](unsigned i) { fn(*shards_[i]); });
+  }
+
+  io::EnginePool& pool() { return pool_; }
+
+ private:
+  io::EnginePool& pool_;
+  unsigned size_;
+  unsigned num_dbs_;
+  std::vector<Shard*> shards_;  // shards_[i] created and destroyed on engine i
+};
+
+}  // namespace dashkv

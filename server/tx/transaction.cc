@@ -1,0 +1,175 @@
+#include "server/tx/transaction.h"
+
+#include <absl/container/inlined_vector.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "core/logging.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+namespace {
+constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table and shard seeds
+
+// The transaction ids of the whole server. Only multi-shard operations take one.
+std::atomic<uint64_t> next_txid{1};
+}  // namespace
+
+std::string LockKeyOf(unsigned db, std::string_view key) {
+  std::string out;
+  out.reserve(key.size() + 2);
+  out.push_back(static_cast<char>(db & 0xff));
+  out.push_back(static_cast<char>((db >> 8) & 0xff));
+  out.append(key);
+  return out;
+}
+
+uint64_t LockHashOf(unsigned db, std::string_view key) {
+  return HashBytes(key, kLockSeed + db);
+}
+
+KeyLocks::KeyLocks(ShardSet& shard_set)
+    : shard_set_(shard_set), requests_(shard_set.size()), written_(shard_set.size()),
+      granted_(shard_set.size(), 0), released_(shard_set.size(), 0) {}
+
+KeyLocks::~KeyLocks() { DCHECK(!held_); }
+
+void KeyLocks::Add(unsigned db, std::string_view key, LockMode mode) {
+  DCHECK(!held_);
+  unsigned sid = shard_set_.ShardOf(key);
+  if (requests_[sid].empty()) {
+    shards_.insert(std::upper_bound(shards_.begin(), shards_.end(), sid), sid);
+  }
+  requests_[sid].Add(LockHashOf(db, key), mode);
+}
+
+void KeyLocks::AddAllShards(LockMode mode) {
+  DCHECK(!held_);
+  shards_.clear();
+  for (unsigned sid = 0; sid < shard_set_.size(); ++sid) {
+    LockRequest& req = requests_[sid];
+    req.keys.clear();  // the whole shard covers every key
+    if (req.whole_shard && req.whole_mode == LockMode::kExclusive) mode = LockMode::kExclusive;
+    req.whole_shard = true;
+    req.whole_mode = mode;
+    shards_.push_back(sid);
+  }
+}
+
+bool KeyLocks::Covers(unsigned db, std::string_view key, LockMode mode) const {
+  const LockRequest& req = requests_[shard_set_.ShardOf(key)];
+  if (req.whole_shard) return mode == LockMode::kShared || req.whole_mode == LockMode::kExclusive;
+  uint64_t lk = LockHashOf(db, key);
+  for (const auto& [k, m] : req.keys) {
+    if (k == lk) return mode == LockMode::kShared || m == LockMode::kExclusive;
+  }
+  return false;
+}
+
+asio::awaitable<void> KeyLocks::AcquireOne(unsigned sid) {
+  const LockRequest* req = &requests_[sid];
+  Shard* local = Shard::Current();
+  if (local != nullptr && local->index() == sid && local->locks().TryAcquire(*req)) co_return;
+  co_await shard_set_.AwaitAsync<void>(sid, [req](Shard& shard, io::Completion<void> done) {
+    if (shard.locks().TryAcquire(*req)) return done();
+    // The copy of the request is the queue's; the coordinator's stays for Release.
+    shard.locks().Enqueue(*req, [done = std::move(done)]() mutable { done(); },
+                          /*transient=*/false);
+  });
+}
+
+void KeyLocks::TakeTxId() {
+  const uint64_t txid = next_txid.fetch_add(1, std::memory_order_relaxed);
+  for (unsigned sid : shards_) requests_[sid].txid = txid;
+}
+
+bool KeyLocks::TryAcquireOn(Shard& shard) {
+  const unsigned sid = shard.index();
+  granted_[sid] = shard.locks().TryAcquire(requests_[sid]) ? 1 : 0;
+  return granted_[sid] != 0;
+}
+
+bool KeyLocks::SettleTryAcquire() {
+  DCHECK(!held_);
+  bool all = true;
+  for (unsigned sid : shards_) all &= granted_[sid] != 0;
+  if (all) {
+    held_ = true;
+    return true;
+  }
+  GiveBackGrants();
+  return false;
+}
+
+void KeyLocks::GiveBackGrants() {
+  for (unsigned sid : shards_) {
+    if (!granted_[sid]) continue;
+    granted_[sid] = 0;
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
+  }
+}
+
+asio::awaitable<void> KeyLocks::Acquire() {
+  DCHECK(!held_);
+  if (shards_.empty()) {
+    held_ = true;
+    co_return;
+  }
+  TakeTxId();
+  if (shards_.size() > 1) {
+    // Phase 1: one parallel hop; every shard grants at once or grants nothing.
+    co_await shard_set_.AwaitMany(shards_, [this](Shard& shard) { TryAcquireOn(shard); });
+    if (SettleTryAcquire()) co_return;
+  }
+  // Phase 2: acquire in ascending shard order, waiting.
+  held_ = true;
+  for (unsigned sid : shards_) co_await AcquireOne(sid);
+}
+
+void KeyLocks::MarkWritten(unsigned db, std::string_view key) {
+  written_[shard_set_.ShardOf(key)].push_back(LockKeyOf(db, key));
+}
+
+void KeyLocks::ForgetWritten() {
+  for (std::vector<std::string>& w : written_) w.clear();
+}
+
+void KeyLocks::ReleaseOn(Shard& shard) {
+  const unsigned sid = shard.index();
+  if (!shard.watches().empty()) {
+    for (const std::string& lk : written_[sid]) shard.watches().Touch(lk);
+  }
+  shard.locks().Release(requests_[sid]);
+  shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+  released_[sid] = 1;
+}
+
+void KeyLocks::Abandon() {
+  if (held_) return Release();
+  GiveBackGrants();
+}
+
+void KeyLocks::Release() {
+  DCHECK(held_);
+  held_ = false;
+  for (unsigned sid : shards_) {
+    if (released_[sid]) continue;
+    // The request moves into the message: the coordinator is done with it.
+    shard_set_.Post(sid, [req = std::move(requests_[sid]),
+                          written = std::move(written_[sid])](Shard& shard) {
+      if (!shard.watches().empty()) {
+        for (const std::string& lk : written) shard.watches().Touch(lk);
+      }
+      shard.locks().Release(req);
+      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+    });
+  }
+}
+
+}  // namespace dashkv

@@ -1,0 +1,231 @@
+// DbSlice unit tests: insert/find/erase, expiry bookkeeping (expires count, lazy expiry and its
+// counters, the bounded active cycle), Clear, Scan and RandomEntry. Runs on the test thread:
+// a DbSlice is a plain single-threaded object.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "server/storage/db_slice.h"
+#include "server/storage/shard.h"
+
+namespace dashkv {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;  // a fixed clock: tests pass time explicitly
+
+class FakeList : public ObjectBase {
+ public:
+  size_t MallocUsed() const override { return sizeof(*this); }
+};
+
+class DbSliceTest : public ::testing::Test {
+ protected:
+  // Inserts `key` with value `value`; returns its entry.
+  PrimeIterator Add(std::string_view key, std::string_view value = "v") {
+    OpResult<DbSlice::AddResult> res = db_.FindOrAdd(key, kNow);
+    EXPECT_TRUE(res.ok());
+    res->it->second.SetString(value);
+    return res->it;
+  }
+  std::set<std::string> ScanAll(int64_t now) {
+    std::set<std::string> keys;
+    std::string scratch;
+    uint64_t cursor = 0;
+    do {
+      cursor = db_.Scan(cursor, now, [&](PrimeIterator it) {
+        keys.emplace(it->first.GetString(&scratch));
+      });
+    } while (cursor != 0);
+    return keys;
+  }
+
+  ShardStats stats_;
+  DbSlice db_{&stats_};
+};
+
+TEST_F(DbSliceTest, FindOrAddFindErase) {
+  EXPECT_EQ(db_.size(), 0u);
+  EXPECT_TRUE(db_.Find("a", kNow).is_done());
+  OpResult<DbSlice::AddResult> first = db_.FindOrAdd("a", kNow);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->inserted);
+  EXPECT_TRUE(first->it->second.IsString());  // a new entry holds an empty string
+  first->it->second.SetString("hello");
+  OpResult<DbSlice::AddResult> second = db_.FindOrAdd("a", kNow);
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->inserted);
+  std::string scratch;
+  EXPECT_EQ(second->it->second.GetString(&scratch), "hello");
+  EXPECT_EQ(db_.size(), 1u);
+  PrimeIterator it = db_.Find("a", kNow);
+  ASSERT_FALSE(it.is_done());
+  db_.Erase(it);
+  EXPECT_EQ(db_.size(), 0u);
+  EXPECT_TRUE(db_.Find("a", kNow).is_done());
+  Add("b");
+  EXPECT_TRUE(db_.EraseKey("b", kNow));
+  EXPECT_FALSE(db_.EraseKey("b", kNow));
+  EXPECT_EQ(db_.size(), 0u);
+}
+
+TEST_F(DbSliceTest, HitsAndMisses) {
+  Add("a");
+  db_.Find("a", kNow);
+  db_.Find("a", kNow);
+  db_.Find("nokey", kNow);
+  EXPECT_EQ(stats_.keyspace_hits, 2u);
+  EXPECT_EQ(stats_.keyspace_misses, 1u);
+  // FindQuiet counts nothing.
+  db_.FindQuiet("a", kNow);
+  db_.FindQuiet("nokey", kNow);
+  EXPECT_EQ(stats_.keyspace_hits, 2u);
+  EXPECT_EQ(stats_.keyspace_misses, 1u);
+}
+
+TEST_F(DbSliceTest, FindOfType) {
+  Add("s");
+  OpResult<DbSlice::AddResult> l = db_.FindOrAdd("l", kNow);
+  ASSERT_TRUE(l.ok());
+  l->it->second.SetObject(ObjType::kList, 0, new FakeList);
+  EXPECT_TRUE(db_.FindOfType("s", ObjType::kString, kNow).ok());
+  EXPECT_EQ(db_.FindOfType("l", ObjType::kString, kNow).status(), OpStatus::kWrongType);
+  EXPECT_TRUE(db_.FindOfType("l", ObjType::kList, kNow).ok());
+  EXPECT_EQ(db_.FindOfType("nokey", ObjType::kString, kNow).status(), OpStatus::kKeyNotFound);
+}
+
+TEST_F(DbSliceTest, SetExpireCountsExpires) {
+  PrimeIterator a = Add("a");
+  db_.SetExpire(a, kNow + 1000);
+  EXPECT_EQ(db_.expires(), 1u);
+  a = db_.Find("a", kNow);
+  db_.SetExpire(a, kNow + 2000);  // changing a deadline is not a new expire
+  EXPECT_EQ(db_.expires(), 1u);
+  EXPECT_EQ(db_.Find("a", kNow)->first.ExpireTimeMs(), kNow + 2000);
+  PrimeIterator b = Add("b");
+  db_.SetExpire(b, kNow + 1000);
+  Add("c");
+  EXPECT_EQ(db_.expires(), 2u);
+  db_.SetExpire(db_.Find("a", kNow), 0);  // PERSIST
+  EXPECT_EQ(db_.expires(), 1u);
+  EXPECT_FALSE(db_.Find("a", kNow)->first.HasExpire());
+  db_.SetExpire(db_.Find("c", kNow), 0);  // removing a missing deadline changes nothing
+  EXPECT_EQ(db_.expires(), 1u);
+  db_.Erase(db_.Find("b", kNow));  // erasing a key with a deadline drops it from the count
+  EXPECT_EQ(db_.expires(), 0u);
+  EXPECT_EQ(db_.size(), 2u);
+}
+
+TEST_F(DbSliceTest, LazyExpiryCountsExpiredKeys) {
+  db_.SetExpire(Add("a"), kNow + 100);
+  db_.SetExpire(Add("b"), kNow + 100);
+  db_.SetExpire(Add("c"), kNow + 100);
+  Add("keep");
+  EXPECT_FALSE(db_.Find("a", kNow + 99).is_done());
+  EXPECT_TRUE(DbSlice::IsExpired(db_.FindQuiet("a", kNow + 99), kNow + 100));
+  // The deadline itself is already past (deadline <= now).
+  EXPECT_TRUE(db_.Find("a", kNow + 100).is_done());
+  EXPECT_EQ(stats_.expired_keys, 1u);
+  EXPECT_EQ(db_.size(), 3u);
+  EXPECT_EQ(db_.expires(), 2u);
+  EXPECT_TRUE(db_.FindQuiet("b", kNow + 200).is_done());
+  EXPECT_EQ(stats_.expired_keys, 2u);
+  // A write to an expired key starts a fresh entry without a deadline.
+  OpResult<DbSlice::AddResult> c = db_.FindOrAdd("c", kNow + 200);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->inserted);
+  EXPECT_FALSE(c->it->first.HasExpire());
+  EXPECT_EQ(stats_.expired_keys, 3u);
+  EXPECT_EQ(db_.expires(), 0u);
+  EXPECT_FALSE(db_.EraseKey("a", kNow + 200));
+  EXPECT_EQ(db_.size(), 2u);
+}
+
+TEST_F(DbSliceTest, ActiveExpireIsBoundedAndComplete) {
+  constexpr int kExpiring = 5000;
+  constexpr int kPlain = 5000;
+  for (int i = 0; i < kExpiring; ++i) db_.SetExpire(Add("e" + std::to_string(i)), kNow + 10);
+  for (int i = 0; i < kPlain; ++i) Add("p" + std::to_string(i));
+  EXPECT_EQ(db_.expires(), static_cast<size_t>(kExpiring));
+  // Nothing is due yet.
+  EXPECT_EQ(db_.ActiveExpire(kNow, 1000), 0u);
+  EXPECT_EQ(db_.size(), static_cast<size_t>(kExpiring + kPlain));
+  // One bucket per call: a bounded slice of the work.
+  size_t first = db_.ActiveExpire(kNow + 10, 1);
+  EXPECT_LT(first, static_cast<size_t>(kExpiring));
+  size_t total = first;
+  int calls = 1;
+  while (db_.expires() > 0 && calls < 1000000) {
+    size_t n = db_.ActiveExpire(kNow + 10, 4);
+    EXPECT_LE(n, 400u);  // 4 buckets (and their stash share): far below the 5000 due
+    total += n;
+    ++calls;
+  }
+  EXPECT_EQ(total, static_cast<size_t>(kExpiring));
+  EXPECT_GT(calls, 10);
+  EXPECT_EQ(stats_.expired_keys, static_cast<uint64_t>(kExpiring));
+  EXPECT_EQ(db_.size(), static_cast<size_t>(kPlain));
+  EXPECT_EQ(db_.expires(), 0u);
+  EXPECT_FALSE(db_.Find("p0", kNow + 10).is_done());
+  // With no deadlines left the cycle does nothing.
+  EXPECT_EQ(db_.ActiveExpire(kNow + 10, 1000), 0u);
+}
+
+TEST_F(DbSliceTest, ClearDropsEverything) {
+  for (int i = 0; i < 1000; ++i) {
+    PrimeIterator it = Add("k" + std::to_string(i));
+    if (i % 2) db_.SetExpire(it, kNow + 1000);
+  }
+  EXPECT_EQ(db_.expires(), 500u);
+  db_.Clear();
+  EXPECT_EQ(db_.size(), 0u);
+  EXPECT_EQ(db_.expires(), 0u);
+  EXPECT_TRUE(db_.Find("k1", kNow).is_done());
+  EXPECT_TRUE(db_.RandomEntry(kNow).is_done());
+  // Usable again after Clear.
+  db_.SetExpire(Add("again"), kNow + 1000);
+  EXPECT_EQ(db_.size(), 1u);
+  EXPECT_EQ(db_.expires(), 1u);
+}
+
+TEST_F(DbSliceTest, ScanSkipsExpiredAndVisitsAll) {
+  std::set<std::string> live;
+  for (int i = 0; i < 3000; ++i) {
+    std::string k = "k" + std::to_string(i);
+    PrimeIterator it = Add(k);
+    if (i % 3 == 0) {
+      db_.SetExpire(it, kNow + 5);
+    } else {
+      live.insert(k);
+    }
+  }
+  EXPECT_EQ(ScanAll(kNow + 5), live);
+  EXPECT_EQ(ScanAll(kNow).size(), 3000u);
+}
+
+TEST_F(DbSliceTest, RandomEntry) {
+  EXPECT_TRUE(db_.RandomEntry(kNow).is_done());
+  Add("a");
+  Add("b");
+  std::set<std::string> seen;
+  std::string scratch;
+  for (int i = 0; i < 200; ++i) {
+    PrimeIterator it = db_.RandomEntry(kNow);
+    ASSERT_FALSE(it.is_done());
+    seen.emplace(it->first.GetString(&scratch));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"a", "b"}));
+  // Expired entries are never returned (and get deleted on the way).
+  db_.SetExpire(db_.Find("a", kNow), kNow + 1);
+  for (int i = 0; i < 50; ++i) {
+    PrimeIterator it = db_.RandomEntry(kNow + 1);
+    ASSERT_FALSE(it.is_done());
+    EXPECT_EQ(it->first.GetString(&scratch), "b");
+  }
+  db_.SetExpire(db_.Find("b", kNow), kNow + 1);
+  EXPECT_TRUE(db_.RandomEntry(kNow + 1).is_done());
+}
+
+}  // namespace
+}  // namespace dashkv

@@ -1,0 +1,151 @@
+// ShardSet key routing: the hash tag rule of HashTagOf (Redis Cluster's), the spread of
+// ShardOf over 2 and 4 shards, and its stability (same key, same shard, in every instance).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "core/memory.h"
+#include "server/storage/shard_set.h"
+#include "tests/testing/test_server.h"
+
+namespace dashkv {
+namespace {
+
+using testing::TestServer;
+
+TEST(HashTagOfTest, Rules) {
+  EXPECT_EQ(HashTagOf("foo"), "foo");
+  EXPECT_EQ(HashTagOf(""), "");
+  EXPECT_EQ(HashTagOf("{user}:a"), "user");
+  EXPECT_EQ(HashTagOf("{user}:b"), "user");
+  EXPECT_EQ(HashTagOf("a{b}c"), "b");
+  EXPECT_EQ(HashTagOf("user{1000}.following"), "1000");
+  // Only the first '{' and the first '}' after it count.
+  EXPECT_EQ(HashTagOf("{a}{b}"), "a");
+  EXPECT_EQ(HashTagOf("{{a}}"), "{a");
+  EXPECT_EQ(HashTagOf("a}b{c}"), "c");
+  EXPECT_EQ(HashTagOf("x{y}z}"), "y");
+  // An empty tag, or no closing brace: the whole key.
+  EXPECT_EQ(HashTagOf("{}"), "{}");
+  EXPECT_EQ(HashTagOf("{}{a}"), "{}{a}");
+  EXPECT_EQ(HashTagOf("foo{}{bar}"), "foo{}{bar}");
+  EXPECT_EQ(HashTagOf("{a"), "{a");
+  EXPECT_EQ(HashTagOf("}{"), "}{");
+  EXPECT_EQ(HashTagOf("a{"), "a{");
+  // Binary bytes inside the tag are kept.
+  std::string bin("{\0\r\n}x", 6);
+  EXPECT_EQ(HashTagOf(bin), std::string_view("\0\r\n", 3));
+}
+
+// Returns how many of `n` keys prefix<i> land on each shard of `ss`.
+std::vector<int> Spread(const ShardSet& ss, const std::string& prefix, const std::string& suffix,
+                        int n) {
+  std::vector<int> counts(ss.size(), 0);
+  for (int i = 0; i < n; ++i) ++counts[ss.ShardOf(prefix + std::to_string(i) + suffix)];
+  return counts;
+}
+
+TEST(ShardOfTest, UniformOverTwoAndFourShards) {
+  constexpr int kN = 100000;
+  for (unsigned shards : {2u, 4u}) {
+    TestServer srv(shards);
+    const ShardSet& ss = srv.server().shard_set();
+    ASSERT_EQ(ss.size(), shards);
+    for (const auto& [prefix, suffix] : std::vector<std::pair<std::string, std::string>>{
+             {"key:", ""}, {"", ""}, {"user:", ":profile"}, {"{t", "}x"}}) {
+      std::vector<int> counts = Spread(ss, prefix, suffix, kN);
+      for (unsigned s = 0; s < shards; ++s) {
+        double share = static_cast<double>(counts[s]) / kN;
+        // Expected 1/shards; 2% of slack is > 10 standard deviations at this sample size.
+        EXPECT_NEAR(share, 1.0 / shards, 0.02) << shards << " shards, prefix " << prefix
+                                               << ", shard " << s;
+      }
+    }
+  }
+}
+
+TEST(ShardOfTest, StableAndTagDriven) {
+  TestServer a(4);
+  TestServer b(4);
+  const ShardSet& sa = a.server().shard_set();
+  const ShardSet& sb = b.server().shard_set();
+  std::vector<unsigned> first;
+  for (int i = 0; i < 1000; ++i) {
+    std::string k = "k" + std::to_string(i);
+    unsigned s = sa.ShardOf(k);
+    EXPECT_EQ(sa.ShardOf(k), s);  // same key, same shard
+    EXPECT_EQ(sb.ShardOf(k), s);  // in another instance too (a fixed hash, no random seed)
+    EXPECT_LT(s, 4u);
+    // A tagged key goes where its tag alone goes.
+    EXPECT_EQ(sa.ShardOf("{" + k + "}:suffix"), s);
+    EXPECT_EQ(sa.ShardOf("prefix:{" + k + "}"), s);
+  }
+  // Keys that only share a tag-less prefix are spread.
+  std::vector<int> counts = Spread(sa, "{}", "", 4000);
+  for (int c : counts) EXPECT_GT(c, 800);
+}
+
+TEST(ShardOfTest, SingleShardOwnsEverything) {
+  TestServer srv(1);
+  const ShardSet& ss = srv.server().shard_set();
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(ss.ShardOf("k" + std::to_string(i)), 0u);
+}
+
+// Waits until every task posted to the background engine so far has run (it runs them in order).
+void DrainBackground(TestServer& srv) {
+  std::promise<void> done;
+  srv.pool().background().Post([&] { done.set_value(); });
+  done.get_future().get();
+}
+
+// A shard whose table grows past the large-chunk stage asks for chunks; the background engine
+// refills the shard's reserve, and the next chunks the table needs come from it.
+TEST(ShardSetTest, GrowingTablesTakeChunksTheBackgroundEngineFaultedIn) {
+  TestServer srv(1);
+  auto c = srv.Connect();
+  const ChunkReserve* reserve = srv.server().shard_set().shard(0).chunk_reserve();
+  ASSERT_NE(reserve, nullptr);
+  EXPECT_EQ(reserve->hits() + reserve->misses(), 0u) << "a small server holds no chunk";
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "a"}), "OK");
+  EXPECT_GE(reserve->misses(), 1u) << "the first take finds the reserve cold";
+  DrainBackground(srv);
+  ASSERT_GT(reserve->ready(), 0u);
+  const uint64_t hits = reserve->hits();
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "b"}), "OK");
+  EXPECT_GT(reserve->hits(), hits);
+  EXPECT_EQ(c->Run({"DBSIZE"}), 600000);
+  ASSERT_EQ(c->Run({"FLUSHALL"}), "OK");
+  EXPECT_EQ(c->Run({"DBSIZE"}), 0);
+}
+
+// Once the tables stop growing, each idle period gives one ready chunk back, down to one, and
+// the memory leaves used_memory. The server's timer calls DecayChunkReserve every
+// ChunkReserve::kDecayPeriodMs; the test calls it on the shard's thread itself (a timer call in
+// between changes nothing the test checks).
+TEST(ShardSetTest, IdleChunkReserveShrinksToOneChunk) {
+  TestServer srv(1);
+  auto c = srv.Connect();
+  const ChunkReserve* reserve = srv.server().shard_set().shard(0).chunk_reserve();
+  ASSERT_NE(reserve, nullptr);
+  ASSERT_EQ(c->Run({"DEBUG", "POPULATE", "300000", "a"}), "OK");
+  DrainBackground(srv);
+  const unsigned ready = reserve->ready();
+  ASSERT_GE(ready, 2u) << "the first take missed, so the target grew past one";
+  ASSERT_EQ(c->Run({"FLUSHALL"}), "OK");
+  const int64_t used = UsedMemory();
+  auto decay = [&] {
+    srv.server().shard_set().RunOnAllBlocking([](Shard& s) { (void)s.DecayChunkReserve(); });
+  };
+  for (unsigned i = 0; i <= ChunkReserve::kCapacity; ++i) decay();
+  EXPECT_EQ(reserve->ready(), 1u);
+  EXPECT_EQ(reserve->target(), ChunkReserve::kInitialTarget);
+  EXPECT_LE(UsedMemory(), used - int64_t((ready - 1) * ChunkReserve::kChunkBytes));
+  decay();
+  EXPECT_EQ(reserve->ready(), 1u) << "one chunk stays for the next growth";
+}
+
+}  // namespace
+}  // namespace dashkv
