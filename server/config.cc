@@ -14,6 +14,7 @@
 #include "core/glob.h"
 #include "core/logging.h"
 #include "io/engine_pool.h"
+#include "server/storage/key_change.h"
 
 ABSL_FLAG(uint16_t, port, 6379, "TCP port to listen on.");
 ABSL_FLAG(std::string, bind, "0.0.0.0", "Addresses to listen on, space separated (Redis 'bind').");
@@ -134,6 +135,11 @@ namespace {
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 constexpr std::string_view kClientClassNames[] = {"normal", "slave", "pubsub"};
+
+// The classes `A` stands for (every type class, expired and evicted; not m, n, K, E).
+constexpr uint32_t kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet |
+                                kNotifyHash | kNotifyZset | kNotifyExpired | kNotifyEvicted |
+                                kNotifyStream | kNotifyModule;
 
 std::string SetFailed(std::string_view name, std::string_view why) {
   return StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
@@ -341,6 +347,20 @@ void Config::AddEntries() {
                                                              "allkeys-lfu, allkeys-random, "
                                                              "noeviction");
                       }});
+  entries_.push_back({"notify-keyspace-events",
+                      [this] { return KeyspaceEventsText(notify_keyspace_events.load()); },
+                      [this](std::string_view v) {
+                        std::optional<uint32_t> flags = ParseKeyspaceEvents(v);
+                        if (!flags) {
+                          return SetFailed("notify-keyspace-events",
+                                           "Invalid event class character. Use "
+                                           "'Ag$lshzxeKEtmdn'.");
+                        }
+                        notify_keyspace_events.store(*flags);
+                        const bool published = *flags & (kNotifyKeyspace | kNotifyKeyevent);
+                        notify_classes.store(published ? *flags : 0u);
+                        return std::string();
+                      }});
   atomic_mem_entry("proto-max-bulk-len", &proto_max_bulk_len, 1024 * 1024);
   atomic_mem_entry("client-query-buffer-limit", &client_query_buffer_limit, 1024 * 1024);
   entries_.push_back({"hz", [this] { return StrCat(hz.load()); },
@@ -456,6 +476,51 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
     applied.emplace_back(e, std::move(previous));
   }
   return "";
+}
+
+std::optional<uint32_t> ParseKeyspaceEvents(std::string_view letters) {
+  uint32_t flags = 0;
+  for (char c : letters) {
+    switch (c) {
+      case 'A': flags |= kNotifyAll; break;
+      case 'g': flags |= kNotifyGeneric; break;
+      case '$': flags |= kNotifyString; break;
+      case 'l': flags |= kNotifyList; break;
+      case 's': flags |= kNotifySet; break;
+      case 'h': flags |= kNotifyHash; break;
+      case 'z': flags |= kNotifyZset; break;
+      case 'x': flags |= kNotifyExpired; break;
+      case 'e': flags |= kNotifyEvicted; break;
+      case 'K': flags |= kNotifyKeyspace; break;
+      case 'E': flags |= kNotifyKeyevent; break;
+      case 't': flags |= kNotifyStream; break;
+      case 'm': flags |= kNotifyKeyMiss; break;
+      case 'd': flags |= kNotifyModule; break;
+      case 'n': flags |= kNotifyNew; break;
+      default: return std::nullopt;
+    }
+  }
+  return flags;
+}
+
+std::string KeyspaceEventsText(uint32_t flags) {
+  std::string out;
+  if ((flags & kNotifyAll) == kNotifyAll) {
+    out += 'A';
+  } else {
+    static constexpr std::pair<uint32_t, char> kLetters[] = {
+        {kNotifyGeneric, 'g'}, {kNotifyString, '$'},  {kNotifyList, 'l'},
+        {kNotifySet, 's'},     {kNotifyHash, 'h'},    {kNotifyZset, 'z'},
+        {kNotifyExpired, 'x'}, {kNotifyEvicted, 'e'}, {kNotifyStream, 't'},
+        {kNotifyModule, 'd'},  {kNotifyNew, 'n'}};
+    for (auto [bit, letter] : kLetters) {
+      if (flags & bit) out += letter;
+    }
+  }
+  if (flags & kNotifyKeyspace) out += 'K';
+  if (flags & kNotifyKeyevent) out += 'E';
+  if (flags & kNotifyKeyMiss) out += 'm';
+  return out;
 }
 
 }  // namespace dashkv

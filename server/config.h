@@ -57,6 +57,10 @@ class Config {
   std::atomic<int> hz{10};
   // Seconds of idleness after which a client is closed (0: never); see CloseIdleClients.
   std::atomic<int64_t> timeout{0};
+  // notify-keyspace-events: the NotifyClass bits (server/storage/key_change.h) as set, and the
+  // classes published (none unless K or E is set).
+  std::atomic<uint32_t> notify_keyspace_events{0};
+  std::atomic<uint32_t> notify_classes{0};
   // client-output-buffer-limit, by ClientClass (connections point at these).
   io::OutputLimitClass output_limits[3];
   const io::OutputLimitClass* output_limit(ClientClass c) const {
@@ -115,6 +119,12 @@ int64_t ReservedFds(unsigned threads);
 // it can get, logs why, and returns the number of clients that fit (never below 1; may be lower
 // than asked). Only raises the soft limit (and the hard one only where allowed).
 int64_t AdjustOpenFilesLimit(int64_t maxclients, int64_t reserved);
+
+// Parses notify-keyspace-events letters ("KEA", "Kx", "" ...) into NotifyClass bits; nullopt for
+// a letter Redis does not know.
+std::optional<uint32_t> ParseKeyspaceEvents(std::string_view letters);
+// Prints NotifyClass bits as CONFIG GET notify-keyspace-events shows them.
+std::string KeyspaceEventsText(uint32_t flags);
 
 // Parses a Redis memory value ("100", "1k" (1000), "1kb" (1024), "2mb", "1gb", any case).
 std::optional<int64_t> ParseMemory(std::string_view s);

@@ -19,6 +19,7 @@
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
+#include "server/pubsub/keyspace_notifier.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -49,6 +50,16 @@ Server::Server(Config& config, io::EnginePool& pool,
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
   pubsub_ = std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
                                      config.output_limit(ClientClass::kPubSub));
+  // The server's change listeners on every shard, after the shard's own (stats, WATCH,
+  // blocking): keyspace notifications.
+  notifiers_.resize(shard_set_->size());
+  shard_set_->RunOnAllBlocking([this](Shard& shard) {
+    shard.changes().set_notify_classes(&config_.notify_classes);
+    auto notifier = std::make_unique<KeyspaceNotifier>(pubsub_.get(), &pool_, shard.index(),
+                                                       &config_.notify_classes);
+    notifier->Attach(&shard.changes());
+    notifiers_[shard.index()] = std::move(notifier);
+  });
 }
 
 Server::~Server() = default;
@@ -131,10 +142,9 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   const uint64_t errors = rb.error_count();
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
+  bool ran;
   if (!shard.watches().empty() && cmd.spec->HasFlag(kCmdWrite)) [[unlikely]] {
-    // WATCH: a write touches a watched key that was live before it or is live after it (so a
-    // DEL of a missing or already expired key touches nothing, as in Redis), unless the
-    // handler said it changed nothing (ShardCmdContext::NoChange).
+    // Transitional: commands not yet moved to mutable lookups are seen by their key positions.
     absl::InlinedVector<std::pair<std::string, bool>, 4> watched;
     for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
       std::string lk = LockKeyOf(db, cmd.args[k]);
@@ -142,21 +152,24 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
       bool live = shard.KeyLive(db, cmd.args[k], now_ms);
       watched.emplace_back(std::move(lk), live);
     }
-    const bool failed = !RunShardHandler(cmd, ctx, reply_start);
+    ran = RunShardHandler(cmd, ctx, reply_start);
     for (auto& [lk, was_live] : watched) {
-      // A failed allocation may have left a write half done: its watchers are told.
-      if (failed) {
+      if (!ran) {
         shard.watches().Touch(lk);
         continue;
       }
-      if (!ctx.changed || rb.error_count() != errors) break;  // left its keys as they were
-      if (was_live || shard.KeyLive(db, LockKeyName(lk), now_ms)) {
-        shard.watches().Touch(lk);
-      }
+      if (!ctx.changed || rb.error_count() != errors) break;
+      if (was_live || shard.KeyLive(db, LockKeyName(lk), now_ms)) shard.watches().Touch(lk);
     }
   } else {
-    RunShardHandler(cmd, ctx, reply_start);
+    ran = RunShardHandler(cmd, ctx, reply_start);
   }
+  if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
+    // It left its keys as they were (a failed command changed nothing; a failed allocation
+    // may have left a write half done, so its writes stay modified).
+    shard.changes().MarkUnmodified();
+  }
+  shard.FinishChanges();
   // Serve the clients this command unblocked before anything else runs (server/tx/blocking.h).
   if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start, rb.error_count() - errors, rb);

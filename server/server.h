@@ -52,6 +52,8 @@
 
 namespace dashkv {
 
+class KeyspaceNotifier;
+
 // Adds n to a counter that only one thread writes (no atomic read-modify-write needed).
 inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -222,6 +224,8 @@ class Server : public io::Service {
   Config& config_;
   io::EnginePool& pool_;
   CommandRegistry registry_;
+  // One per shard, registered with its change listeners; outlives the shards.
+  std::vector<std::unique_ptr<KeyspaceNotifier>> notifiers_;
   std::unique_ptr<ShardSet> shard_set_;
   std::unique_ptr<PubSub> pubsub_;
   std::vector<EngineState> engine_states_;

@@ -1,8 +1,10 @@
 #include "server/storage/db_slice.h"
 
+#include <algorithm>
+
 #include <absl/random/random.h>
 
-#include "server/tx/blocking.h"
+#include "core/logging.h"
 #include "server/storage/shard.h"
 
 namespace dashkv {
@@ -20,7 +22,7 @@ struct InsertHooks {
     for (PrimeIterator it : hot.buckets) {
       for (; !it.is_done(); ++it) {
         if (DbSlice::IsExpired(it, now_ms)) {
-          db->EraseExpired(it);
+          db->Erase(it, RemoveReason::kExpired);
           ++freed;
         }
       }
@@ -31,66 +33,123 @@ struct InsertHooks {
 
 }  // namespace
 
-DbSlice::DbSlice(ShardStats* stats) : stats_(stats) {}
+DbSlice::DbSlice(unsigned db_index, ShardStats* stats, ChangeListeners* changes)
+    : stats_(stats), changes_(changes), db_index_(db_index) {}
 
-PrimeIterator DbSlice::FindQuiet(std::string_view key, int64_t now_ms) {
+PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
   PrimeIterator it = table_.Find(key);
   if (it.is_done()) return it;
   if (IsExpired(it, now_ms)) {
-    EraseExpired(it);
+    Erase(it, RemoveReason::kExpired);
     return table_.end();
   }
+#ifndef NDEBUG
+  NoteReadOnly(it);
+#endif
   return it;
 }
 
-PrimeIterator DbSlice::Find(std::string_view key, int64_t now_ms) {
-  PrimeIterator it = FindQuiet(key, now_ms);
+PrimeIterator DbSlice::FindReadOnly(std::string_view key, int64_t now_ms) {
+  PrimeIterator it = FindReadOnlyQuiet(key, now_ms);
   if (it.is_done()) {
     ++stats_->keyspace_misses;
+    Notify(kNotifyKeyMiss, "keymiss", key);
   } else {
     ++stats_->keyspace_hits;
   }
   return it;
 }
 
-OpResult<PrimeIterator> DbSlice::FindOfType(std::string_view key, ObjType type, int64_t now_ms) {
-  PrimeIterator it = Find(key, now_ms);
+OpResult<PrimeIterator> DbSlice::FindReadOnlyOfType(std::string_view key, ObjType type,
+                                                    int64_t now_ms) {
+  PrimeIterator it = FindReadOnly(key, now_ms);
   if (it.is_done()) return OpStatus::kKeyNotFound;
   if (it->second.type() != type) return OpStatus::kWrongType;
   return it;
 }
 
+PrimeIterator DbSlice::FindMutable(std::string_view key, int64_t now_ms) {
+  PrimeIterator it = table_.Find(key);
+  if (it.is_done()) return it;
+  if (IsExpired(it, now_ms)) {
+    Erase(it, RemoveReason::kExpired);
+    return table_.end();
+  }
+  WillChange(key, it, 0);
+  return it;
+}
+
+OpResult<PrimeIterator> DbSlice::FindMutableOfType(std::string_view key, ObjType type,
+                                                   int64_t now_ms) {
+  PrimeIterator it = table_.Find(key);
+  if (it.is_done()) return OpStatus::kKeyNotFound;
+  if (IsExpired(it, now_ms)) {
+    Erase(it, RemoveReason::kExpired);
+    return OpStatus::kKeyNotFound;
+  }
+  if (it->second.type() != type) return OpStatus::kWrongType;
+  WillChange(key, it, 0);
+  return it;
+}
+
 OpResult<DbSlice::AddResult> DbSlice::FindOrAdd(std::string_view key, int64_t now_ms) {
-  // A write may satisfy blocked clients: one branch when none waits on this shard.
-  if (blocking_ != nullptr && !blocking_->empty()) blocking_->OnKeyWritten(db_index_, key);
   uint64_t hash = HashBytes(key);
   table_.Prefetch(hash);  // the bucket is written whether the key exists or not
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
-    if (!IsExpired(it, now_ms)) return AddResult{it, false};
-    EraseExpired(it);
+    if (!IsExpired(it, now_ms)) {
+      WillChange(key, it, hash);
+      return AddResult{it, false};
+    }
+    Erase(it, RemoveReason::kExpired);
   }
+  WillChange(key, table_.end(), hash);
   InsertHooks hooks{this, now_ms};
   auto [pos, inserted] =
       table_.InsertNew(hash, CompactObj::FromString(key), CompactObj(), hooks);
   if (pos.is_done()) return OpStatus::kOutOfMemory;
+  Notify(kNotifyNew, "new", key);
   return AddResult{pos, true};
 }
 
-void DbSlice::Erase(PrimeIterator it) {
+OpResult<DbSlice::AddResult> DbSlice::FindOrAddOfType(std::string_view key, ObjType type,
+                                                      int64_t now_ms) {
+  PrimeIterator it = table_.Find(key);
+  if (!it.is_done() && !IsExpired(it, now_ms) && it->second.type() != type) {
+    return OpStatus::kWrongType;
+  }
+  return FindOrAdd(key, now_ms);
+}
+
+void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
+  const bool tell = changes_->wants(kWantRemovals);
+  if (changes_->wants(kWantBefore)) [[unlikely]] changes_->Before(db_index_, it, 0);
+#ifdef NDEBUG
+  const bool keep_key = tell;
+#else
+  const bool keep_key = true;
+#endif
+  if (keep_key) {
+    // The key object is destroyed with the entry: keep its name for the listeners.
+    removed_key_.clear();
+    it->first.AppendTo(&removed_key_);
+  }
+#ifndef NDEBUG
+  NoteMutable(removed_key_);
+#endif
   if (it->first.HasExpire()) --expires_;
   table_.Erase(it);
+  if (tell) changes_->Removed(db_index_, removed_key_, reason);
 }
 
-void DbSlice::EraseExpired(PrimeIterator it) {
-  ++stats_->expired_keys;
-  Erase(it);
-}
-
-bool DbSlice::EraseKey(std::string_view key, int64_t now_ms) {
-  PrimeIterator it = FindQuiet(key, now_ms);
+bool DbSlice::EraseKey(std::string_view key, int64_t now_ms, RemoveReason reason) {
+  PrimeIterator it = table_.Find(key);
   if (it.is_done()) return false;
-  Erase(it);
+  if (IsExpired(it, now_ms)) {
+    Erase(it, RemoveReason::kExpired);
+    return false;
+  }
+  Erase(it, reason);
   return true;
 }
 
@@ -107,6 +166,7 @@ void DbSlice::SetExpire(PrimeIterator it, int64_t deadline_ms) {
 }
 
 void DbSlice::Clear() {
+  changes_->Flushing(db_index_);
   table_.Clear();
   expires_ = 0;
   expire_cursor_ = 0;
@@ -119,7 +179,7 @@ size_t DbSlice::ActiveExpire(int64_t now_ms, unsigned max_buckets) {
     expire_cursor_ = table_.Traverse(expire_cursor_, [&](PrimeIterator it) {
       if (!it->first.HasExpire()) return;
       if (IsExpired(it, now_ms)) {
-        EraseExpired(it);
+        Erase(it, RemoveReason::kExpired);
         ++deleted;
       } else {
         ttl_sum += it->first.ExpireTimeMs() - now_ms;
@@ -143,12 +203,21 @@ PrimeIterator DbSlice::RandomEntry(int64_t now_ms) {
   for (int attempt = 0; attempt < 100 && table_.size() > 0; ++attempt) {
     PrimeIterator it = table_.GetRandomIterator(gen);
     if (it.is_done()) continue;
-    if (!IsExpired(it, now_ms)) return it;
-    EraseExpired(it);
+    if (!IsExpired(it, now_ms)) {
+#ifndef NDEBUG
+      NoteReadOnly(it);
+#endif
+      return it;
+    }
+    Erase(it, RemoveReason::kExpired);
   }
   // Mostly expired keys: fall back to the first live entry.
   for (PrimeIterator it = table_.begin(); !it.is_done(); ++it) {
-    if (!IsExpired(it, now_ms)) return it;
+    if (IsExpired(it, now_ms)) continue;
+#ifndef NDEBUG
+    NoteReadOnly(it);
+#endif
+    return it;
   }
   return table_.end();
 }
@@ -159,5 +228,47 @@ int64_t DbSlice::AverageTtl(int64_t now_ms) const {
 }
 
 size_t DbSlice::MemoryUsage() const { return table_.mem_usage(); }
+
+#ifndef NDEBUG
+namespace {
+
+// What a change to the entry would most likely alter: type, encoding, deadline, the memory its
+// value owns, and a string's bytes.
+uint64_t Fingerprint(const CompactObj& key, const CompactObj& value) {
+  uint64_t h = static_cast<uint64_t>(value.type()) * 0x9E3779B97F4A7C15ull;
+  h ^= value.object_encoding() + (h << 6) + (h >> 2);
+  if (key.HasExpire()) h ^= static_cast<uint64_t>(key.ExpireTimeMs()) * 31;
+  h ^= value.MallocUsed() * 0xC2B2AE3D27D4EB4Full;
+  if (value.IsString()) h ^= value.Hash();
+  return h;
+}
+
+}  // namespace
+
+void DbSlice::NoteReadOnly(PrimeIterator it) {
+  if (read_only_.size() >= 64) return;  // enough to catch a handler that writes what it read
+  read_only_.push_back({it->first.ToString(), Fingerprint(it->first, it->second)});
+}
+
+void DbSlice::NoteMutable(std::string_view key) {
+  if (mutable_.size() < 1024) mutable_.emplace_back(key);
+}
+
+void DbSlice::CheckReadOnlyEntries() {
+  for (const ReadRecord& r : read_only_) {
+    if (std::find(mutable_.begin(), mutable_.end(), r.key) != mutable_.end()) continue;
+    PrimeIterator it = table_.Find(r.key);
+    if (it.is_done()) continue;  // erased: Erase is a change of its own
+    if (Fingerprint(it->first, it->second) != r.fingerprint) {
+      LOG(FATAL) << "an entry found by a read-only lookup was changed: key '" << r.key
+                 << "' of db " << db_index_;
+    }
+  }
+  read_only_.clear();
+  mutable_.clear();
+}
+#else
+void DbSlice::CheckReadOnlyEntries() {}
+#endif
 
 }  // namespace dashkv

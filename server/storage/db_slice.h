@@ -1,4 +1,7 @@
 // DbSlice: one logical database (SELECT n) inside one shard: find, insert, erase and expire keys.
+// It is the one way to change a shard's data: read-only and mutable lookups are separate calls,
+// and every change (write, delete, expiry of any kind, flush) is told to the shard's change
+// listeners (server/storage/key_change.h).
 // The expiry deadline is stored in the key object itself (CompactObj), so there is no second
 // table; expired keys go lazily on access, through a bounded active cycle, and through the
 // Dashtable's garbage-collection hook when a segment is full.
@@ -6,66 +9,83 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/op_status.h"
+#include "server/storage/key_change.h"
 #include "server/storage/table_types.h"
 
 namespace dashkv {
 
 struct ShardStats;
-class BlockingRegistry;
 
 class DbSlice {
  public:
-  explicit DbSlice(ShardStats* stats);
+  // `db_index`: this database's SELECT index; `changes`: the shard's change listeners
+  // (server/storage/key_change.h), told of every change made through this slice.
+  DbSlice(unsigned db_index, ShardStats* stats, ChangeListeners* changes);
   DbSlice(const DbSlice&) = delete;
   DbSlice& operator=(const DbSlice&) = delete;
 
-  // Returns the live entry of `key`, or end(). An expired entry is deleted first (and counted
-  // in expired_keys). Counts a keyspace hit or miss.
-  PrimeIterator Find(std::string_view key, int64_t now_ms);
+  // --- Read-only lookups: the entry they return must not be changed (debug builds check it
+  // when the command is done: Shard::FinishChanges). An expired entry is deleted first
+  // (reason kExpired). ---
+
+  // Returns the live entry of `key`, or end(). Counts a keyspace hit or miss (a miss raises
+  // the `keymiss` event), as a read command's lookup in Redis.
+  PrimeIterator FindReadOnly(std::string_view key, int64_t now_ms);
+  // Like FindReadOnly, without hit/miss counting or keymiss (TYPE, EXISTS, TTL, OBJECT ...).
+  PrimeIterator FindReadOnlyQuiet(std::string_view key, int64_t now_ms);
+  // Returns the live entry of `key` if it holds `type`; kKeyNotFound or kWrongType otherwise.
+  OpResult<PrimeIterator> FindReadOnlyOfType(std::string_view key, ObjType type, int64_t now_ms);
   // Returns whether `key` holds a live (unexpired) entry. Changes nothing: an expired entry
   // stays until it is found or collected (WATCH bookkeeping must not delete keys).
   bool IsLive(std::string_view key, int64_t now_ms) {
     PrimeIterator it = table_.Find(key);
     return !it.is_done() && !IsExpired(it, now_ms);
   }
-  // Like Find, without counting hits/misses (for TYPE, EXISTS, TTL ...).
-  PrimeIterator FindQuiet(std::string_view key, int64_t now_ms);
-  // Returns the live entry of `key` if it holds `type`; kKeyNotFound or kWrongType otherwise.
-  OpResult<PrimeIterator> FindOfType(std::string_view key, ObjType type, int64_t now_ms);
+
+  // --- Mutable lookups: the entry may be changed in place or erased. Each runs the
+  // BeforeChange listeners at once and queues an AfterWrite for the end of the command. ---
+
+  // Returns the live entry of `key` for changing, or end().
+  PrimeIterator FindMutable(std::string_view key, int64_t now_ms);
+  // Returns the live entry of `key` for changing if it holds `type`; kKeyNotFound or
+  // kWrongType otherwise (neither queues a change).
+  OpResult<PrimeIterator> FindMutableOfType(std::string_view key, ObjType type, int64_t now_ms);
 
   struct AddResult {
     PrimeIterator it;
     bool inserted;  // false: the key existed (and is live)
   };
-  // Returns the entry of `key`, inserting it with an empty string value when missing (or
-  // expired). kOutOfMemory if the table may not grow. Invalidates iterators.
+  // Returns the entry of `key` for changing, inserting it with an empty string value when
+  // missing (or expired; raises the `new` event). kOutOfMemory if the table may not grow.
+  // Invalidates iterators.
   OpResult<AddResult> FindOrAdd(std::string_view key, int64_t now_ms);
+  // As FindOrAdd, but an existing key must hold `type` (else kWrongType, and no change is
+  // queued). A new entry holds an empty string: the caller stores the new object in it.
+  OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms);
 
-  // As FindOrAdd, but an existing key must hold `type` (else kWrongType). A new entry holds an
-  // empty string: the caller stores the new object in it. One lookup either way.
-  OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms) {
-    OpResult<AddResult> res = FindOrAdd(key, now_ms);
-    if (res.ok() && !res->inserted && res->it->second.type() != type) {
-      return OpStatus::kWrongType;
-    }
-    return res;
-  }
-
-  // Erases the entry. Invalidates iterators.
-  void Erase(PrimeIterator it);
-  // Erases an expired entry and counts it in expired_keys.
-  void EraseExpired(PrimeIterator it);
+  // Erases the entry and tells the listeners why. Invalidates iterators.
+  void Erase(PrimeIterator it, RemoveReason reason = RemoveReason::kDeleted);
   // Erases `key` if it is live; returns whether it did.
-  bool EraseKey(std::string_view key, int64_t now_ms);
+  bool EraseKey(std::string_view key, int64_t now_ms,
+                RemoveReason reason = RemoveReason::kDeleted);
 
   // Sets the absolute deadline of the entry (ms since the epoch), or removes it (0).
+  // REQUIRES: `it` came from a mutable lookup.
   void SetExpire(PrimeIterator it, int64_t deadline_ms);
   // Returns whether the entry's deadline has passed.
   static bool IsExpired(const PrimeIterator& it, int64_t now_ms) {
     return it->first.HasExpire() && it->first.ExpireTimeMs() <= now_ms;
+  }
+
+  // Raises keyspace event `event` of class `cls` for `key` (notify-keyspace-events): one branch
+  // when nobody publishes that class.
+  void Notify(NotifyClass cls, std::string_view event, std::string_view key) {
+    if (changes_->notifies(cls)) [[unlikely]] changes_->Event(db_index_, cls, event, key);
   }
 
   size_t size() const { return table_.size(); }
@@ -73,11 +93,11 @@ class DbSlice {
   // active expiry cycle visits (as Redis's avg_ttl); 0 when unknown.
   int64_t AverageTtl(int64_t now_ms) const;
   size_t expires() const { return expires_; }
-  // Deletes every key.
+  // Deletes every key (FLUSHDB, FLUSHALL): the listeners hear BeforeFlush first.
   void Clear();
 
-  // Visits the live keys of the next buckets from `cursor`; returns the next cursor, 0 at the
-  // end. The cursor uses at most the low 48 bits.
+  // Visits the live keys of the next buckets from `cursor` (read-only); returns the next
+  // cursor, 0 at the end. The cursor uses at most the low 48 bits.
   template <typename Fn>
   uint64_t Scan(uint64_t cursor, int64_t now_ms, Fn&& fn) {
     return table_.Traverse(cursor, [&](PrimeIterator it) {
@@ -87,28 +107,63 @@ class DbSlice {
 
   // Deletes expired keys in up to `max_buckets` buckets; returns the number deleted.
   size_t ActiveExpire(int64_t now_ms, unsigned max_buckets);
-  // Returns a random live entry, or end() when empty (RANDOMKEY).
+  // Returns a random live entry (read-only), or end() when empty (RANDOMKEY).
   PrimeIterator RandomEntry(int64_t now_ms);
 
+  // The table, for reads that need no lookup (prefetching, DEBUG, memory figures). Changes go
+  // through the calls above.
   PrimeTable& table() { return table_; }
-  // Tells `blocking` (database index `db_index`) about every key FindOrAdd returns, so that
-  // clients blocked on it wake (server/tx/blocking.h).
-  void set_blocking(BlockingRegistry* blocking, unsigned db_index) {
-    blocking_ = blocking;
-    db_index_ = db_index;
-  }
+  const PrimeTable& table() const { return table_; }
+  unsigned index() const { return db_index_; }
   // Bytes used by the table and the heap memory its objects own (estimate for INFO).
   size_t MemoryUsage() const;
 
+  // Transitional names of the read-only lookups, while command files move to the calls above.
+  PrimeIterator Find(std::string_view key, int64_t now_ms) { return FindReadOnly(key, now_ms); }
+  PrimeIterator FindQuiet(std::string_view key, int64_t now_ms) {
+    return FindReadOnlyQuiet(key, now_ms);
+  }
+  OpResult<PrimeIterator> FindOfType(std::string_view key, ObjType type, int64_t now_ms) {
+    return FindReadOnlyOfType(key, type, now_ms);
+  }
+  void EraseExpired(PrimeIterator it) { Erase(it, RemoveReason::kExpired); }
+
+  // Debug builds: checks that no entry found by a read-only lookup since the last call was
+  // changed without a mutable lookup, then forgets the lookups. No-op in release builds.
+  void CheckReadOnlyEntries();
+
  private:
+  friend class Shard;  // SWAPDB renumbers the slices
+  void set_index(unsigned db_index) { db_index_ = db_index; }
+  // Runs BeforeChange for `it` (end(): an insert into the bucket of `hash`) and queues the
+  // AfterWrite of `key`.
+  void WillChange(std::string_view key, PrimeIterator it, uint64_t hash) {
+    if (changes_->wants(kWantBefore)) [[unlikely]] changes_->Before(db_index_, it, hash);
+    if (changes_->wants(kWantWrites)) [[unlikely]] changes_->QueueWrite(db_index_, key);
+#ifndef NDEBUG
+    NoteMutable(key);
+#endif
+  }
+#ifndef NDEBUG
+  void NoteReadOnly(PrimeIterator it);
+  void NoteMutable(std::string_view key);
+  struct ReadRecord {
+    std::string key;
+    uint64_t fingerprint;
+  };
+  std::vector<ReadRecord> read_only_;
+  std::vector<std::string> mutable_;
+#endif
+
   PrimeTable table_;
   size_t expires_ = 0;
   uint64_t expire_cursor_ = 0;
   int64_t avg_ttl_ = 0;  // running estimate of the remaining TTL at avg_ttl_time_
   int64_t avg_ttl_time_ = 0;
   ShardStats* stats_;
-  BlockingRegistry* blocking_ = nullptr;
-  unsigned db_index_ = 0;
+  ChangeListeners* changes_;
+  unsigned db_index_;
+  std::string removed_key_;  // the key of the entry being erased, for AfterRemove
 };
 
 }  // namespace dashkv

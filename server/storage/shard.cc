@@ -11,16 +11,28 @@ constexpr unsigned kExpireBucketsPerCycle = 512;
 }  // namespace
 
 Shard::Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve)
-    : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {}
+    : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {
+  changes_.SetInterest(changes_.Add(&stats_), kWantRemovals);
+  watches_.Attach(&changes_);
+  blocking_.Attach(&changes_);
+}
 
 DbSlice& Shard::db(unsigned i) {
   DCHECK_LT(i, dbs_.size());
   if (!dbs_[i]) {
-    dbs_[i] = std::make_unique<DbSlice>(&stats_);
+    dbs_[i] = std::make_unique<DbSlice>(i, &stats_, &changes_);
     dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
-    dbs_[i]->set_blocking(&blocking_, i);
   }
   return *dbs_[i];
+}
+
+void Shard::SwapDbs(unsigned db1, unsigned db2) {
+  if (db1 == db2) return;
+  changes_.Swapping(db1, db2);
+  std::swap(dbs_[db1], dbs_[db2]);
+  if (dbs_[db1]) dbs_[db1]->set_index(db1);
+  if (dbs_[db2]) dbs_[db2]->set_index(db2);
+  changes_.Swapped(db1, db2);
 }
 
 size_t Shard::ActiveExpireCycle(int64_t now_ms) {

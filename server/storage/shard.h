@@ -15,12 +15,19 @@
 
 namespace dashkv {
 
-// Counters of one shard; INFO sums them over all shards (read on the shard's thread).
-struct ShardStats {
+// Counters of one shard; INFO sums them over all shards (read on the shard's thread). Counts
+// removals as a change listener (server/storage/key_change.h).
+struct ShardStats : public ChangeListener {
   uint64_t expired_keys = 0;
+  uint64_t evicted_keys = 0;
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t commands = 0;  // commands run on this shard
+
+  void AfterRemove(unsigned, std::string_view, RemoveReason reason) override {
+    expired_keys += reason == RemoveReason::kExpired;
+    evicted_keys += reason == RemoveReason::kEvicted;
+  }
 };
 
 class Shard {
@@ -36,6 +43,22 @@ class Shard {
 
   // Returns database `db`, creating it on first use. REQUIRES: db < num_dbs().
   DbSlice& db(unsigned db);
+  // The listeners every change of this shard's keys is told to (server/storage/key_change.h):
+  // in order, the stats, WATCH, the blocked clients, then those the server adds at start-up.
+  ChangeListeners& changes() { return changes_; }
+  // Ends a command or a shard task: runs the AfterWrite listeners of the writes it made (and,
+  // in debug builds, checks that it changed no entry it found by a read-only lookup). Cheap
+  // when it wrote nothing.
+  void FinishChanges() {
+    changes_.Finish();
+#ifndef NDEBUG
+    for (auto& slice : dbs_) {
+      if (slice) slice->CheckReadOnlyEntries();
+    }
+#endif
+  }
+  // Swaps the contents of databases `db1` and `db2` (SWAPDB), telling the listeners.
+  void SwapDbs(unsigned db1, unsigned db2);
   // Returns database `db` or nullptr if it was never used.
   DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
   ShardStats& stats() { return stats_; }
@@ -72,10 +95,12 @@ class Shard {
   unsigned index_;
   // Declared before dbs_: the tables take chunks from it until they are destroyed.
   std::shared_ptr<ChunkReserve> chunk_reserve_;
+  // Declared before dbs_ and the listeners: the slices and listeners point at it.
+  ChangeListeners changes_;
   std::vector<std::unique_ptr<DbSlice>> dbs_;
   ShardStats stats_;
   IntentLockTable locks_;
-  WatchTable watches_;
+  WatchTable watches_{this};
   BlockingRegistry blocking_{this};
 };
 

@@ -1,7 +1,8 @@
 // ShardSet: which shard owns a key, and the only API for running code on a shard
 // (Seastar's submit_to): Await / AwaitMany / AwaitAll from coroutines on engine threads,
 // RunOnAllBlocking from main and tests. Callbacks get the target's Shard& and copy their
-// results out; they never keep pointers into shard data.
+// results out; they never keep pointers into shard data. Each callback is a shard task: the
+// change listeners hear its writes when it returns (Shard::FinishChanges).
 // Thread: immutable after start; methods callable from any engine thread.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/hash.h"
@@ -20,6 +22,27 @@
 #include "server/storage/shard.h"
 
 namespace dashkv {
+
+namespace detail {
+// Runs a shard task and ends it (Shard::FinishChanges: the listeners hear its writes before
+// anything else runs on the shard), also when it throws.
+template <typename F, typename... Args>
+decltype(auto) RunShardTask(Shard& shard, F& fn, Args&&... args) {
+  try {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, Shard&, Args...>>) {
+      fn(shard, std::forward<Args>(args)...);
+      shard.FinishChanges();
+    } else {
+      auto result = fn(shard, std::forward<Args>(args)...);
+      shard.FinishChanges();
+      return result;
+    }
+  } catch (...) {
+    shard.FinishChanges();
+    throw;
+  }
+}
+}  // namespace detail
 
 // Returns the part of `key` that decides its shard: the content of the first non-empty {...}
 // (Redis Cluster's hash tag rule), else the whole key.
@@ -46,7 +69,9 @@ class ShardSet {
   template <typename F>
   auto Await(unsigned sid, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&, Shard&>> {
     Shard* shard = shards_[sid];
-    return pool_.Await(sid, [fn = std::move(fn), shard]() mutable { return fn(*shard); });
+    return pool_.Await(sid, [fn = std::move(fn), shard]() mutable {
+      return detail::RunShardTask(*shard, fn);
+    });
   }
 
   // Runs fn(Shard&, io::Completion<R> done) on shard `sid`; resumes with the value `done` is
@@ -56,7 +81,7 @@ class ShardSet {
     Shard* shard = shards_[sid];
     return pool_.AwaitAsync<R>(
         sid, [fn = std::move(fn), shard](io::Completion<R> done) mutable {
-          fn(*shard, std::move(done));
+          detail::RunShardTask(*shard, fn, std::move(done));
         });
   }
 
@@ -64,8 +89,8 @@ class ShardSet {
   template <typename F>
   void Post(unsigned sid, F fn) {
     Shard* shard = shards_[sid];
-    if (Shard::Current() == shard) return fn(*shard);
-    pool_.Post(sid, [fn = std::move(fn), shard]() mutable { fn(*shard); });
+    if (Shard::Current() == shard) return detail::RunShardTask(*shard, fn);
+    pool_.Post(sid, [fn = std::move(fn), shard]() mutable { detail::RunShardTask(*shard, fn); });
   }
 
   // Returns shard `sid`. REQUIRES: used only on that shard's thread.
@@ -76,7 +101,7 @@ class ShardSet {
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> sids, F fn) {
     auto* shards = &shards_;
     return pool_.AwaitMany(sids, [fn = std::move(fn), shards](unsigned i) mutable {
-      fn(*(*shards)[i]);
+      detail::RunShardTask(*(*shards)[i], fn);
     });
   }
 
@@ -85,14 +110,14 @@ class ShardSet {
   boost::asio::awaitable<void> AwaitAll(F fn) {
     auto* shards = &shards_;
     return pool_.AwaitAll([fn = std::move(fn), shards](unsigned i) mutable {
-      fn(*(*shards)[i]);
+      detail::RunShardTask(*(*shards)[i], fn);
     });
   }
 
   // Runs fn(Shard&) on every shard and blocks the calling non-engine thread until done.
   template <typename F>
   void RunOnAllBlocking(F fn) {
-    pool_.RunOnAllBlocking([&](unsigned i) { fn(*shards_[i]); });
+    pool_.RunOnAllBlocking([&](unsigned i) { detail::RunShardTask(*shards_[i], fn); });
   }
 
   io::EnginePool& pool() { return pool_; }

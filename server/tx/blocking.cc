@@ -81,7 +81,22 @@ bool BlockingRegistry::Add(const std::shared_ptr<BlockedClient>& client,
     mine.push_back(std::move(lk));
   }
   if (replace != nullptr) Unlink(replace);  // whatever was not taken over
+  UpdateInterest();
   return true;
+}
+
+void BlockingRegistry::UpdateInterest() {
+  if (changes_ != nullptr) changes_->SetInterest(slot_, queues_.empty() ? 0u : uint32_t{kWantWrites});
+}
+
+void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) {
+  if (queues_.empty()) return;
+  std::vector<std::string> keys;
+  for (const auto& [lk, queue] : queues_) {
+    unsigned db = LockKeyDb(lk);
+    if (db == db1 || db == db2) keys.push_back(lk);
+  }
+  for (const std::string& lk : keys) MarkReady(LockKeyDb(lk), LockKeyName(lk));
 }
 
 std::vector<std::string> BlockingRegistry::Unlink(const BlockedClient* client) {
@@ -95,6 +110,7 @@ std::vector<std::string> BlockingRegistry::Unlink(const BlockedClient* client) {
     std::erase_if(q->second, [&](const Entry& e) { return e.client.get() == client; });
     if (q->second.empty()) queues_.erase(q);
   }
+  if (queues_.empty()) UpdateInterest();
   return keys;
 }
 
@@ -169,6 +185,7 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     }
     if (!client->TryClaim()) return true;  // timing out: its removal serves the key again
     PopResult result = ServeBlockedKey(*shard_, req, key, now_ms);
+    shard_->FinishChanges();  // a pushed destination may have waiters of its own
     Unlink(client.get());
     client->Finish(WakeReason::kServed, std::move(result));
   }
@@ -204,6 +221,7 @@ void BlockingRegistry::Shutdown() {
   keys_of_.clear();
   ready_.clear();
   ready_set_.clear();
+  UpdateInterest();
 }
 
 }  // namespace dashkv

@@ -11,8 +11,8 @@
 //   engine: exactly one outcome, exactly one reply, whatever races (serve vs timeout vs CLIENT
 //   UNBLOCK vs disconnect).
 //
-//   Waking: DbSlice tells the registry about every key it adds (or finds for writing); when
-//   clients wait on it, the key becomes "ready". Ready keys are served right after the command
+//   Waking: the registry listens to the shard's changes (server/storage/key_change.h): a key
+//   written while clients wait on it becomes "ready". Ready keys are served right after the command
 //   that made them ready (Server::RunShardCommand), after a transaction releases its intent
 //   locks (a key locked by a running transaction or EXEC is served only at its release, so a
 //   woken client never sees a transaction half done), and otherwise by a message the shard
@@ -94,6 +94,7 @@
 #include "io/engine.h"
 #include "io/engine_pool.h"
 #include "server/op_status.h"
+#include "server/storage/key_change.h"
 
 namespace dashkv {
 
@@ -216,11 +217,18 @@ class BlockedCall {
   std::optional<WakeReason> interrupt_;
 };
 
-// The blocked clients of one shard, per (database, key), and its ready keys.
+// The blocked clients of one shard, per (database, key), and its ready keys. A change listener
+// (server/storage/key_change.h): while clients wait, every key written on the shard, and every
+// key of two swapped databases, is checked for waiters.
 // Thread: owned by shard thread.
-class BlockingRegistry {
+class BlockingRegistry : public ChangeListener {
  public:
   explicit BlockingRegistry(Shard* shard) : shard_(shard) {}
+  // Registers the registry with the shard's listeners.
+  void Attach(ChangeListeners* changes) {
+    changes_ = changes;
+    slot_ = changes->Add(this);
+  }
   BlockingRegistry(const BlockingRegistry&) = delete;
   BlockingRegistry& operator=(const BlockingRegistry&) = delete;
 
@@ -232,11 +240,13 @@ class BlockingRegistry {
   void set_deferred(bool deferred) { deferred_ = deferred; }
   size_t num_clients() const { return keys_of_.size(); }
 
-  // Called by DbSlice for every key it adds or finds for writing: marks it ready when clients
-  // wait on it, and makes sure it is served soon (a message to this shard if no hook does).
-  void OnKeyWritten(unsigned db, std::string_view key) {
+  // A key was written: marks it ready when clients wait on it, and makes sure it is served
+  // soon (a message to this shard if no hook does).
+  void AfterWrite(unsigned db, std::string_view key, bool) override {
     if (!queues_.empty()) MarkReady(db, key);
   }
+  // Keys of both databases may now hold what their clients wait for.
+  void AfterSwap(unsigned db1, unsigned db2) override;
 
   // Registers `client` on the keys `key_indexes` of its request (all owned by this shard). With
   // `replace`, takes over replace's queue positions (a cross-shard client parking again) and
@@ -258,6 +268,8 @@ class BlockingRegistry {
     uint32_t key;  // index in the client's request keys
   };
   void MarkReady(unsigned db, std::string_view key);
+  // Tells the listeners whether this registry wants writes (only while clients wait).
+  void UpdateInterest();
   // Serves the queue of `lock_key` as far as it can; returns false when the key is locked.
   bool ServeKey(const std::string& lock_key, int64_t now_ms);
   bool Locked(const std::string& lock_key) const;
@@ -265,6 +277,8 @@ class BlockingRegistry {
   std::vector<std::string> Unlink(const BlockedClient* client);
 
   Shard* shard_;
+  ChangeListeners* changes_ = nullptr;
+  unsigned slot_ = 0;
   absl::flat_hash_map<std::string, std::deque<Entry>> queues_;  // by LockKeyOf(db, key)
   absl::flat_hash_map<const BlockedClient*, std::vector<std::string>> keys_of_;
   std::deque<std::string> ready_;  // FIFO of ready lock keys (each once: ready_set_)

@@ -13,7 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "server/storage/key_change.h"
+
 namespace dashkv {
+
+class Shard;
 
 // One client's watch flag. Shared (shared_ptr) by the connection and the shards' tables.
 struct WatchState {
@@ -27,8 +31,19 @@ inline unsigned LockKeyDb(std::string_view lock_key) {
 }
 inline std::string_view LockKeyName(std::string_view lock_key) { return lock_key.substr(2); }
 
-class WatchTable {
+// A change listener (server/storage/key_change.h): a key that a command wrote (and did not
+// leave as it was) or removed touches its watchers. Expiry touches nothing: EXEC checks
+// whether a key that was live at WATCH has expired (Redis 7.0: an expired key whose deletion
+// changes nothing logically does not fail EXEC). FLUSHDB/FLUSHALL touch the watched keys that
+// exist; SWAPDB those that exist in either database.
+class WatchTable : public ChangeListener {
  public:
+  explicit WatchTable(Shard* shard) : shard_(shard) {}
+  // Registers the table with the shard's listeners.
+  void Attach(ChangeListeners* changes) {
+    changes_ = changes;
+    slot_ = changes->Add(this);
+  }
   bool empty() const { return watchers_.empty(); }
 
   // Adds `state` as a watcher of lock key `lock_key` (server/tx/transaction.h LockKeyOf).
@@ -46,7 +61,18 @@ class WatchTable {
 
   size_t size() const { return watchers_.size(); }
 
+  void AfterWrite(unsigned db, std::string_view key, bool modified) override;
+  void AfterRemove(unsigned db, std::string_view key, RemoveReason reason) override;
+  void BeforeFlush(unsigned db) override;
+  void BeforeSwap(unsigned db1, unsigned db2) override;
+
  private:
+  // Tells the listeners whether this table wants changes (only while a key is watched).
+  void UpdateInterest();
+
+  Shard* shard_;
+  ChangeListeners* changes_ = nullptr;
+  unsigned slot_ = 0;
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<WatchState>>> watchers_;
 };
 
@@ -62,6 +88,7 @@ void WatchTable::TouchIf(int db, ExistsFn&& exists) {
       ++it;
     }
   }
+  UpdateInterest();
 }
 
 }  // namespace dashkv

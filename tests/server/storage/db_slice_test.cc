@@ -41,8 +41,11 @@ class DbSliceTest : public ::testing::Test {
     return keys;
   }
 
+  DbSliceTest() { changes_.SetInterest(changes_.Add(&stats_), kWantRemovals); }
+
+  ChangeListeners changes_;
   ShardStats stats_;
-  DbSlice db_{&stats_};
+  DbSlice db_{0, &stats_, &changes_};
 };
 
 TEST_F(DbSliceTest, FindOrAddFindErase) {
