@@ -83,6 +83,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterInfoCommand(registry);
   RegisterStringCommands(registry);
   RegisterLcsCommand(registry);
+  RegisterSwapDbCommand(registry);
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
   RegisterKeyMoveCommands(registry);

@@ -174,6 +174,7 @@ void RegisterDebugCommands(CommandRegistry* registry);
 void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterLcsCommand(CommandRegistry* registry);
+void RegisterSwapDbCommand(CommandRegistry* registry);
 void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);

@@ -50,7 +50,7 @@ class DbSliceTest : public ::testing::Test {
 
 TEST_F(DbSliceTest, FindOrAddFindErase) {
   EXPECT_EQ(db_.size(), 0u);
-  EXPECT_TRUE(db_.Find("a", kNow).is_done());
+  EXPECT_TRUE(db_.FindReadOnly("a", kNow).is_done());
   OpResult<DbSlice::AddResult> first = db_.FindOrAdd("a", kNow);
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(first->inserted);
@@ -62,11 +62,11 @@ TEST_F(DbSliceTest, FindOrAddFindErase) {
   std::string scratch;
   EXPECT_EQ(second->it->second.GetString(&scratch), "hello");
   EXPECT_EQ(db_.size(), 1u);
-  PrimeIterator it = db_.Find("a", kNow);
+  PrimeIterator it = db_.FindReadOnly("a", kNow);
   ASSERT_FALSE(it.is_done());
   db_.Erase(it);
   EXPECT_EQ(db_.size(), 0u);
-  EXPECT_TRUE(db_.Find("a", kNow).is_done());
+  EXPECT_TRUE(db_.FindReadOnly("a", kNow).is_done());
   Add("b");
   EXPECT_TRUE(db_.EraseKey("b", kNow));
   EXPECT_FALSE(db_.EraseKey("b", kNow));
@@ -75,14 +75,14 @@ TEST_F(DbSliceTest, FindOrAddFindErase) {
 
 TEST_F(DbSliceTest, HitsAndMisses) {
   Add("a");
-  db_.Find("a", kNow);
-  db_.Find("a", kNow);
-  db_.Find("nokey", kNow);
+  db_.FindReadOnly("a", kNow);
+  db_.FindReadOnly("a", kNow);
+  db_.FindReadOnly("nokey", kNow);
   EXPECT_EQ(stats_.keyspace_hits, 2u);
   EXPECT_EQ(stats_.keyspace_misses, 1u);
   // FindQuiet counts nothing.
-  db_.FindQuiet("a", kNow);
-  db_.FindQuiet("nokey", kNow);
+  db_.FindReadOnlyQuiet("a", kNow);
+  db_.FindReadOnlyQuiet("nokey", kNow);
   EXPECT_EQ(stats_.keyspace_hits, 2u);
   EXPECT_EQ(stats_.keyspace_misses, 1u);
 }
@@ -92,30 +92,30 @@ TEST_F(DbSliceTest, FindOfType) {
   OpResult<DbSlice::AddResult> l = db_.FindOrAdd("l", kNow);
   ASSERT_TRUE(l.ok());
   l->it->second.SetObject(ObjType::kList, 0, new FakeList);
-  EXPECT_TRUE(db_.FindOfType("s", ObjType::kString, kNow).ok());
-  EXPECT_EQ(db_.FindOfType("l", ObjType::kString, kNow).status(), OpStatus::kWrongType);
-  EXPECT_TRUE(db_.FindOfType("l", ObjType::kList, kNow).ok());
-  EXPECT_EQ(db_.FindOfType("nokey", ObjType::kString, kNow).status(), OpStatus::kKeyNotFound);
+  EXPECT_TRUE(db_.FindReadOnlyOfType("s", ObjType::kString, kNow).ok());
+  EXPECT_EQ(db_.FindReadOnlyOfType("l", ObjType::kString, kNow).status(), OpStatus::kWrongType);
+  EXPECT_TRUE(db_.FindReadOnlyOfType("l", ObjType::kList, kNow).ok());
+  EXPECT_EQ(db_.FindReadOnlyOfType("nokey", ObjType::kString, kNow).status(), OpStatus::kKeyNotFound);
 }
 
 TEST_F(DbSliceTest, SetExpireCountsExpires) {
   PrimeIterator a = Add("a");
   db_.SetExpire(a, kNow + 1000);
   EXPECT_EQ(db_.expires(), 1u);
-  a = db_.Find("a", kNow);
+  a = db_.FindReadOnly("a", kNow);
   db_.SetExpire(a, kNow + 2000);  // changing a deadline is not a new expire
   EXPECT_EQ(db_.expires(), 1u);
-  EXPECT_EQ(db_.Find("a", kNow)->first.ExpireTimeMs(), kNow + 2000);
+  EXPECT_EQ(db_.FindReadOnly("a", kNow)->first.ExpireTimeMs(), kNow + 2000);
   PrimeIterator b = Add("b");
   db_.SetExpire(b, kNow + 1000);
   Add("c");
   EXPECT_EQ(db_.expires(), 2u);
-  db_.SetExpire(db_.Find("a", kNow), 0);  // PERSIST
+  db_.SetExpire(db_.FindMutable("a", kNow), 0);  // PERSIST
   EXPECT_EQ(db_.expires(), 1u);
-  EXPECT_FALSE(db_.Find("a", kNow)->first.HasExpire());
-  db_.SetExpire(db_.Find("c", kNow), 0);  // removing a missing deadline changes nothing
+  EXPECT_FALSE(db_.FindReadOnly("a", kNow)->first.HasExpire());
+  db_.SetExpire(db_.FindMutable("c", kNow), 0);  // removing a missing deadline changes nothing
   EXPECT_EQ(db_.expires(), 1u);
-  db_.Erase(db_.Find("b", kNow));  // erasing a key with a deadline drops it from the count
+  db_.Erase(db_.FindMutable("b", kNow));  // erasing a key with a deadline drops it from the count
   EXPECT_EQ(db_.expires(), 0u);
   EXPECT_EQ(db_.size(), 2u);
 }
@@ -125,14 +125,14 @@ TEST_F(DbSliceTest, LazyExpiryCountsExpiredKeys) {
   db_.SetExpire(Add("b"), kNow + 100);
   db_.SetExpire(Add("c"), kNow + 100);
   Add("keep");
-  EXPECT_FALSE(db_.Find("a", kNow + 99).is_done());
-  EXPECT_TRUE(DbSlice::IsExpired(db_.FindQuiet("a", kNow + 99), kNow + 100));
+  EXPECT_FALSE(db_.FindReadOnly("a", kNow + 99).is_done());
+  EXPECT_TRUE(DbSlice::IsExpired(db_.FindReadOnlyQuiet("a", kNow + 99), kNow + 100));
   // The deadline itself is already past (deadline <= now).
-  EXPECT_TRUE(db_.Find("a", kNow + 100).is_done());
+  EXPECT_TRUE(db_.FindReadOnly("a", kNow + 100).is_done());
   EXPECT_EQ(stats_.expired_keys, 1u);
   EXPECT_EQ(db_.size(), 3u);
   EXPECT_EQ(db_.expires(), 2u);
-  EXPECT_TRUE(db_.FindQuiet("b", kNow + 200).is_done());
+  EXPECT_TRUE(db_.FindReadOnlyQuiet("b", kNow + 200).is_done());
   EXPECT_EQ(stats_.expired_keys, 2u);
   // A write to an expired key starts a fresh entry without a deadline.
   OpResult<DbSlice::AddResult> c = db_.FindOrAdd("c", kNow + 200);
@@ -170,7 +170,7 @@ TEST_F(DbSliceTest, ActiveExpireIsBoundedAndComplete) {
   EXPECT_EQ(stats_.expired_keys, static_cast<uint64_t>(kExpiring));
   EXPECT_EQ(db_.size(), static_cast<size_t>(kPlain));
   EXPECT_EQ(db_.expires(), 0u);
-  EXPECT_FALSE(db_.Find("p0", kNow + 10).is_done());
+  EXPECT_FALSE(db_.FindReadOnly("p0", kNow + 10).is_done());
   // With no deadlines left the cycle does nothing.
   EXPECT_EQ(db_.ActiveExpire(kNow + 10, 1000), 0u);
 }
@@ -184,7 +184,7 @@ TEST_F(DbSliceTest, ClearDropsEverything) {
   db_.Clear();
   EXPECT_EQ(db_.size(), 0u);
   EXPECT_EQ(db_.expires(), 0u);
-  EXPECT_TRUE(db_.Find("k1", kNow).is_done());
+  EXPECT_TRUE(db_.FindReadOnly("k1", kNow).is_done());
   EXPECT_TRUE(db_.RandomEntry(kNow).is_done());
   // Usable again after Clear.
   db_.SetExpire(Add("again"), kNow + 1000);
@@ -220,13 +220,13 @@ TEST_F(DbSliceTest, RandomEntry) {
   }
   EXPECT_EQ(seen, (std::set<std::string>{"a", "b"}));
   // Expired entries are never returned (and get deleted on the way).
-  db_.SetExpire(db_.Find("a", kNow), kNow + 1);
+  db_.SetExpire(db_.FindMutable("a", kNow), kNow + 1);
   for (int i = 0; i < 50; ++i) {
     PrimeIterator it = db_.RandomEntry(kNow + 1);
     ASSERT_FALSE(it.is_done());
     EXPECT_EQ(it->first.GetString(&scratch), "b");
   }
-  db_.SetExpire(db_.Find("b", kNow), kNow + 1);
+  db_.SetExpire(db_.FindMutable("b", kNow), kNow + 1);
   EXPECT_TRUE(db_.RandomEntry(kNow + 1).is_done());
 }
 
