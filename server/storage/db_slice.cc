@@ -93,11 +93,23 @@ OpResult<PrimeIterator> DbSlice::FindMutableOfType(std::string_view key, ObjType
 }
 
 OpResult<DbSlice::AddResult> DbSlice::FindOrAdd(std::string_view key, int64_t now_ms) {
+  return FindOrAddImpl(key, std::nullopt, now_ms);
+}
+
+OpResult<DbSlice::AddResult> DbSlice::FindOrAddOfType(std::string_view key, ObjType type,
+                                                      int64_t now_ms) {
+  return FindOrAddImpl(key, type, now_ms);
+}
+
+OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
+                                                    std::optional<ObjType> type,
+                                                    int64_t now_ms) {
   uint64_t hash = HashBytes(key);
   table_.Prefetch(hash);  // the bucket is written whether the key exists or not
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
     if (!IsExpired(it, now_ms)) {
+      if (type && it->second.type() != *type) return OpStatus::kWrongType;
       WillChange(key, it, hash);
       return AddResult{it, false};
     }
@@ -110,15 +122,6 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAdd(std::string_view key, int64_t no
   if (pos.is_done()) return OpStatus::kOutOfMemory;
   Notify(kNotifyNew, "new", key);
   return AddResult{pos, true};
-}
-
-OpResult<DbSlice::AddResult> DbSlice::FindOrAddOfType(std::string_view key, ObjType type,
-                                                      int64_t now_ms) {
-  PrimeIterator it = table_.Find(key);
-  if (!it.is_done() && !IsExpired(it, now_ms) && it->second.type() != type) {
-    return OpStatus::kWrongType;
-  }
-  return FindOrAdd(key, now_ms);
 }
 
 void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {

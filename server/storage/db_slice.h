@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,6 +136,9 @@ class DbSlice {
  private:
   friend class Shard;  // SWAPDB renumbers the slices
   void set_index(unsigned db_index) { db_index_ = db_index; }
+  // FindOrAdd, with the type an existing key must hold when `type` is set.
+  OpResult<AddResult> FindOrAddImpl(std::string_view key, std::optional<ObjType> type,
+                                    int64_t now_ms);
   // Runs BeforeChange for `it` (end(): an insert into the bucket of `hash`) and queues the
   // AfterWrite of `key`.
   void WillChange(std::string_view key, PrimeIterator it, uint64_t hash) {
