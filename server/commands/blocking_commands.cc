@@ -176,14 +176,17 @@ bool KeysLocked(Shard& shard, const BlockRequest& req) {
          shard.locks().Conflicts(LockHashOf(req.db, req.dest), LockMode::kExclusive);
 }
 
-// BLMOVE with source and destination on different shards, under locks on both.
+// BLMOVE with source and destination on different shards, under locks on both. The keyspace
+// events come in Redis's order: the destination's push, then the source's pop (and `del`),
+// raised by a last hop on the source's shard when anyone listens.
 awaitable<PopResult> MoveAcrossShards(ShardSet& ss, const BlockRequest& req, int64_t now) {
   unsigned src = ss.ShardOf(req.keys[0]), dst = ss.ShardOf(req.dest);
   OpStatus dst_status = co_await ss.Await(dst, [&](Shard& s) {
-    PrimeIterator it = s.db(req.db).FindQuiet(req.dest, now);
+    PrimeIterator it = s.db(req.db).FindReadOnlyQuiet(req.dest, now);
     return !it.is_done() && it->second.type() != ObjType::kList ? OpStatus::kWrongType
                                                                 : OpStatus::kOk;
   });
+  bool emptied = false, notify = false;
   PopResult popped = co_await ss.Await(src, [&](Shard& s) {
     PopResult out;
     out.status = CheckBlockedKey(s, req, 0, now);
@@ -192,29 +195,45 @@ awaitable<PopResult> MoveAcrossShards(ShardSet& ss, const BlockRequest& req, int
       out.status = dst_status;
       return out;
     }
-    ListValue* list = *FindList(s.db(req.db), req.keys[0], now);
+    DbSlice& slice = s.db(req.db);
+    PrimeIterator it = *FindMutableList(slice, req.keys[0], now);
+    ListValue* list = GetList(it->second);
     out.items.push_back(*list->Pop(req.from, ListOptions(*req.config)));
-    FinishListWrite(s.db(req.db), req.keys[0], now);
-    TouchWatchers(s, req.db, req.keys[0]);
+    notify = s.changes().notifies(kNotifyList) || s.changes().notifies(kNotifyGeneric);
+    if (list->empty()) {
+      slice.Erase(it, RemoveReason::kDeleted);
+      emptied = true;
+    } else {
+      it->second.set_object_encoding(list->encoding());
+    }
     return out;
   });
   if (popped.status != OpStatus::kOk) co_return popped;
   const std::string& value = popped.items[0];
   OpStatus pushed = co_await ss.Await(dst, [&](Shard& s) {
-    OpResult<ListValue*> list = FindOrAddList(s.db(req.db), req.dest, now);
-    if (!list) return list.status();
-    (*list)->Push(value, req.to, ListOptions(*req.config));
-    FinishListWrite(s.db(req.db), req.dest, now);
-    TouchWatchers(s, req.db, req.dest);
+    DbSlice& slice = s.db(req.db);
+    OpResult<PrimeIterator> it = FindOrAddList(slice, req.dest, now);
+    if (!it) return it.status();
+    GetList((*it)->second)->Push(value, req.to, ListOptions(*req.config));
+    FinishListWrite(slice, *it, req.dest);
+    slice.Notify(kNotifyList, PushEvent(req.to), req.dest);
     return OpStatus::kOk;
   });
-  if (pushed == OpStatus::kOk) co_return popped;
-  co_await ss.Await(src, [&](Shard& s) {  // out of memory: give the element back
-    OpResult<ListValue*> list = FindOrAddList(s.db(req.db), req.keys[0], now);
-    if (!list) return;
-    (*list)->Push(value, req.from, ListOptions(*req.config));
-    FinishListWrite(s.db(req.db), req.keys[0], now);
-    TouchWatchers(s, req.db, req.keys[0]);
+  if (pushed == OpStatus::kOk) {
+    if (notify) {
+      co_await ss.Await(src, [&](Shard& s) {
+        DbSlice& slice = s.db(req.db);
+        slice.Notify(kNotifyList, PopEvent(req.from), req.keys[0]);
+        if (emptied) slice.Notify(kNotifyGeneric, "del", req.keys[0]);
+      });
+    }
+    co_return popped;
+  }
+  co_await ss.Await(src, [&](Shard& s) {  // out of memory: give the element back, silently
+    OpResult<PrimeIterator> it = FindOrAddList(s.db(req.db), req.keys[0], now);
+    if (!it) return;
+    GetList((*it)->second)->Push(value, req.from, ListOptions(*req.config));
+    FinishListWrite(s.db(req.db), *it, req.keys[0]);
   });
   popped.status = pushed;
   co_return popped;

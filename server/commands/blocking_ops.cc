@@ -10,12 +10,8 @@
 
 namespace dashkv {
 
-void TouchWatchers(Shard& shard, unsigned db, std::string_view key) {
-  if (!shard.watches().empty()) shard.watches().Touch(LockKeyOf(db, key));
-}
-
 OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms) {
-  PrimeIterator it = shard.db(req.db).FindQuiet(req.keys[key], now_ms);
+  PrimeIterator it = shard.db(req.db).FindReadOnlyQuiet(req.keys[key], now_ms);
   if (it.is_done()) return OpStatus::kKeyNotFound;
   ObjType want = req.kind == BlockRequest::Kind::kZsetPop ? ObjType::kZset : ObjType::kList;
   return it->second.type() == want ? OpStatus::kOk : OpStatus::kWrongType;
@@ -29,12 +25,9 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
   out.status = OpStatus::kOk;
   switch (req.kind) {
     case BlockRequest::Kind::kListPop: {
-      ListValue* list = *FindList(db, k, now_ms);
-      ListValue::Options opts = ListOptions(*req.config);
-      size_t n = std::min<size_t>(static_cast<size_t>(req.count), list->size());
-      for (size_t i = 0; i < n; ++i) out.items.push_back(*list->Pop(req.from, opts));
-      FinishListWrite(db, k, now_ms);
-      TouchWatchers(shard, req.db, k);
+      PrimeIterator it = *FindMutableList(db, k, now_ms);
+      out.items = OpListPop(db, it, k, req.from, static_cast<size_t>(req.count),
+                            ListOptions(*req.config));
       break;
     }
     case BlockRequest::Kind::kListMove: {
@@ -44,19 +37,16 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
         out.status = moved.status();
       } else {
         out.items.push_back(std::move(**moved));
-        TouchWatchers(shard, req.db, k);
-        TouchWatchers(shard, req.db, req.dest);
       }
       break;
     }
     case BlockRequest::Kind::kZsetPop: {
-      PrimeIterator it = db.FindQuiet(k, now_ms);
+      PrimeIterator it = *db.FindMutableOfType(k, ObjType::kZset, now_ms);
       for (auto& [member, score] :
-           PopElements(db, it, static_cast<uint64_t>(req.count), req.zmax)) {
+           PopElements(db, it, k, static_cast<uint64_t>(req.count), req.zmax)) {
         out.items.push_back(std::move(member));
         out.scores.push_back(score);
       }
-      TouchWatchers(shard, req.db, k);
       break;
     }
   }
@@ -72,14 +62,17 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
     case BlockRequest::Kind::kListMove:
       return;  // the element is in the destination (blocking.h Design)
     case BlockRequest::Kind::kListPop: {
-      OpResult<ListValue*> list = FindOrAddList(db, k, now_ms);
-      if (!list) return;  // overwritten by another type, or out of memory
+      OpResult<PrimeIterator> entry = FindOrAddList(db, k, now_ms);
+      if (!entry) return;  // overwritten by another type, or out of memory
+      ListValue* list = GetList((*entry)->second);
       ListValue::Options opts = ListOptions(*req.config);
       // Popped first = nearest the end: pushed back last.
       for (auto it = popped.items.rbegin(); it != popped.items.rend(); ++it) {
-        (*list)->Push(*it, req.from, opts);
+        list->Push(*it, req.from, opts);
       }
-      FinishListWrite(db, k, now_ms);
+      FinishListWrite(db, *entry, k);
+      // The pop was announced: so is its undoing, a push to the same end.
+      db.Notify(kNotifyList, PushEvent(req.from), k);
       break;
     }
     case BlockRequest::Kind::kZsetPop: {
@@ -94,13 +87,17 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
                              ZsetValue::Create(popped.items.size(), max_len, limits).release());
       }
       ZsetValue& z = AsZset(it->second);
+      bool readded = false;
       for (size_t i = 0; i < popped.items.size(); ++i) {
-        if (!z.Score(popped.items[i])) z.Set(popped.items[i], popped.scores[i], limits);
+        if (z.Score(popped.items[i])) continue;
+        z.Set(popped.items[i], popped.scores[i], limits);
+        readded = true;
       }
+      // The pop was announced: so is its undoing.
+      if (readded) db.Notify(kNotifyZset, "zadd", k);
       break;
     }
   }
-  TouchWatchers(shard, req.db, k);
 }
 
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,

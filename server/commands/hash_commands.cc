@@ -26,29 +26,36 @@ HashValue::Limits HashLimits(const Config& config) {
 
 HashValue* GetHash(const CompactObj& obj) { return static_cast<HashValue*>(obj.GetObject()); }
 
+// Returns the hash at key for reading.
 OpResult<HashValue*> FindHash(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kHash, now_ms);
+  OpResult<PrimeIterator> res = db.FindReadOnlyOfType(key, ObjType::kHash, now_ms);
   if (!res) return res.status();
   return GetHash((*res)->second);
 }
 
-// Returns the hash at key, creating an empty one when missing. Invalidates iterators.
-OpResult<HashValue*> FindOrAddHash(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kHash, now_ms);
-  if (!added) return added.status();
-  if (!added->inserted) return GetHash(added->it->second);
-  auto* hash = new HashValue();
-  added->it->second.SetObject(ObjType::kHash, HashValue::kListpack, hash);
-  return hash;
+// Returns the entry of the hash at key for changing (kKeyNotFound / kWrongType otherwise).
+OpResult<PrimeIterator> FindMutableHash(DbSlice& db, std::string_view key, int64_t now_ms) {
+  return db.FindMutableOfType(key, ObjType::kHash, now_ms);
 }
 
-// After a write: deletes the key when its hash became empty, else records the encoding.
-void FinishWrite(DbSlice& db, std::string_view key, int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
-  if (it.is_done() || it->second.type() != ObjType::kHash) return;
+// Returns the entry of the hash at key for changing, creating an empty hash when missing.
+// Invalidates iterators.
+OpResult<PrimeIterator> FindOrAddHash(DbSlice& db, std::string_view key, int64_t now_ms) {
+  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kHash, now_ms);
+  if (!added) return added.status();
+  if (added->inserted) {
+    added->it->second.SetObject(ObjType::kHash, HashValue::kListpack, new HashValue());
+  }
+  return added->it;
+}
+
+// After a write to the hash at `it` (a mutable lookup of `key`): deletes the key when its hash
+// became empty (raising `del`), else records the encoding.
+void FinishWrite(ShardCmdContext& ctx, PrimeIterator it, std::string_view key) {
   HashValue* hash = GetHash(it->second);
-  if (hash->empty()) return db.Erase(it);
-  it->second.set_object_encoding(hash->encoding());
+  if (!hash->empty()) return it->second.set_object_encoding(hash->encoding());
+  ctx.db.Erase(it, RemoveReason::kDeleted);
+  ctx.db.Notify(kNotifyGeneric, "del", key);
 }
 
 // Sends the error of a failed lookup; missing keys get `on_missing` instead.
@@ -65,23 +72,29 @@ void CmdHSet(CmdArgs args, ShardCmdContext& ctx) {
     return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
                                    "' command"));
   }
-  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
+  HashValue* hash = GetHash((*res)->second);
   HashValue::Limits limits = HashLimits(ctx.config);
   int64_t added = 0;
-  for (size_t i = 2; i < args.size(); i += 2) added += (*res)->Set(args[i], args[i + 1], limits);
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  for (size_t i = 2; i < args.size(); i += 2) added += hash->Set(args[i], args[i + 1], limits);
+  FinishWrite(ctx, *res, args[1]);
+  ctx.db.Notify(kNotifyHash, "hset", args[1]);
   kReplyOk ? ctx.rb.SendOk() : ctx.rb.SendLong(added);
 }
 
 // HSETNX key field value
 void CmdHSetNx(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
-  bool added = (*res)->Set(args[2], args[3], HashLimits(ctx.config),
-                           HashValue::SetMode::kIfMissing);
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
-  if (!added) ctx.NoChange();
+  bool added = GetHash((*res)->second)->Set(args[2], args[3], HashLimits(ctx.config),
+                                            HashValue::SetMode::kIfMissing);
+  FinishWrite(ctx, *res, args[1]);
+  if (added) {
+    ctx.db.Notify(kNotifyHash, "hset", args[1]);
+  } else {
+    ctx.NoChange();
+  }
   ctx.rb.SendLong(added ? 1 : 0);
 }
 
@@ -108,12 +121,18 @@ void CmdHMGet(CmdArgs args, ShardCmdContext& ctx) {
 
 // HDEL key field [field ...]
 void CmdHDel(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<HashValue*> res = FindHash(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return ReplyLookupError(ctx, res.status(), [&] { ctx.rb.SendLong(0); });
+  HashValue* hash = GetHash((*res)->second);
   int64_t deleted = 0;
-  for (size_t i = 2; i < args.size() && !(*res)->empty(); ++i) deleted += (*res)->Delete(args[i]);
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
-  if (deleted == 0) ctx.NoChange();
+  for (size_t i = 2; i < args.size() && !hash->empty(); ++i) deleted += hash->Delete(args[i]);
+  if (deleted == 0) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
+  // Redis raises `hdel` before the `del` of an emptied hash.
+  ctx.db.Notify(kNotifyHash, "hdel", args[1]);
+  FinishWrite(ctx, *res, args[1]);
   ctx.rb.SendLong(deleted);
 }
 
@@ -163,28 +182,29 @@ void CmdHGetAll(CmdArgs args, ShardCmdContext& ctx) {
 void CmdHIncrBy(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> incr = ParseStrictInt(args[3]);
   if (!incr) return SendOpError(ctx, OpStatus::kNotAnInteger);
-  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
-  HashValue* hash = *res;
+  HashValue* hash = GetHash((*res)->second);
   std::string scratch;
   int64_t current = 0;
   if (std::optional<std::string_view> v = hash->Get(args[2], &scratch)) {
     std::optional<int64_t> parsed = ParseStrictInt(*v);
     if (!parsed) {
-      FinishWrite(ctx.db, args[1], ctx.now_ms);
+      FinishWrite(ctx, *res, args[1]);
       return ctx.rb.SendError("ERR hash value is not an integer");
     }
     current = *parsed;
   }
   int64_t result;
   if (__builtin_add_overflow(current, *incr, &result)) {
-    FinishWrite(ctx.db, args[1], ctx.now_ms);
+    FinishWrite(ctx, *res, args[1]);
     return SendOpError(ctx, OpStatus::kIncrOverflow);
   }
   char buf[24];
   size_t len = FormatInt64(result, buf);
   hash->Set(args[2], std::string_view(buf, len), HashLimits(ctx.config));
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishWrite(ctx, *res, args[1]);
+  ctx.db.Notify(kNotifyHash, "hincrby", args[1]);
   ctx.rb.SendLong(result);
 }
 
@@ -193,27 +213,28 @@ void CmdHIncrByFloat(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<long double> incr = ParseLongDouble(args[3]);
   if (!incr) return SendOpError(ctx, OpStatus::kNotAFloat);
   if (std::isinf(*incr)) return ctx.rb.SendError("ERR value is NaN or Infinity");
-  OpResult<HashValue*> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
-  HashValue* hash = *res;
+  HashValue* hash = GetHash((*res)->second);
   std::string scratch;
   long double current = 0;
   if (std::optional<std::string_view> v = hash->Get(args[2], &scratch)) {
     std::optional<long double> parsed = ParseLongDouble(*v);
     if (!parsed) {
-      FinishWrite(ctx.db, args[1], ctx.now_ms);
+      FinishWrite(ctx, *res, args[1]);
       return ctx.rb.SendError("ERR hash value is not a float");
     }
     current = *parsed;
   }
   long double sum = current + *incr;
   if (std::isnan(sum) || std::isinf(sum)) {
-    FinishWrite(ctx.db, args[1], ctx.now_ms);
+    FinishWrite(ctx, *res, args[1]);
     return SendOpError(ctx, OpStatus::kNanOrInf);
   }
   std::string text = FormatLongDouble(sum);
   hash->Set(args[2], text, HashLimits(ctx.config));
-  FinishWrite(ctx.db, args[1], ctx.now_ms);
+  FinishWrite(ctx, *res, args[1]);
+  ctx.db.Notify(kNotifyHash, "hincrbyfloat", args[1]);
   ctx.rb.SendBulk(text);
 }
 

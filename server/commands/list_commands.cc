@@ -35,16 +35,18 @@ void SendError(ShardCmdContext& ctx, OpStatus st) { SendOpError(ctx, st); }
 // LPUSH/RPUSH/LPUSHX/RPUSHX key element [element ...]
 template <ListEnd kEnd, bool kOnlyExisting>
 void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<ListValue*> res = kOnlyExisting ? FindList(ctx.db, args[1], ctx.now_ms)
-                                           : FindOrAddList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = kOnlyExisting ? FindMutableList(ctx.db, args[1], ctx.now_ms)
+                                              : FindOrAddList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
     return SendError(ctx, res.status());
   }
+  ListValue* list = GetList((*res)->second);
   ListValue::Options opts = ListOptions(ctx.config);
-  for (size_t i = 2; i < args.size(); ++i) (*res)->Push(args[i], kEnd, opts);
-  int64_t len = static_cast<int64_t>((*res)->size());
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  for (size_t i = 2; i < args.size(); ++i) list->Push(args[i], kEnd, opts);
+  int64_t len = static_cast<int64_t>(list->size());
+  FinishListWrite(ctx.db, *res, args[1]);
+  ctx.db.Notify(kNotifyList, PushEvent(kEnd), args[1]);
   ctx.rb.SendLong(len);
 }
 
@@ -62,26 +64,24 @@ void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
     if (!c || *c < 0) return ctx.rb.SendError("ERR value is out of range, must be positive");
     count = *c;
   }
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
     return with_count ? ctx.rb.SendNullArray() : ctx.rb.SendNull();
   }
-  ListValue::Options opts = ListOptions(ctx.config);
-  ListValue* list = *res;
-  if (!with_count) {
-    ctx.rb.SendBulk(*list->Pop(kEnd, opts));
-  } else {
-    size_t n = std::min<size_t>(static_cast<size_t>(count), list->size());
-    ctx.rb.StartArray(n);
-    for (size_t i = 0; i < n; ++i) ctx.rb.SendBulk(*list->Pop(kEnd, opts));
+  if (count == 0) {  // COUNT 0: nothing popped, no event (Redis)
+    ctx.NoChange();
+    return ctx.rb.SendEmptyArray();
   }
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  std::vector<std::string> popped = OpListPop(ctx.db, *res, args[1], kEnd,
+                                              static_cast<size_t>(count), ListOptions(ctx.config));
+  if (!with_count) return ctx.rb.SendBulk(popped[0]);
+  ctx.rb.SendBulkArray(popped);
 }
 
 // LLEN key
 void CmdLLen(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res && res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
   ctx.rb.SendLong(res ? static_cast<int64_t>((*res)->size()) : 0);
 }
@@ -90,7 +90,7 @@ void CmdLLen(CmdArgs args, ShardCmdContext& ctx) {
 void CmdLIndex(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> index = ParseStrictInt(args[2]);
   if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendNull();
     return SendError(ctx, res.status());
@@ -103,15 +103,16 @@ void CmdLIndex(CmdArgs args, ShardCmdContext& ctx) {
 void CmdLSet(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> index = ParseStrictInt(args[2]);
   if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     return SendError(ctx, res.status() == OpStatus::kKeyNotFound ? OpStatus::kNoSuchKey
                                                                  : res.status());
   }
-  if (!(*res)->Set(*index, args[3], ListOptions(ctx.config))) {
+  if (!GetList((*res)->second)->Set(*index, args[3], ListOptions(ctx.config))) {
     return SendError(ctx, OpStatus::kOutOfRange);
   }
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  FinishListWrite(ctx.db, *res, args[1]);
+  ctx.db.Notify(kNotifyList, "lset", args[1]);
   ctx.rb.SendOk();
 }
 
@@ -130,12 +131,12 @@ void CmdLRange(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> start = ParseStrictInt(args[2]);
   std::optional<int64_t> stop = ParseStrictInt(args[3]);
   if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendEmptyArray();
     return SendError(ctx, res.status());
   }
-  ListValue* list = *res;
+  const ListValue* list = *res;
   if (!NormalizeRange(static_cast<int64_t>(list->size()), &*start, &*stop)) {
     return ctx.rb.SendEmptyArray();
   }
@@ -153,13 +154,16 @@ void CmdLTrim(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> start = ParseStrictInt(args[2]);
   std::optional<int64_t> stop = ParseStrictInt(args[3]);
   if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendOk();
     return SendError(ctx, res.status());
   }
-  (*res)->Trim(static_cast<long>(*start), static_cast<long>(*stop), ListOptions(ctx.config));
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  GetList((*res)->second)
+      ->Trim(static_cast<long>(*start), static_cast<long>(*stop), ListOptions(ctx.config));
+  // Redis raises `ltrim` (and touches WATCH) even when nothing was trimmed.
+  ctx.db.Notify(kNotifyList, "ltrim", args[1]);
+  FinishListWrite(ctx.db, *res, args[1]);
   ctx.rb.SendOk();
 }
 
@@ -173,16 +177,19 @@ void CmdLInsert(CmdArgs args, ShardCmdContext& ctx) {
   } else {
     return SendError(ctx, OpStatus::kSyntaxError);
   }
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
     return SendError(ctx, res.status());
   }
-  if (!(*res)->Insert(args[3], args[4], where, ListOptions(ctx.config))) {
+  ListValue* list = GetList((*res)->second);
+  if (!list->Insert(args[3], args[4], where, ListOptions(ctx.config))) {
+    ctx.NoChange();  // no pivot
     return ctx.rb.SendLong(-1);
   }
-  int64_t len = static_cast<int64_t>((*res)->size());
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  int64_t len = static_cast<int64_t>(list->size());
+  FinishListWrite(ctx.db, *res, args[1]);
+  ctx.db.Notify(kNotifyList, "linsert", args[1]);
   ctx.rb.SendLong(len);
 }
 
@@ -190,13 +197,19 @@ void CmdLInsert(CmdArgs args, ShardCmdContext& ctx) {
 void CmdLRem(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> count = ParseStrictInt(args[2]);
   if (!count) return SendError(ctx, OpStatus::kNotAnInteger);
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
     return SendError(ctx, res.status());
   }
-  size_t n = (*res)->Remove(args[3], static_cast<long>(*count), ListOptions(ctx.config));
-  FinishListWrite(ctx.db, args[1], ctx.now_ms);
+  size_t n = GetList((*res)->second)
+                 ->Remove(args[3], static_cast<long>(*count), ListOptions(ctx.config));
+  if (n == 0) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
+  ctx.db.Notify(kNotifyList, "lrem", args[1]);
+  FinishListWrite(ctx.db, *res, args[1]);
   ctx.rb.SendLong(static_cast<int64_t>(n));
 }
 
@@ -245,11 +258,11 @@ bool ParseLPos(CmdArgs args, ShardCmdContext& ctx, LPosParams* p) {
 void CmdLPos(CmdArgs args, ShardCmdContext& ctx) {
   LPosParams p;
   if (!ParseLPos(args, ctx, &p)) return;
-  OpResult<ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
+  OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res && res.status() != OpStatus::kKeyNotFound) return SendError(ctx, res.status());
   std::vector<int64_t> found;
   if (res) {
-    ListValue* list = *res;
+    const ListValue* list = *res;
     int64_t len = static_cast<int64_t>(list->size());
     bool backward = p.rank < 0;
     // |rank| - 1 matches to skip. Redis 7.0 negates INT64_MIN into itself and then matches
@@ -299,43 +312,74 @@ void CmdLMove(CmdArgs args, ShardCmdContext& ctx) {
   ReplyMove(ctx, args, *from, *to);
 }
 
-// The cross-shard form of LMOVE/RPOPLPUSH (see the file comment).
+// The cross-shard form of LMOVE/RPOPLPUSH (see the file comment). Its keyspace events come in
+// Redis's order: the destination's push, then the source's pop (and `del`), raised by a last
+// hop on the source's shard when anyone listens.
 awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from, ListEnd to) {
   ShardSet& ss = ctx.server.shard_set();
   const Config& config = ctx.server.config();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view src = args[1], dst = args[2];
+  struct Popped {
+    OpStatus status = OpStatus::kOk;
+    std::optional<std::string> value;  // nullopt: the source is missing
+    bool emptied = false;              // the pop deleted the source
+    bool notify = false;               // its events are to be raised after the push
+  };
   // Hop 1: pop from the source (a wrong-typed destination is found in hop 2 and undone in 3).
-  OpResult<std::optional<std::string>> popped =
-      co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) -> OpResult<std::optional<std::string>> {
-        OpResult<ListValue*> list = FindList(shard.db(db), src, now);
-        if (!list) {
-          if (list.status() == OpStatus::kKeyNotFound) return std::optional<std::string>();
-          return list.status();
-        }
-        std::optional<std::string> v = (*list)->Pop(from, ListOptions(config));
-        FinishListWrite(shard.db(db), src, now);
-        return v;
-      });
-  if (!popped) co_return ctx.SendStatus(popped.status());
-  if (!*popped) co_return ctx.rb.SendNull();
-  const std::string& value = **popped;
+  Popped popped = co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
+    Popped out;
+    DbSlice& slice = shard.db(db);
+    OpResult<PrimeIterator> it = FindMutableList(slice, src, now);
+    if (!it) {
+      if (it.status() != OpStatus::kKeyNotFound) out.status = it.status();
+      return out;
+    }
+    ListValue* list = GetList((*it)->second);
+    out.value = list->Pop(from, ListOptions(config));
+    out.notify = shard.changes().notifies(kNotifyList) || shard.changes().notifies(kNotifyGeneric);
+    if (list->empty()) {
+      slice.Erase(*it, RemoveReason::kDeleted);
+      out.emptied = true;
+    } else {
+      (*it)->second.set_object_encoding(list->encoding());
+    }
+    return out;
+  });
+  if (popped.status != OpStatus::kOk) co_return ctx.SendStatus(popped.status);
+  if (!popped.value) {
+    ctx.NoChange();
+    co_return ctx.rb.SendNull();
+  }
+  const std::string& value = *popped.value;
   // Hop 2: push to the destination.
   OpStatus pushed = co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
-    OpResult<ListValue*> list = FindOrAddList(shard.db(db), dst, now);
-    if (!list) return list.status();
-    (*list)->Push(value, to, ListOptions(config));
-    FinishListWrite(shard.db(db), dst, now);
+    DbSlice& slice = shard.db(db);
+    OpResult<PrimeIterator> it = FindOrAddList(slice, dst, now);
+    if (!it) return it.status();
+    GetList((*it)->second)->Push(value, to, ListOptions(config));
+    FinishListWrite(slice, *it, dst);
+    slice.Notify(kNotifyList, PushEvent(to), dst);
     return OpStatus::kOk;
   });
-  if (pushed == OpStatus::kOk) co_return ctx.rb.SendBulk(value);
-  // Hop 3: give the element back to the source end it came from.
+  if (pushed == OpStatus::kOk) {
+    if (popped.notify) {
+      co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
+        DbSlice& slice = shard.db(db);
+        slice.Notify(kNotifyList, PopEvent(from), src);
+        if (popped.emptied) slice.Notify(kNotifyGeneric, "del", src);
+      });
+    }
+    co_return ctx.rb.SendBulk(value);
+  }
+  // Hop 3: give the element back to the source end it came from (no event: as far as
+  // observers of the keyspace go, nothing moved).
   co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
-    OpResult<ListValue*> list = FindOrAddList(shard.db(db), src, now);
-    if (!list) return;  // the source was replaced by a non-list meanwhile
-    (*list)->Push(value, from, ListOptions(config));
-    FinishListWrite(shard.db(db), src, now);
+    OpResult<PrimeIterator> it = FindOrAddList(shard.db(db), src, now);
+    if (!it) return;  // the source was replaced by a non-list meanwhile
+    GetList((*it)->second)->Push(value, from, ListOptions(config));
+    FinishListWrite(shard.db(db), *it, src);
   });
   ctx.SendStatus(pushed);
 }
@@ -407,16 +451,14 @@ awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
     Found f = co_await ss.Await(sid, [&](Shard& shard) {
       Found out;
       for (size_t k = i; k < run_end; ++k) {
-        OpResult<ListValue*> list = FindList(shard.db(db), args[k], now);
-        if (!list) {
-          if (list.status() == OpStatus::kKeyNotFound) continue;
-          out.status = list.status();
+        OpResult<PrimeIterator> it = FindMutableList(shard.db(db), args[k], now);
+        if (!it) {
+          if (it.status() == OpStatus::kKeyNotFound) continue;
+          out.status = it.status();
           return out;
         }
-        ListValue::Options opts = ListOptions(config);
-        size_t n = std::min<size_t>(static_cast<size_t>(a.count), (*list)->size());
-        for (size_t j = 0; j < n; ++j) out.items.push_back(*(*list)->Pop(a.end, opts));
-        FinishListWrite(shard.db(db), args[k], now);
+        out.items = OpListPop(shard.db(db), *it, args[k], a.end, static_cast<size_t>(a.count),
+                              ListOptions(config));
         out.key = k;
         return out;
       }
@@ -432,6 +474,7 @@ awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
     }
     i = run_end;
   }
+  ctx.NoChange();
   ctx.rb.SendNullArray();
 }
 

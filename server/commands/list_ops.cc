@@ -1,5 +1,7 @@
 #include "server/commands/list_ops.h"
 
+#include <algorithm>
+
 #include "core/str_util.h"
 
 namespace dashkv {
@@ -11,27 +13,49 @@ ListValue::Options ListOptions(const Config& config) {
   return o;
 }
 
-OpResult<ListValue*> FindList(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kList, now_ms);
+OpResult<const ListValue*> FindList(DbSlice& db, std::string_view key, int64_t now_ms) {
+  OpResult<PrimeIterator> res = db.FindReadOnlyOfType(key, ObjType::kList, now_ms);
   if (!res) return res.status();
   return GetList((*res)->second);
 }
 
-OpResult<ListValue*> FindOrAddList(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kList, now_ms);
-  if (!added) return added.status();
-  if (!added->inserted) return GetList(added->it->second);
-  auto* list = new ListValue();
-  added->it->second.SetObject(ObjType::kList, ListValue::kListpack, list);
-  return list;
+OpResult<PrimeIterator> FindMutableList(DbSlice& db, std::string_view key, int64_t now_ms) {
+  return db.FindMutableOfType(key, ObjType::kList, now_ms);
 }
 
-void FinishListWrite(DbSlice& db, std::string_view key, int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
-  if (it.is_done() || it->second.type() != ObjType::kList) return;
+OpResult<PrimeIterator> FindOrAddList(DbSlice& db, std::string_view key, int64_t now_ms) {
+  OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kList, now_ms);
+  if (!added) return added.status();
+  if (added->inserted) {
+    added->it->second.SetObject(ObjType::kList, ListValue::kListpack, new ListValue());
+  }
+  return added->it;
+}
+
+bool FinishListWrite(DbSlice& db, PrimeIterator it, std::string_view key) {
   ListValue* list = GetList(it->second);
-  if (list->empty()) return db.Erase(it);
-  it->second.set_object_encoding(list->encoding());
+  if (!list->empty()) {
+    it->second.set_object_encoding(list->encoding());
+    return false;
+  }
+  db.Erase(it, RemoveReason::kDeleted);
+  db.Notify(kNotifyGeneric, "del", key);
+  return true;
+}
+
+std::string_view PushEvent(ListEnd end) { return end == ListEnd::kHead ? "lpush" : "rpush"; }
+std::string_view PopEvent(ListEnd end) { return end == ListEnd::kHead ? "lpop" : "rpop"; }
+
+std::vector<std::string> OpListPop(DbSlice& db, PrimeIterator it, std::string_view key,
+                                   ListEnd end, size_t count, const ListValue::Options& opts) {
+  ListValue* list = GetList(it->second);
+  size_t n = std::min(count, list->size());
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(*list->Pop(end, opts));
+  db.Notify(kNotifyList, PopEvent(end), key);
+  FinishListWrite(db, it, key);
+  return out;
 }
 
 std::optional<ListEnd> ParseListEnd(std::string_view s) {
@@ -43,20 +67,28 @@ std::optional<ListEnd> ParseListEnd(std::string_view s) {
 OpResult<std::optional<std::string>> OpListMove(DbSlice& db, const Config& config,
                                                 std::string_view src, std::string_view dst,
                                                 ListEnd from, ListEnd to, int64_t now_ms) {
-  OpResult<ListValue*> source = FindList(db, src, now_ms);
-  if (!source) {
-    if (source.status() == OpStatus::kKeyNotFound) return std::optional<std::string>();
-    return source.status();
-  }
-  PrimeIterator dit = db.FindQuiet(dst, now_ms);
-  if (!dit.is_done() && dit->second.type() != ObjType::kList) return OpStatus::kWrongType;
+  // The checks only read, as a write's lookups: no keyspace hit or miss (Redis: a missing
+  // source answers nil whatever the destination holds).
+  PrimeIterator dit = db.FindReadOnlyQuiet(dst, now_ms);
+  const bool dst_wrong = !dit.is_done() && dit->second.type() != ObjType::kList;
+  PrimeIterator source = db.FindReadOnlyQuiet(src, now_ms);
+  if (source.is_done()) return std::optional<std::string>();
+  if (source->second.type() != ObjType::kList || dst_wrong) return OpStatus::kWrongType;
   ListValue::Options opts = ListOptions(config);
-  std::optional<std::string> v = (*source)->Pop(from, opts);
-  FinishListWrite(db, src, now_ms);  // may erase src before dst is added (iterators change)
-  OpResult<ListValue*> dest = FindOrAddList(db, dst, now_ms);
+  // The destination first: creating it may move entries, and it must exist before the pop (the
+  // element is never lost to an allocation failure).
+  OpResult<PrimeIterator> dest = FindOrAddList(db, dst, now_ms);
   if (!dest) return dest.status();
-  (*dest)->Push(*v, to, opts);
-  FinishListWrite(db, dst, now_ms);
+  OpResult<PrimeIterator> sit = src == dst ? dest : FindMutableList(db, src, now_ms);
+  if (!sit) return sit.status();
+  ListValue* dlist = GetList((*dest)->second);
+  ListValue* slist = GetList((*sit)->second);
+  std::optional<std::string> v = slist->Pop(from, opts);
+  dlist->Push(*v, to, opts);
+  (*dest)->second.set_object_encoding(dlist->encoding());
+  db.Notify(kNotifyList, PushEvent(to), dst);
+  db.Notify(kNotifyList, PopEvent(from), src);
+  if (src != dst) FinishListWrite(db, *sit, src);
   return v;
 }
 

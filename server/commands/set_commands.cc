@@ -26,6 +26,13 @@ using boost::asio::awaitable;
 
 SetLimits Limits(const ShardCmdContext& ctx) { return SetLimits::From(ctx.config); }
 
+// Deletes the set at `it` (a mutable lookup of `key`) when it became empty, raising `del`.
+void EraseIfEmpty(ShardCmdContext& ctx, PrimeIterator it, std::string_view key) {
+  if (!AsSet(it->second).empty()) return;
+  ctx.db.Erase(it, RemoveReason::kDeleted);
+  ctx.db.Notify(kNotifyGeneric, "del", key);
+}
+
 // SADD key member [member ...]
 void CmdSAdd(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<DbSlice::AddResult> added = ctx.db.FindOrAddOfType(args[1], ObjType::kSet, ctx.now_ms);
@@ -39,39 +46,47 @@ void CmdSAdd(CmdArgs args, ShardCmdContext& ctx) {
   SetValue& set = AsSet(it->second);
   int64_t n = 0;
   for (size_t i = 2; i < args.size(); ++i) n += set.Add(args[i], limits);
-  if (n == 0 && !added->inserted) ctx.NoChange();
+  if (n > 0) {
+    ctx.db.Notify(kNotifySet, "sadd", args[1]);
+  } else {
+    ctx.NoChange();
+  }
   ctx.rb.SendLong(n);
 }
 
 // SREM key member [member ...]
 void CmdSRem(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindMutableOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) return SendLongOrError(ctx, found.status(), 0);
   SetValue& set = AsSet((*found)->second);
   int64_t n = 0;
   for (size_t i = 2; i < args.size() && !set.empty(); ++i) n += set.Remove(args[i]);
-  if (set.empty()) ctx.db.Erase(*found);
-  if (n == 0) ctx.NoChange();
+  if (n == 0) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
+  ctx.db.Notify(kNotifySet, "srem", args[1]);
+  EraseIfEmpty(ctx, *found, args[1]);
   ctx.rb.SendLong(n);
 }
 
 // SCARD key
 void CmdSCard(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) return SendLongOrError(ctx, found.status(), 0);
   ctx.rb.SendLong(static_cast<int64_t>(AsSet((*found)->second).size()));
 }
 
 // SISMEMBER key member
 void CmdSIsMember(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) return SendLongOrError(ctx, found.status(), 0);
   ctx.rb.SendLong(AsSet((*found)->second).Contains(args[2]) ? 1 : 0);
 }
 
 // SMISMEMBER key member [member ...]
 void CmdSMIsMember(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
   ctx.rb.StartArray(args.size() - 2);
   for (size_t i = 2; i < args.size(); ++i) {
@@ -81,7 +96,7 @@ void CmdSMIsMember(CmdArgs args, ShardCmdContext& ctx) {
 
 // SMEMBERS key
 void CmdSMembers(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
     return ctx.rb.StartSet(0);
@@ -100,24 +115,30 @@ void CmdSPop(CmdArgs args, ShardCmdContext& ctx) {
     if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindMutableOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
     return count < 0 ? ctx.rb.SendNull() : ctx.rb.StartSet(0);
   }
+  if (count == 0) {  // nothing popped, no event (Redis)
+    ctx.NoChange();
+    return ctx.rb.StartSet(0);
+  }
   SetValue& set = AsSet((*found)->second);
+  ctx.db.Notify(kNotifySet, "spop", args[1]);
   if (count < 0) {
     ctx.rb.SendBulk(set.PopRandom());
   } else if (static_cast<uint64_t>(count) >= set.size()) {
     ctx.rb.StartSet(set.size());
     set.ForEach([&](std::string_view m) { ctx.rb.SendBulk(m); });
-    ctx.db.Erase(*found);
+    ctx.db.Erase(*found, RemoveReason::kDeleted);
+    ctx.db.Notify(kNotifyGeneric, "del", args[1]);
     return;
   } else {
     ctx.rb.StartSet(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) ctx.rb.SendBulk(set.PopRandom());
   }
-  if (set.empty()) ctx.db.Erase(*found);
+  EraseIfEmpty(ctx, *found, args[1]);
 }
 
 // SRANDMEMBER key [count]
@@ -129,7 +150,7 @@ void CmdSRandMember(CmdArgs args, ShardCmdContext& ctx) {
     if (!rc) return ctx.SendStatus(rc.status());
     count = rc->count;
   }
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
     return count ? ctx.rb.SendEmptyArray() : ctx.rb.SendNull();
@@ -156,7 +177,7 @@ void CmdSRandMember(CmdArgs args, ShardCmdContext& ctx) {
 void CmdSScan(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<ScanArgs> sa = ParseScanArgs(args);
   if (!sa) return ctx.SendStatus(sa.status());
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kSet, ctx.now_ms);
+  OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[1], ObjType::kSet, ctx.now_ms);
   std::vector<std::string> members;
   uint64_t next = 0;
   if (found) {
@@ -173,7 +194,7 @@ void CmdSScan(CmdArgs args, ShardCmdContext& ctx) {
 void CmdSMove(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<int64_t> res = OpSMove(ctx.db, args[1], args[2], args[3], Limits(ctx), ctx.now_ms);
   if (!res) return ctx.SendStatus(res.status());
-  if (*res == 0) ctx.NoChange();
+  if (*res == 0 || args[1] == args[2]) ctx.NoChange();
   ctx.rb.SendLong(*res);
 }
 
@@ -185,8 +206,9 @@ awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
   SetLimits limits = SetLimits::From(ctx.server.config());
   std::string_view src = args[1], dst = args[2], member = args[3];
   OpStatus dst_status = co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
-    OpResult<PrimeIterator> d = shard.db(db).FindOfType(dst, ObjType::kSet, now);
-    return d.status() == OpStatus::kWrongType ? OpStatus::kWrongType : OpStatus::kOk;
+    PrimeIterator d = shard.db(db).FindReadOnlyQuiet(dst, now);
+    return !d.is_done() && d->second.type() != ObjType::kSet ? OpStatus::kWrongType
+                                                             : OpStatus::kOk;
   });
   OpResult<int64_t> removed = co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
     return OpSRemoveChecked(shard.db(db), src, member, dst_status, now);
@@ -201,6 +223,16 @@ awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(*removed);
 }
 
+// The keyspace event of a STORE form.
+std::string_view StoreEvent(SetOp op) {
+  switch (op) {
+    case SetOp::kInter: return "sinterstore";
+    case SetOp::kUnion: return "sunionstore";
+    case SetOp::kDiff: return "sdiffstore";
+  }
+  return "";
+}
+
 // SINTER / SUNION / SDIFF key [key ...] and the STORE forms (destination first), all keys on
 // this shard.
 template <SetOp kOp, bool kStore>
@@ -209,15 +241,17 @@ void CmdSetAlgebra(CmdArgs args, ShardCmdContext& ctx) {
   std::vector<SetOperand> operands;
   operands.reserve(args.size() - first);
   for (size_t i = first; i < args.size(); ++i) {
-    OpResult<PrimeIterator> found = ctx.db.FindOfType(args[i], ObjType::kSet, ctx.now_ms);
+    OpResult<PrimeIterator> found = ctx.db.FindReadOnlyOfType(args[i], ObjType::kSet, ctx.now_ms);
     if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
     operands.push_back(found ? SetOperand(&AsSet((*found)->second)) : SetOperand());
   }
   std::vector<std::string> result = ComputeSetOp(kOp, operands);
   if (!kStore) return SendMemberSet(ctx.rb, result);
-  OpResult<int64_t> stored = StoreSet(ctx.db, args[1], result, Limits(ctx), ctx.now_ms);
+  OpResult<StoreResult> stored =
+      StoreSet(ctx.db, args[1], result, Limits(ctx), StoreEvent(kOp), ctx.now_ms);
   if (!stored) return ctx.SendStatus(stored.status());
-  ctx.rb.SendLong(*stored);
+  if (!stored->changed) ctx.NoChange();
+  ctx.rb.SendLong(stored->size);
 }
 
 // The same with keys on several shards: gather, compute here, then store in a second hop.
@@ -230,9 +264,10 @@ awaitable<void> CmdSetAlgebraMulti(CmdArgs args, ConnCmdContext& ctx) {
   std::vector<SetOperand> operands = OperandsOf(*gathered);
   std::vector<std::string> result = ComputeSetOp(kOp, operands);
   if (!kStore) co_return SendMemberSet(ctx.rb, result);
-  OpResult<int64_t> stored = co_await StoreSetRemote(ctx, args[1], result);
+  OpResult<StoreResult> stored = co_await StoreSetRemote(ctx, args[1], result, StoreEvent(kOp));
   if (!stored) co_return ctx.SendStatus(stored.status());
-  ctx.rb.SendLong(*stored);
+  if (!stored->changed) ctx.NoChange();
+  ctx.rb.SendLong(stored->size);
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
@@ -249,7 +284,7 @@ awaitable<void> CmdSInterCard(CmdArgs args, ConnCmdContext& ctx) {
     card = co_await ss.Await(*sid, [&](Shard& shard) -> OpResult<int64_t> {
       std::vector<SetOperand> operands;
       for (size_t i = first; i <= last; ++i) {
-        OpResult<PrimeIterator> f = shard.db(db).FindOfType(args[i], ObjType::kSet, now);
+        OpResult<PrimeIterator> f = shard.db(db).FindReadOnlyOfType(args[i], ObjType::kSet, now);
         if (!f && f.status() != OpStatus::kKeyNotFound) return f.status();
         operands.push_back(f ? SetOperand(&AsSet((*f)->second)) : SetOperand());
       }

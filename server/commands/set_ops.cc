@@ -107,13 +107,15 @@ void SendMemberSet(io::ReplyBuilder& rb, const std::vector<std::string>& members
   for (const std::string& m : members) rb.SendBulk(m);
 }
 
-OpResult<int64_t> StoreSet(DbSlice& db, std::string_view key,
-                           const std::vector<std::string>& members, const SetLimits& limits,
-                           int64_t now_ms) {
+OpResult<StoreResult> StoreSet(DbSlice& db, std::string_view key,
+                               const std::vector<std::string>& members, const SetLimits& limits,
+                               std::string_view event, int64_t now_ms) {
   if (members.empty()) {
-    db.EraseKey(key, now_ms);
-    return 0;
+    if (!db.EraseKey(key, now_ms, RemoveReason::kDeleted)) return StoreResult{0, false};
+    db.Notify(kNotifyGeneric, "del", key);
+    return StoreResult{0, true};
   }
+  // An existing key of any type is replaced in place (Redis's setKey: no `new` event).
   OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
   if (!added) return added.status();
   PrimeIterator it = added->it;
@@ -121,39 +123,53 @@ OpResult<int64_t> StoreSet(DbSlice& db, std::string_view key,
   for (const std::string& m : members) set->Add(m, limits);
   it->second.SetObject(ObjType::kSet, 0, set.release());
   db.SetExpire(it, 0);
-  return static_cast<int64_t>(members.size());
+  db.Notify(kNotifySet, event, key);
+  return StoreResult{static_cast<int64_t>(members.size()), true};
 }
 
 OpResult<bool> OpSAddOne(DbSlice& db, std::string_view key, std::string_view member,
                          const SetLimits& limits, int64_t now_ms) {
   OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kSet, now_ms);
   if (!added) return added.status();
-  if (!added->inserted) return AsSet(added->it->second).Add(member, limits);
-  auto set = SetValue::Create(member, 1, limits);
-  set->Add(member, limits);
-  added->it->second.SetObject(ObjType::kSet, 0, set.release());
-  return true;
+  bool is_new = true;
+  if (added->inserted) {
+    auto set = SetValue::Create(member, 1, limits);
+    set->Add(member, limits);
+    added->it->second.SetObject(ObjType::kSet, 0, set.release());
+  } else {
+    is_new = AsSet(added->it->second).Add(member, limits);
+  }
+  if (is_new) db.Notify(kNotifySet, "sadd", key);
+  return is_new;
 }
 
 OpResult<int64_t> OpSRemoveChecked(DbSlice& db, std::string_view src, std::string_view member,
                                    OpStatus dst_status, int64_t now_ms) {
-  OpResult<PrimeIterator> s = db.FindOfType(src, ObjType::kSet, now_ms);
-  if (!s) return s.status() == OpStatus::kKeyNotFound ? OpResult<int64_t>(0) : s.status();
+  PrimeIterator s = db.FindReadOnlyQuiet(src, now_ms);
+  if (s.is_done()) return 0;
+  if (s->second.type() != ObjType::kSet) return OpStatus::kWrongType;
   if (dst_status != OpStatus::kOk) return dst_status;
-  SetValue& set = AsSet((*s)->second);
-  if (!set.Remove(member)) return 0;
-  if (set.empty()) db.Erase(*s);
+  if (!AsSet(s->second).Contains(member)) return 0;
+  OpResult<PrimeIterator> m = db.FindMutableOfType(src, ObjType::kSet, now_ms);
+  SetValue& set = AsSet((*m)->second);
+  set.Remove(member);
+  db.Notify(kNotifySet, "srem", src);
+  if (set.empty()) {
+    db.Erase(*m, RemoveReason::kDeleted);
+    db.Notify(kNotifyGeneric, "del", src);
+  }
   return 1;
 }
 
 OpResult<int64_t> OpSMove(DbSlice& db, std::string_view src, std::string_view dst,
                           std::string_view member, const SetLimits& limits, int64_t now_ms) {
-  OpResult<PrimeIterator> d = db.FindOfType(dst, ObjType::kSet, now_ms);
-  OpStatus dst_status = d.status() == OpStatus::kWrongType ? OpStatus::kWrongType : OpStatus::kOk;
+  PrimeIterator d = db.FindReadOnlyQuiet(dst, now_ms);
+  OpStatus dst_status =
+      !d.is_done() && d->second.type() != ObjType::kSet ? OpStatus::kWrongType : OpStatus::kOk;
   if (src == dst) {
-    OpResult<PrimeIterator> s = db.FindOfType(src, ObjType::kSet, now_ms);
-    if (!s) return s.status() == OpStatus::kKeyNotFound ? OpResult<int64_t>(0) : s.status();
-    return AsSet((*s)->second).Contains(member) ? 1 : 0;
+    if (d.is_done()) return 0;
+    if (dst_status != OpStatus::kOk) return dst_status;
+    return AsSet(d->second).Contains(member) ? 1 : 0;
   }
   OpResult<int64_t> removed = OpSRemoveChecked(db, src, member, dst_status, now_ms);
   if (!removed || *removed == 0) return removed;
@@ -173,7 +189,7 @@ boost::asio::awaitable<OpResult<std::vector<std::unique_ptr<GatheredSet>>>> Gath
   co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     for (uint32_t i : groups.indexes[shard.index()]) {
-      OpResult<PrimeIterator> f = slice.FindOfType(args[i], ObjType::kSet, now);
+      OpResult<PrimeIterator> f = slice.FindReadOnlyOfType(args[i], ObjType::kSet, now);
       if (!f) {
         if (f.status() != OpStatus::kKeyNotFound) status[i - first] = f.status();
         continue;
@@ -198,15 +214,15 @@ std::vector<SetOperand> OperandsOf(const std::vector<std::unique_ptr<GatheredSet
   return out;
 }
 
-boost::asio::awaitable<OpResult<int64_t>> StoreSetRemote(ConnCmdContext& ctx,
-                                                         std::string_view key,
-                                                         const std::vector<std::string>& members) {
+boost::asio::awaitable<OpResult<StoreResult>> StoreSetRemote(
+    ConnCmdContext& ctx, std::string_view key, const std::vector<std::string>& members,
+    std::string_view event) {
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   SetLimits limits = SetLimits::From(ctx.server.config());
   co_return co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
-    return StoreSet(shard.db(db), key, members, limits, now);
+    return StoreSet(shard.db(db), key, members, limits, event, now);
   });
 }
 

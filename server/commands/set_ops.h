@@ -58,18 +58,27 @@ std::vector<std::string> DistinctRandomMembers(const SetValue& set, uint64_t cou
 // Sends `members` as a RESP3 set (array in RESP2).
 void SendMemberSet(io::ReplyBuilder& rb, const std::vector<std::string>& members);
 
-// Replaces `key` by a set of `members` (deletes it when empty); returns the new size.
-OpResult<int64_t> StoreSet(DbSlice& db, std::string_view key,
-                           const std::vector<std::string>& members, const SetLimits& limits,
-                           int64_t now_ms);
-// Adds one member to the set at `key`, creating it. Returns whether it was new.
+// What a STORE command did to its destination.
+struct StoreResult {
+  int64_t size = 0;      // the new size (0: the key is gone)
+  bool changed = false;  // false: an empty result where no key was (nothing to tell WATCH)
+};
+// Replaces `key` by a set of `members`, raising `event` (sinterstore ...); an empty result
+// deletes the key instead (raising `del` if it existed), as Redis 7.0.
+OpResult<StoreResult> StoreSet(DbSlice& db, std::string_view key,
+                               const std::vector<std::string>& members, const SetLimits& limits,
+                               std::string_view event, int64_t now_ms);
+// Adds one member to the set at `key`, creating it, and raises `sadd` if it was new. Returns
+// whether it was new.
 OpResult<bool> OpSAddOne(DbSlice& db, std::string_view key, std::string_view member,
                          const SetLimits& limits, int64_t now_ms);
-// SMOVE with both keys in `db`: 1 if moved (or present with src == dst), 0 otherwise.
+// SMOVE with both keys in `db`: 1 if moved (or present with src == dst), 0 otherwise. Raises
+// `srem` (and `del`) on the source and `sadd` on the destination when it moved.
 OpResult<int64_t> OpSMove(DbSlice& db, std::string_view src, std::string_view dst,
                           std::string_view member, const SetLimits& limits, int64_t now_ms);
 // The source half of a cross-shard SMOVE: checks the source type, then `dst_status` (the
-// destination's type check), then removes `member` from `src`; returns 1 if it did.
+// destination's type check), then removes `member` from `src` (raising `srem`, and `del` when
+// it empties); returns 1 if it did.
 OpResult<int64_t> OpSRemoveChecked(DbSlice& db, std::string_view src, std::string_view member,
                                    OpStatus dst_status, int64_t now_ms);
 
@@ -80,8 +89,8 @@ boost::asio::awaitable<OpResult<std::vector<std::unique_ptr<GatheredSet>>>> Gath
 // Returns operands over gathered sets (missing for nullptr).
 std::vector<SetOperand> OperandsOf(const std::vector<std::unique_ptr<GatheredSet>>& sets);
 // StoreSet on the shard owning `key`.
-boost::asio::awaitable<OpResult<int64_t>> StoreSetRemote(ConnCmdContext& ctx,
-                                                         std::string_view key,
-                                                         const std::vector<std::string>& members);
+boost::asio::awaitable<OpResult<StoreResult>> StoreSetRemote(
+    ConnCmdContext& ctx, std::string_view key, const std::vector<std::string>& members,
+    std::string_view event);
 
 }  // namespace dashkv

@@ -23,8 +23,24 @@ using boost::asio::awaitable;
 
 ZsetLimits Limits(const ShardCmdContext& ctx) { return ZsetLimits::From(ctx.config); }
 
+// Returns the entry of the sorted set at key for reading (kKeyNotFound / kWrongType otherwise).
 OpResult<PrimeIterator> FindZset(ShardCmdContext& ctx, std::string_view key) {
-  return ctx.db.FindOfType(key, ObjType::kZset, ctx.now_ms);
+  return ctx.db.FindReadOnlyOfType(key, ObjType::kZset, ctx.now_ms);
+}
+
+// Returns the entry of the sorted set at key for changing.
+OpResult<PrimeIterator> FindMutableZset(ShardCmdContext& ctx, std::string_view key) {
+  return ctx.db.FindMutableOfType(key, ObjType::kZset, ctx.now_ms);
+}
+
+// After members were removed from the zset at `it` (a mutable lookup of `key`): raises `event`,
+// then deletes the key (raising `del`) when it became empty.
+void FinishRemoval(ShardCmdContext& ctx, PrimeIterator it, std::string_view key,
+                   std::string_view event) {
+  ctx.db.Notify(kNotifyZset, event, key);
+  if (!AsZset(it->second).empty()) return;
+  ctx.db.Erase(it, RemoveReason::kDeleted);
+  ctx.db.Notify(kNotifyGeneric, "del", key);
 }
 
 struct ZAddFlags {
@@ -57,14 +73,17 @@ void CmdZAdd(CmdArgs args, ShardCmdContext& ctx) {
     scores[i] = *s;
     max_len = std::max(max_len, args[first + 2 * i + 1].size());
   }
-  OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
+  OpResult<PrimeIterator> found = FindMutableZset(ctx, args[1]);
   if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
   ZsetLimits limits = Limits(ctx);
   PrimeIterator it;
   if (found) {
     it = *found;
   } else {
-    if (f.xx) return f.incr ? ctx.rb.SendNull() : ctx.rb.SendLong(0);
+    if (f.xx) {
+      ctx.NoChange();
+      return f.incr ? ctx.rb.SendNull() : ctx.rb.SendLong(0);
+    }
     OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
     if (!added) return ctx.SendStatus(added.status());
     it = added->it;
@@ -82,7 +101,7 @@ void CmdZAdd(CmdArgs args, ShardCmdContext& ctx) {
       if (f.incr) {
         s += *old;
         if (std::isnan(s)) {
-          if (z.empty()) ctx.db.Erase(it);
+          if (z.empty()) ctx.db.Erase(it, RemoveReason::kDeleted);
           return ctx.SendStatus(OpStatus::kScoreNan);
         }
       }
@@ -99,7 +118,13 @@ void CmdZAdd(CmdArgs args, ShardCmdContext& ctx) {
       result = s;
     }
   }
-  if (z.empty()) ctx.db.Erase(it);
+  if (z.empty()) ctx.db.Erase(it, RemoveReason::kDeleted);
+  // Redis raises the event (and touches WATCH) only when a member was added or its score moved.
+  if (added + changed > 0) {
+    ctx.db.Notify(kNotifyZset, f.incr ? "zincr" : "zadd", args[1]);
+  } else {
+    ctx.NoChange();
+  }
   if (f.incr) return result ? SendScore(ctx.rb, *result) : ctx.rb.SendNull();
   ctx.rb.SendLong(added + (f.ch ? changed : 0));
 }
@@ -117,24 +142,33 @@ void CmdZIncrBy(CmdArgs args, ShardCmdContext& ctx) {
                          ZsetValue::Create(1, args[3].size(), limits).release());
   }
   ZsetValue& z = AsZset(it->second);
-  double s = z.Score(args[3]).value_or(0) + *incr;
+  std::optional<double> old = z.Score(args[3]);
+  double s = old.value_or(0) + *incr;
   if (std::isnan(s)) {
-    if (z.empty()) ctx.db.Erase(it);
+    if (z.empty()) ctx.db.Erase(it, RemoveReason::kDeleted);
     return ctx.SendStatus(OpStatus::kScoreNan);
   }
-  z.Set(args[3], s, limits);
+  if (!old || s != *old) {
+    z.Set(args[3], s, limits);
+    ctx.db.Notify(kNotifyZset, "zincr", args[1]);
+  } else {
+    ctx.NoChange();  // the score stays (increment 0): no event, as Redis
+  }
   SendScore(ctx.rb, s);
 }
 
 // ZREM key member [member ...]
 void CmdZRem(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
+  OpResult<PrimeIterator> found = FindMutableZset(ctx, args[1]);
   if (!found) return SendLongOrError(ctx, found.status(), 0);
   ZsetValue& z = AsZset((*found)->second);
   int64_t n = 0;
   for (size_t i = 2; i < args.size() && !z.empty(); ++i) n += z.Remove(args[i]);
-  if (z.empty()) ctx.db.Erase(*found);
-  if (n == 0) ctx.NoChange();
+  if (n == 0) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
+  FinishRemoval(ctx, *found, args[1], "zrem");
   ctx.rb.SendLong(n);
 }
 
@@ -245,9 +279,11 @@ void CmdZRangeStore(CmdArgs args, ShardCmdContext& ctx) {
   if (!found && found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
   ScoredMembers items;
   if (found) items = CollectRange(AsZset((*found)->second), *spec);
-  OpResult<int64_t> n = StoreZset(ctx.db, args[1], items, Limits(ctx), ctx.now_ms);
+  OpResult<StoreResult> n = StoreZset(ctx.db, args[1], items, Limits(ctx), "zrangestore",
+                                      ctx.now_ms);
   if (!n) return ctx.SendStatus(n.status());
-  ctx.rb.SendLong(*n);
+  if (!n->changed) ctx.NoChange();
+  ctx.rb.SendLong(n->size);
 }
 
 // ZRANGESTORE with the two keys on different shards: collect on the source, store on the
@@ -262,7 +298,7 @@ awaitable<void> CmdZRangeStoreMulti(CmdArgs args, ConnCmdContext& ctx) {
   int64_t now = ctx.now_ms;
   OpResult<ScoredMembers> items =
       co_await ss.Await(ss.ShardOf(args[2]), [&](Shard& shard) -> OpResult<ScoredMembers> {
-        OpResult<PrimeIterator> f = shard.db(db).FindOfType(args[2], ObjType::kZset, now);
+        OpResult<PrimeIterator> f = shard.db(db).FindReadOnlyOfType(args[2], ObjType::kZset, now);
         if (!f) {
           if (f.status() == OpStatus::kKeyNotFound) return ScoredMembers{};
           return f.status();
@@ -271,11 +307,12 @@ awaitable<void> CmdZRangeStoreMulti(CmdArgs args, ConnCmdContext& ctx) {
       });
   if (!items) co_return ctx.SendStatus(items.status());
   ZsetLimits limits = ZsetLimits::From(ctx.server.config());
-  OpResult<int64_t> n = co_await ss.Await(ss.ShardOf(args[1]), [&](Shard& shard) {
-    return StoreZset(shard.db(db), args[1], *items, limits, now);
+  OpResult<StoreResult> n = co_await ss.Await(ss.ShardOf(args[1]), [&](Shard& shard) {
+    return StoreZset(shard.db(db), args[1], *items, limits, "zrangestore", now);
   });
   if (!n) co_return ctx.SendStatus(n.status());
-  ctx.rb.SendLong(*n);
+  if (!n->changed) ctx.NoChange();
+  ctx.rb.SendLong(n->size);
 }
 
 // ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX key min max
@@ -287,12 +324,19 @@ void CmdZRemRange(CmdArgs args, ShardCmdContext& ctx) {
   spec.stop = args[3];
   OpStatus bounds = CheckRangeBounds(spec);
   if (bounds != OpStatus::kOk) return ctx.SendStatus(bounds);
-  OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
+  OpResult<PrimeIterator> found = FindMutableZset(ctx, args[1]);
   if (!found) return SendLongOrError(ctx, found.status(), 0);
   ZsetValue& z = AsZset((*found)->second);
   OpResult<RankWindow> w = SelectRanks(z, spec);
   uint64_t n = z.RemoveRanks(w->first, w->last);
-  if (z.empty()) ctx.db.Erase(*found);
+  if (n == 0) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
+  constexpr std::string_view kEvent = kBy == RangeSpec::By::kRank    ? "zremrangebyrank"
+                                      : kBy == RangeSpec::By::kScore ? "zremrangebyscore"
+                                                                     : "zremrangebylex";
+  FinishRemoval(ctx, *found, args[1], kEvent);
   ctx.rb.SendLong(static_cast<int64_t>(n));
 }
 
@@ -306,12 +350,16 @@ void CmdZPop(CmdArgs args, ShardCmdContext& ctx) {
     if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }
-  OpResult<PrimeIterator> found = FindZset(ctx, args[1]);
+  OpResult<PrimeIterator> found = FindMutableZset(ctx, args[1]);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return ctx.SendStatus(found.status());
     return ctx.rb.SendEmptyArray();
   }
-  ScoredMembers items = PopElements(ctx.db, *found, static_cast<uint64_t>(count), kMax);
+  if (count == 0) {  // nothing popped, no event (Redis)
+    ctx.NoChange();
+    return ctx.rb.SendEmptyArray();
+  }
+  ScoredMembers items = PopElements(ctx.db, *found, args[1], static_cast<uint64_t>(count), kMax);
   if (args.size() == 3) return SendScoredMembers(ctx.rb, items, true);
   ctx.rb.StartArray(2 * items.size());  // no count: one flat pair
   for (const auto& [m, s] : items) {
@@ -345,12 +393,12 @@ awaitable<void> CmdZMPop(CmdArgs args, ConnCmdContext& ctx) {
   for (size_t i = 2; i < 2 + *numkeys; ++i) {
     OpResult<ScoredMembers> popped =
         co_await ss.Await(ss.ShardOf(args[i]), [&](Shard& shard) -> OpResult<ScoredMembers> {
-          OpResult<PrimeIterator> f = shard.db(db).FindOfType(args[i], ObjType::kZset, now);
+          OpResult<PrimeIterator> f = shard.db(db).FindMutableOfType(args[i], ObjType::kZset, now);
           if (!f) {
-          if (f.status() == OpStatus::kKeyNotFound) return ScoredMembers{};
-          return f.status();
-        }
-          return PopElements(shard.db(db), *f, static_cast<uint64_t>(count), max);
+            if (f.status() == OpStatus::kKeyNotFound) return ScoredMembers{};
+            return f.status();
+          }
+          return PopElements(shard.db(db), *f, args[i], static_cast<uint64_t>(count), max);
         });
     if (!popped) co_return ctx.SendStatus(popped.status());
     if (popped->empty()) continue;
@@ -358,6 +406,7 @@ awaitable<void> CmdZMPop(CmdArgs args, ConnCmdContext& ctx) {
     ctx.rb.SendBulk(args[i]);
     co_return SendScoredMembers(ctx.rb, *popped, true, /*nested=*/true);
   }
+  ctx.NoChange();
   ctx.rb.SendNullArray();
 }
 
@@ -463,7 +512,10 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
   std::optional<unsigned> sid = SingleShardOfRange(ss, args, first, last);
   if (sid && kStore && ss.ShardOf(args[1]) != *sid) sid.reset();
   OpResult<ScoredMembers> result = OpStatus::kOk;
-  OpResult<int64_t> stored = 0;
+  OpResult<StoreResult> stored = StoreResult{};
+  constexpr std::string_view kEvent = kOp == ZOp::kUnion   ? "zunionstore"
+                                      : kOp == ZOp::kInter ? "zinterstore"
+                                                           : "zdiffstore";
   if (sid) {  // one hop: compute (and store) on the owning shard
     co_await ss.Await(*sid, [&](Shard& shard) {
       OpResult<std::vector<ZOperand>> ops = LocalZOperands(shard.db(db), args, first, last, now);
@@ -472,7 +524,7 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
         return;
       }
       result = ComputeZsetOp(kOp, *ops, za->weights, za->agg);
-      if (kStore) stored = StoreZset(shard.db(db), args[1], *result, limits, now);
+      if (kStore) stored = StoreZset(shard.db(db), args[1], *result, limits, kEvent, now);
     });
   } else {
     OpResult<std::vector<std::unique_ptr<GatheredZset>>> gathered =
@@ -482,13 +534,16 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
     result = ComputeZsetOp(kOp, ops, za->weights, za->agg);
     if (kStore) {
       stored = co_await ss.Await(ss.ShardOf(args[1]), [&](Shard& shard) {
-        return StoreZset(shard.db(db), args[1], *result, limits, now);
+        return StoreZset(shard.db(db), args[1], *result, limits, kEvent, now);
       });
     }
   }
   if (!result) co_return ctx.SendStatus(result.status());
   if (!stored) co_return ctx.SendStatus(stored.status());
-  if (kStore) co_return ctx.rb.SendLong(*stored);
+  if (kStore) {
+    if (!stored->changed) ctx.NoChange();
+    co_return ctx.rb.SendLong(stored->size);
+  }
   SendScoredMembers(ctx.rb, *result, za->withscores);
 }
 

@@ -182,21 +182,25 @@ ScoredMembers CollectRange(const ZsetValue& z, const RangeSpec& spec) {
   return out;
 }
 
-OpResult<int64_t> StoreZset(DbSlice& db, std::string_view key, const ScoredMembers& items,
-                            const ZsetLimits& limits, int64_t now_ms) {
+OpResult<StoreResult> StoreZset(DbSlice& db, std::string_view key, const ScoredMembers& items,
+                                const ZsetLimits& limits, std::string_view event,
+                                int64_t now_ms) {
   if (items.empty()) {
-    db.EraseKey(key, now_ms);
-    return 0;
+    if (!db.EraseKey(key, now_ms, RemoveReason::kDeleted)) return StoreResult{0, false};
+    db.Notify(kNotifyGeneric, "del", key);
+    return StoreResult{0, true};
   }
   size_t max_len = 0;
   for (const auto& [m, s] : items) max_len = std::max(max_len, m.size());
   auto z = ZsetValue::Create(items.size(), max_len, limits);
   for (const auto& [m, s] : items) z->Set(m, s, limits);
+  // An existing key of any type is replaced in place (Redis's setKey: no `new` event).
   OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
   if (!added) return added.status();
   added->it->second.SetObject(ObjType::kZset, 0, z.release());
   db.SetExpire(added->it, 0);
-  return static_cast<int64_t>(items.size());
+  db.Notify(kNotifyZset, event, key);
+  return StoreResult{static_cast<int64_t>(items.size()), true};
 }
 
 OpResult<ZAlgebraArgs> ParseZAlgebra(CmdArgs args, bool store, bool allow_weights) {
@@ -242,7 +246,7 @@ OpResult<std::vector<ZOperand>> LocalZOperands(DbSlice& db, CmdArgs args, size_t
                                                size_t last, int64_t now_ms) {
   std::vector<ZOperand> out;
   for (size_t i = first; i <= last; ++i) {
-    PrimeIterator it = db.Find(args[i], now_ms);
+    PrimeIterator it = db.FindReadOnly(args[i], now_ms);
     if (it.is_done()) {
       out.emplace_back();
     } else if (it->second.type() == ObjType::kZset) {
@@ -292,7 +296,8 @@ std::vector<ZOperand> ZOperandsOf(const std::vector<std::unique_ptr<GatheredZset
   return out;
 }
 
-ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool max) {
+ScoredMembers PopElements(DbSlice& db, PrimeIterator it, std::string_view key, uint64_t count,
+                          bool max) {
   ZsetValue& z = AsZset(it->second);
   uint64_t n = std::min<uint64_t>(count, z.size());
   ScoredMembers out;
@@ -300,7 +305,11 @@ ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool ma
   uint64_t first = max ? z.size() - n : 0;
   z.Range(first, first + n, max, [&](std::string_view m, double s) { out.emplace_back(m, s); });
   z.RemoveRanks(first, first + n);
-  if (z.empty()) db.Erase(it);
+  db.Notify(kNotifyZset, max ? "zpopmax" : "zpopmin", key);
+  if (z.empty()) {
+    db.Erase(it, RemoveReason::kDeleted);
+    db.Notify(kNotifyGeneric, "del", key);
+  }
   return out;
 }
 

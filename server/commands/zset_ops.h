@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/cmd_context.h"
+#include "server/commands/set_ops.h"
 #include "server/storage/db_slice.h"
 #include "server/values/zset_algebra.h"
 #include "server/values/zset_value.h"
@@ -28,9 +29,11 @@ void SendScore(io::ReplyBuilder& rb, double score);
 void SendScoredMembers(io::ReplyBuilder& rb, const ScoredMembers& items, bool withscores,
                        bool nested = false);
 
-// Pops up to `count` elements from the low (or, with `max`, high) end of the zset at `it`;
-// deletes the key when it empties. REQUIRES: `it` holds a sorted set.
-ScoredMembers PopElements(DbSlice& db, PrimeIterator it, uint64_t count, bool max);
+// Pops up to `count` elements from the low (or, with `max`, high) end of the zset at `it` (a
+// mutable lookup of `key`), raising `zpopmin` / `zpopmax`; deletes the key when it empties
+// (raising `del`). REQUIRES: `it` holds a sorted set; count > 0.
+ScoredMembers PopElements(DbSlice& db, PrimeIterator it, std::string_view key, uint64_t count,
+                          bool max);
 
 // What a ZRANGE-family command selects.
 struct RangeSpec {
@@ -64,9 +67,11 @@ OpStatus CheckRangeBounds(const RangeSpec& spec);
 // Copies the elements selected by `spec` (in reply order).
 ScoredMembers CollectRange(const ZsetValue& z, const RangeSpec& spec);
 
-// Replaces `key` by a sorted set of `items` (deletes it when empty); returns the new size.
-OpResult<int64_t> StoreZset(DbSlice& db, std::string_view key, const ScoredMembers& items,
-                            const ZsetLimits& limits, int64_t now_ms);
+// Replaces `key` by a sorted set of `items`, raising `event` (zunionstore ...); an empty result
+// deletes the key instead (raising `del` if it existed), as Redis 7.0.
+OpResult<StoreResult> StoreZset(DbSlice& db, std::string_view key, const ScoredMembers& items,
+                                const ZsetLimits& limits, std::string_view event,
+                                int64_t now_ms);
 
 // numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
 struct ZAlgebraArgs {

@@ -150,8 +150,6 @@ PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, si
 // another type (see Design). Touches WATCH and marks the key ready like any write.
 // REQUIRES: the key is not locked by a transaction other than the caller's.
 void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped, int64_t now_ms);
-// Touches the WATCHers of `key` of database `db` on this shard (a blocking command wrote it).
-void TouchWatchers(Shard& shard, unsigned db, std::string_view key);
 
 // Returns whether the peer of socket `fd` has closed or reset the connection, or `fd` < 0 (the
 // socket was closed here). Asks the kernel without waiting; bytes still unread do not hide a
