@@ -282,8 +282,9 @@ class TestBitmapEvents:
               ["new k"], [[None]])
 
     def test_bitfield_reads(self, ev):
-        check(ev, [], [S("BITFIELD", "m", "GET", "u8", "0"), S("BITFIELD_RO", "m", "GET", "u8", "0"),
-                       S("GETBIT", "m", "0"), S("BITCOUNT", "m"), S("BITPOS", "m", "1")],
+        check(ev, [], [S("BITFIELD", "m", "GET", "u8", "0"),
+                       S("BITFIELD_RO", "m", "GET", "u8", "0"), S("GETBIT", "m", "0"),
+                       S("BITCOUNT", "m"), S("BITPOS", "m", "1")],
               ["keymiss m"] * 5)
 
     def test_bitop(self, ev):
@@ -295,8 +296,8 @@ class TestBitmapEvents:
 
     def test_bitop_across_shards(self, ev):
         check(ev, [S("SET", "src1", "x"), S("SET", "src2", "y")],
-              [S("BITOP", "XOR", "dst", "src1", "src2", "miss1")], ["keymiss miss1", "new dst", "set dst"],
-              [1], parallel=True)
+              [S("BITOP", "XOR", "dst", "src1", "src2", "miss1")],
+              ["keymiss miss1", "new dst", "set dst"], [1], parallel=True)
         check(ev, [], [S("BITOP", "AND", "dst", "miss1", "miss2")],
               ["keymiss miss1", "keymiss miss2", "del dst"], [0], parallel=True)
 
