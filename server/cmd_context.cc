@@ -6,8 +6,6 @@
 #include <stdexcept>
 
 #include "core/logging.h"
-#include "server/tx/transaction.h"
-#include "server/tx/watch.h"
 
 namespace dashkv {
 
@@ -21,10 +19,6 @@ int64_t NowUs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
-
-void ShardCmdContext::TouchWatched(unsigned db_index, std::string_view key) {
-  if (!shard.watches().empty()) shard.watches().Touch(LockKeyOf(db_index, key));
 }
 
 void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines) {

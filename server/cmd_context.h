@@ -58,9 +58,6 @@ class ShardCmdContext {
   // nothing) is taken to have modified each of its keys that was live before it or is live
   // after it (server/server.cc RunShardCommand).
   void NoChange() { changed = false; }
-  // Touches the watchers of `key` of database `db` on this shard: for a write outside the
-  // command's key positions or database (MOVE, COPY ... DB), which the hook cannot see.
-  void TouchWatched(unsigned db, std::string_view key);
 
   Shard& shard;
   DbSlice& db;

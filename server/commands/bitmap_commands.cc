@@ -21,7 +21,7 @@ namespace {
 // Looks up a string for reading; a missing key reads as the empty string.
 OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
                                     std::string* scratch) {
-  OpResult<PrimeIterator> res = ctx.db.FindOfType(key, ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(key, ObjType::kString, ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return std::string_view{};
     return res.status();
@@ -30,6 +30,8 @@ OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
 }
 
 // SETBIT key offset value
+// Raises `setbit` (and touches WATCH) only when the key was created or grew, or the bit changed,
+// as Redis 7.0 does.
 void CmdSetBit(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<uint64_t> offset = ParseBitOffset(args[2]);
   if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
@@ -38,13 +40,23 @@ void CmdSetBit(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
   CompactObj& value = res->it->second;
-  // In place: O(1) unless the string grows (ResizeString marks it raw, as Redis does).
   size_t need = static_cast<size_t>(*offset >> 3) + 1;
+  const bool grows = res->inserted || need > value.StringSize();
+  if (!grows) {
+    std::string scratch;
+    const bool old = GetBit(value.GetString(&scratch), *offset) != 0;
+    if (old == (*on != 0)) {
+      ctx.NoChange();
+      return ctx.rb.SendLong(old ? 1 : 0);
+    }
+  }
+  // In place: O(1) unless the string grows (ResizeString marks it raw, as Redis does).
   absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), need));
   auto& byte = reinterpret_cast<unsigned char&>(bytes[*offset >> 3]);
   unsigned mask = 0x80u >> (*offset & 7);
   bool old = (byte & mask) != 0;
   byte = static_cast<unsigned char>(*on ? (byte | mask) : (byte & ~mask));
+  ctx.db.Notify(kNotifyString, "setbit", args[1]);
   ctx.rb.SendLong(old ? 1 : 0);
 }
 
@@ -67,7 +79,8 @@ BitUnit ParseBitUnit(ArgParser& parser) {
 
 // BITCOUNT key [start end [BYTE|BIT]]
 void CmdBitCount(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> found =
+      ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!found) {  // a missing key counts 0 whatever the other arguments are
     if (found.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
     return SendOpError(ctx, found.status());
@@ -89,7 +102,8 @@ void CmdBitPos(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> bit = ParseStrictInt(args[2]);
   if (!bit) return SendOpError(ctx, OpStatus::kNotAnInteger);
   if (*bit != 0 && *bit != 1) return SendOpError(ctx, StringOpError::kBitposBit);
-  OpResult<PrimeIterator> found = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> found =
+      ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!found) {
     if (found.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(*bit ? -1 : 0);
     return SendOpError(ctx, found.status());
@@ -187,17 +201,16 @@ FieldError ParseFieldProgram(CmdArgs args, FieldProgram* prog) {
   return {};
 }
 
-// Runs one op over `s`; returns its reply value, nullopt when OVERFLOW FAIL refused it.
-std::optional<int64_t> RunFieldOp(std::string& s, const FieldOp& op) {
-  switch (op.kind) {
-    case FieldOpKind::kGet:
-      return BitfieldGet(s, op.offset, op.type);
-    case FieldOpKind::kSet:
-      return BitfieldSet(s, op.offset, op.type, op.value, op.overflow);
-    case FieldOpKind::kIncrBy:
-      return BitfieldIncrBy(s, op.offset, op.type, op.value, op.overflow);
-  }
-  return std::nullopt;
+// Runs one op over `s`; returns its reply value, nullopt when OVERFLOW FAIL refused it. Counts
+// in `changes` a SET or INCRBY that changed the field's bits (Redis 7.0 signals only those).
+std::optional<int64_t> RunFieldOp(std::string& s, const FieldOp& op, unsigned* changes) {
+  if (op.kind == FieldOpKind::kGet) return BitfieldGet(s, op.offset, op.type);
+  const int64_t before = BitfieldGet(s, op.offset, op.type);
+  std::optional<int64_t> r = op.kind == FieldOpKind::kSet
+                                 ? BitfieldSet(s, op.offset, op.type, op.value, op.overflow)
+                                 : BitfieldIncrBy(s, op.offset, op.type, op.value, op.overflow);
+  if (r && BitfieldGet(s, op.offset, op.type) != before) ++*changes;
+  return r;
 }
 
 void SendFieldResults(ShardCmdContext& ctx, const std::vector<std::optional<int64_t>>& results) {
@@ -208,6 +221,8 @@ void SendFieldResults(ShardCmdContext& ctx, const std::vector<std::optional<int6
 // BITFIELD key [GET type offset | [OVERFLOW WRAP|SAT|FAIL] SET type offset value |
 //     [OVERFLOW WRAP|SAT|FAIL] INCRBY type offset increment ...]
 // BITFIELD_RO key [GET type offset ...]
+// Raises `setbit` (and touches WATCH) only when a write changed a field, as Redis 7.0 does; the
+// key may still have been created (`new`) or grown.
 template <bool kReadOnlyCmd>
 void CmdBitField(CmdArgs args, ShardCmdContext& ctx) {
   FieldProgram prog;
@@ -228,10 +243,16 @@ void CmdBitField(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
   // Like Redis, the string grows to the highest bit any write names, even if all of them FAIL.
+  unsigned changes = 0;
   res->it->second.MutateString([&](std::string* s) {
     GrowForBit(*s, *prog.last_write_bit);
-    for (const FieldOp& op : prog.ops) results.push_back(RunFieldOp(*s, op));
+    for (const FieldOp& op : prog.ops) results.push_back(RunFieldOp(*s, op, &changes));
   });
+  if (changes > 0) {
+    ctx.db.Notify(kNotifyString, "setbit", args[1]);
+  } else {
+    ctx.NoChange();
+  }
   SendFieldResults(ctx, results);
 }
 
@@ -254,12 +275,14 @@ OpResult<BitOpKind> ParseBitOp(CmdArgs args) {
   return kind;
 }
 
-// Stores a BITOP result at `key` as Redis does: a raw string without TTL replacing any value,
-// or no key at all for an empty result.
+// Stores a BITOP result at `key` as Redis does: a raw string without TTL replacing any value
+// (the `set` event), or no key at all for an empty result (`del` when there was one). Returns
+// kSkipped when it changed nothing (an empty result and no key), else kOk or kOutOfMemory.
 OpStatus StoreBitOpResult(DbSlice& db, std::string_view key, std::string_view result,
                           int64_t now_ms) {
   if (result.empty()) {
-    db.EraseKey(key, now_ms);
+    if (!db.EraseKey(key, now_ms, RemoveReason::kDeleted)) return OpStatus::kSkipped;
+    db.Notify(kNotifyGeneric, "del", key);
     return OpStatus::kOk;
   }
   OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
@@ -268,6 +291,7 @@ OpStatus StoreBitOpResult(DbSlice& db, std::string_view key, std::string_view re
   value.SetString(result);
   value.MarkRaw();
   db.SetExpire(added->it, 0);
+  db.Notify(kNotifyString, "set", key);
   return OpStatus::kOk;
 }
 
@@ -277,19 +301,21 @@ void CmdBitOp(CmdArgs args, ShardCmdContext& ctx) {
   if (!kind) return ctx.SendStatus(kind.status());
   // First pass: types, and lazy expiry (which may erase entries, so no views are taken yet).
   for (size_t i = 3; i < args.size(); ++i) {
-    OpResult<PrimeIterator> res = ctx.db.FindOfType(args[i], ObjType::kString, ctx.now_ms);
+    OpResult<PrimeIterator> res =
+        ctx.db.FindReadOnlyOfType(args[i], ObjType::kString, ctx.now_ms);
     if (!res && res.status() != OpStatus::kKeyNotFound) return SendOpError(ctx, res.status());
   }
   // Second pass: views of the live sources; nothing changes the table until BitOp returns.
   std::vector<std::string> scratch(args.size() - 3);
   std::vector<std::string_view> srcs(args.size() - 3);
   for (size_t i = 3; i < args.size(); ++i) {
-    PrimeIterator it = ctx.db.FindQuiet(args[i], ctx.now_ms);
+    PrimeIterator it = ctx.db.FindReadOnlyQuiet(args[i], ctx.now_ms);
     if (!it.is_done()) srcs[i - 3] = it->second.GetString(&scratch[i - 3]);
   }
   std::string result = BitOp(*kind, srcs);
   OpStatus st = StoreBitOpResult(ctx.db, args[2], result, ctx.now_ms);
-  if (st != OpStatus::kOk) return SendOpError(ctx, st);
+  if (st == OpStatus::kSkipped) ctx.NoChange();
+  if (st != OpStatus::kOk && st != OpStatus::kSkipped) return SendOpError(ctx, st);
   ctx.rb.SendLong(static_cast<int64_t>(result.size()));
 }
 
@@ -306,7 +332,7 @@ boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
   co_await ss.AwaitMany(groups.shards, [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     for (uint32_t i : groups.indexes[shard.index()]) {
-      OpResult<PrimeIterator> res = slice.FindOfType(args[i], ObjType::kString, now);
+      OpResult<PrimeIterator> res = slice.FindReadOnlyOfType(args[i], ObjType::kString, now);
       if (res) {
         values[i] = CopyString((*res)->second);
       } else if (res.status() != OpStatus::kKeyNotFound) {
@@ -324,7 +350,8 @@ boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpStatus st = co_await ss.Await(ss.ShardOf(dest), [&](Shard& shard) {
     return StoreBitOpResult(shard.db(db), dest, result, now);
   });
-  if (st != OpStatus::kOk) co_return ctx.SendStatus(st);
+  if (st == OpStatus::kSkipped) ctx.NoChange();
+  if (st != OpStatus::kOk && st != OpStatus::kSkipped) co_return ctx.SendStatus(st);
   ctx.rb.SendLong(static_cast<int64_t>(result.size()));
 }
 

@@ -99,12 +99,12 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
       key.resize(base);
       key.append(digits, end);
       if (ss.ShardOf(key) != shard.index()) continue;
+      if (slice.IsLive(key, now)) continue;  // like Redis: existing keys are left alone
       OpResult<DbSlice::AddResult> res = slice.FindOrAdd(key, now);
       if (!res.ok()) {
         oom[shard.index()] = 1;
         return;
       }
-      if (!res->inserted) continue;  // like Redis: existing keys are left alone
       value.assign("value:");
       value.append(digits, end);
       if (size > 0) value.resize(size, '\0');

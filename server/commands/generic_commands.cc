@@ -27,9 +27,15 @@ std::string_view TypeName(const CompactObj& value) {
   return "none";
 }
 
-int64_t DelOne(DbSlice& db, std::string_view key, int64_t now) { return db.EraseKey(key, now); }
+// Deletes `key` with its `del` event; returns 1 if it was there.
+int64_t DelOne(DbSlice& db, std::string_view key, int64_t now) {
+  if (!db.EraseKey(key, now, RemoveReason::kDeleted)) return 0;
+  db.Notify(kNotifyGeneric, "del", key);
+  return 1;
+}
+// A read of `key` (a keyspace hit or miss, `keymiss`), as Redis 7.0's EXISTS and TOUCH.
 int64_t ExistsOne(DbSlice& db, std::string_view key, int64_t now) {
-  return !db.FindQuiet(key, now).is_done();
+  return !db.FindReadOnly(key, now).is_done();
 }
 
 // DEL/UNLINK/EXISTS/TOUCH on one shard (all keys local to it).
@@ -52,7 +58,7 @@ awaitable<void> CmdExistsMulti(CmdArgs args, ConnCmdContext& ctx) {
 
 // TYPE key
 void CmdType(CmdArgs args, ShardCmdContext& ctx) {
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms);  // Redis 7.0 counts it, keymiss
   ctx.rb.SendSimpleString(it.is_done() ? "none" : TypeName(it->second));
 }
 
@@ -102,8 +108,12 @@ void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
   if (ms > INT64_MAX - base) return ctx.rb.SendError(InvalidExpireText(ctx.spec.name));
   ms += base;
 
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
-  if (it.is_done()) return ctx.rb.SendLong(0);
+  std::string_view key = args[1];
+  PrimeIterator it = ctx.db.FindReadOnlyQuiet(key, ctx.now_ms);
+  if (it.is_done()) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
   int64_t current = it->first.HasExpire() ? it->first.ExpireTimeMs() : -1;
   if (((*flags & kExpNx) && current != -1) || ((*flags & kExpXx) && current == -1) ||
       ((*flags & kExpGt) && (current == -1 || ms <= current)) ||
@@ -111,10 +121,12 @@ void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
     ctx.NoChange();
     return ctx.rb.SendLong(0);
   }
-  if (ms <= ctx.now_ms) {
-    ctx.db.Erase(it);
+  if (ms <= ctx.now_ms) {  // already past: Redis deletes the key at once (`del`)
+    ctx.db.Erase(it, RemoveReason::kDeleted);
+    ctx.db.Notify(kNotifyGeneric, "del", key);
   } else {
-    ctx.db.SetExpire(it, ms);
+    ctx.db.SetExpire(ctx.db.FindMutable(key, ctx.now_ms), ms);
+    ctx.db.Notify(kNotifyGeneric, "expire", key);
   }
   ctx.rb.SendLong(1);
 }
@@ -122,7 +134,7 @@ void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
 // TTL/PTTL/EXPIRETIME/PEXPIRETIME key
 template <bool kMillis, bool kAbsolute>
 void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms);  // Redis 7.0 counts it, keymiss
   if (it.is_done()) return ctx.rb.SendLong(-2);
   if (!it->first.HasExpire()) return ctx.rb.SendLong(-1);
   int64_t deadline = it->first.ExpireTimeMs();
@@ -133,12 +145,13 @@ void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
 
 // PERSIST key
 void CmdPersist(CmdArgs args, ShardCmdContext& ctx) {
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  PrimeIterator it = ctx.db.FindReadOnlyQuiet(args[1], ctx.now_ms);
   if (it.is_done() || !it->first.HasExpire()) {
     ctx.NoChange();
     return ctx.rb.SendLong(0);
   }
-  ctx.db.SetExpire(it, 0);
+  ctx.db.SetExpire(ctx.db.FindMutable(args[1], ctx.now_ms), 0);
+  ctx.db.Notify(kNotifyGeneric, "persist", args[1]);
   ctx.rb.SendLong(1);
 }
 
@@ -309,7 +322,9 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
   std::optional<ObjectInfo> info = co_await ctx.server.shard_set().Await(
       ctx.server.shard_set().ShardOf(key), [&](Shard& shard) {
         std::optional<ObjectInfo> out;
-        PrimeIterator it = shard.db(db).FindQuiet(key, now);
+        // Redis 7.0 counts OBJECT's lookup as a hit or a miss but raises no `keymiss`.
+        PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
+        ++(it.is_done() ? shard.stats().keyspace_misses : shard.stats().keyspace_hits);
         if (it.is_done()) return out;
         int64_t v = -1;
         bool small_int = it->second.IsIntEncoded() && it->second.TryGetInt(&v) && v >= 0 &&

@@ -15,7 +15,6 @@
 #include "server/command_registry.h"
 #include "server/commands/key_move_ops.h"
 #include "server/server.h"
-#include "server/tx/transaction.h"
 
 namespace dashkv {
 
@@ -39,31 +38,51 @@ void ReplyRename(io::ReplyBuilder& rb, OpStatus st, RenameMode mode) {
   }
 }
 
+// Raises RENAME's events, in Redis's order: rename_from (source), rename_to (destination).
+void NotifyRename(DbSlice& db, std::string_view src, std::string_view dst) {
+  db.Notify(kNotifyGeneric, "rename_from", src);
+  db.Notify(kNotifyGeneric, "rename_to", dst);
+}
+
 // RENAME key newkey / RENAMENX key newkey, both keys on this shard.
 template <RenameMode kMode>
 void CmdRename(CmdArgs args, ShardCmdContext& ctx) {
   if (args[1] == args[2]) {  // Redis: OK (RENAME) or 0 (RENAMENX) when the key exists
-    if (ctx.db.FindQuiet(args[1], ctx.now_ms).is_done()) {
+    ctx.NoChange();
+    if (ctx.db.FindReadOnlyQuiet(args[1], ctx.now_ms).is_done()) {
       return ctx.SendStatus(OpStatus::kNoSuchKey);
     }
     return kMode == RenameMode::kNx ? ctx.rb.SendLong(0) : ctx.rb.SendOk();
   }
   IfExists mode = kMode == RenameMode::kNx ? IfExists::kSkip : IfExists::kReplace;
-  ReplyRename(ctx.rb, OpMoveEntry(ctx.db, args[1], ctx.db, args[2], mode, ctx.now_ms), kMode);
+  OpStatus st = OpMoveEntry(ctx.db, args[1], ctx.db, args[2], mode, ctx.now_ms);
+  if (st == OpStatus::kOk) NotifyRename(ctx.db, args[1], args[2]);
+  if (st == OpStatus::kSkipped) ctx.NoChange();
+  ReplyRename(ctx.rb, st, kMode);
 }
 
-// Copies args[1] of database `db` to `dst_key` of database `dst_db` on their two shards; returns
-// kKeyNotFound, kSkipped, kOutOfMemory or kOk (hops 1 and 2 of the file comment).
+// Copies `src_key` of database `db` to `dst_key` of database `dst_db` on their two shards (the
+// source looked up as `lookup` says); raises `store_event` (unless empty) for the destination
+// once stored. Returns kKeyNotFound, kSkipped, kOutOfMemory or kOk (hops 1 and 2 of the file
+// comment).
 awaitable<OpStatus> CopyAcrossShards(ConnCmdContext& ctx, std::string_view src_key,
-                                     std::string_view dst_key, unsigned dst_db, IfExists mode) {
+                                     SourceLookup lookup, std::string_view dst_key,
+                                     unsigned dst_db, IfExists mode,
+                                     std::string_view store_event) {
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  OpResult<DetachedEntry> entry = co_await ss.Await(
-      ss.ShardOf(src_key), [&](Shard& shard) { return OpCopyOut(shard.db(db), src_key, now); });
+  OpResult<DetachedEntry> entry = co_await ss.Await(ss.ShardOf(src_key), [&](Shard& shard) {
+    return OpCopyOut(shard.db(db), src_key, lookup, now);
+  });
   if (!entry) co_return entry.status();
   co_return co_await ss.Await(ss.ShardOf(dst_key), [&](Shard& shard) {
-    return OpStoreEntry(shard.db(dst_db), dst_key, std::move(*entry), mode, now);
+    DbSlice& slice = shard.db(dst_db);
+    OpStatus st = OpStoreEntry(slice, dst_key, std::move(*entry), mode, now);
+    if (st == OpStatus::kOk && !store_event.empty()) {
+      slice.Notify(kNotifyGeneric, store_event, dst_key);
+    }
+    return st;
   });
 }
 
@@ -72,13 +91,22 @@ template <RenameMode kMode>
 awaitable<void> CmdRenameMulti(CmdArgs args, ConnCmdContext& ctx) {
   IfExists mode = kMode == RenameMode::kNx ? IfExists::kSkip : IfExists::kReplace;
   std::string_view src = args[1];
-  OpStatus st = co_await CopyAcrossShards(ctx, src, args[2], ctx.state.db, mode);
+  std::string_view dst = args[2];
+  OpStatus st = co_await CopyAcrossShards(ctx, src, SourceLookup::kWrite, dst, ctx.state.db,
+                                          mode, /*store_event=*/"");
   if (st == OpStatus::kOk) {
     ShardSet& ss = ctx.server.shard_set();
     unsigned db = ctx.state.db;
     int64_t now = ctx.now_ms;
-    co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) { shard.db(db).EraseKey(src, now); });
+    // The last hop raises both events, so that they come in Redis's order after the
+    // destination's `new`.
+    co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
+      DbSlice& slice = shard.db(db);
+      slice.EraseKey(src, now, RemoveReason::kDeleted);
+      NotifyRename(slice, src, dst);
+    });
   }
+  if (st == OpStatus::kSkipped) ctx.NoChange();
   ReplyRename(ctx.rb, st, kMode);
 }
 
@@ -142,12 +170,15 @@ void ReplyCopy(io::ReplyBuilder& rb, OpStatus st) {
 void CmdCopy(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<CopyOptions> opts = ParseCopy(args, ctx.db_index, ctx.shard.num_dbs());
   if (!opts) return ctx.SendStatus(opts.status());
-  OpResult<DetachedEntry> entry = OpCopyOut(ctx.db, args[1], ctx.now_ms);
-  if (!entry) return ReplyCopy(ctx.rb, entry.status());
-  OpStatus st = OpStoreEntry(ctx.shard.db(opts->dst_db), args[2], std::move(*entry), opts->mode,
-                             ctx.now_ms);
-  // The hook covers the destination in this database only.
-  if (st == OpStatus::kOk && opts->dst_db != ctx.db_index) ctx.TouchWatched(opts->dst_db, args[2]);
+  OpResult<DetachedEntry> entry = OpCopyOut(ctx.db, args[1], SourceLookup::kRead, ctx.now_ms);
+  if (!entry) {
+    ctx.NoChange();
+    return ReplyCopy(ctx.rb, entry.status());
+  }
+  DbSlice& dst = ctx.shard.db(opts->dst_db);
+  OpStatus st = OpStoreEntry(dst, args[2], std::move(*entry), opts->mode, ctx.now_ms);
+  if (st == OpStatus::kOk) dst.Notify(kNotifyGeneric, "copy_to", args[2]);
+  if (st == OpStatus::kSkipped) ctx.NoChange();
   ReplyCopy(ctx.rb, st);
 }
 
@@ -155,8 +186,9 @@ void CmdCopy(CmdArgs args, ShardCmdContext& ctx) {
 awaitable<void> CmdCopyMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<CopyOptions> opts = ParseCopy(args, ctx.state.db, ctx.server.shard_set().num_dbs());
   if (!opts) co_return ctx.SendStatus(opts.status());
-  OpStatus st = co_await CopyAcrossShards(ctx, args[1], args[2], opts->dst_db, opts->mode);
-  if (st == OpStatus::kOk && ctx.locks != nullptr) ctx.locks->MarkWritten(opts->dst_db, args[2]);
+  OpStatus st = co_await CopyAcrossShards(ctx, args[1], SourceLookup::kRead, args[2],
+                                          opts->dst_db, opts->mode, "copy_to");
+  if (st == OpStatus::kKeyNotFound || st == OpStatus::kSkipped) ctx.NoChange();
   ReplyCopy(ctx.rb, st);
 }
 
@@ -165,13 +197,17 @@ void CmdMove(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<unsigned> db = ParseDbIndex(args[2], ctx.shard.num_dbs());
   if (!db) return ctx.SendStatus(db.status());
   if (*db == ctx.db_index) return ctx.SendStatus(OpStatus::kSameObject);
-  OpStatus st = OpMoveEntry(ctx.db, args[1], ctx.shard.db(*db), args[1], IfExists::kSkip,
-                            ctx.now_ms);
+  DbSlice& dst = ctx.shard.db(*db);
+  OpStatus st = OpMoveEntry(ctx.db, args[1], dst, args[1], IfExists::kSkip, ctx.now_ms);
   if (st == OpStatus::kOk) {
-    ctx.TouchWatched(*db, args[1]);  // the key appeared in the other database
+    ctx.db.Notify(kNotifyGeneric, "move_from", args[1]);
+    dst.Notify(kNotifyGeneric, "move_to", args[1]);
     return ctx.rb.SendLong(1);
   }
-  if (st == OpStatus::kKeyNotFound || st == OpStatus::kSkipped) return ctx.rb.SendLong(0);
+  if (st == OpStatus::kKeyNotFound || st == OpStatus::kSkipped) {
+    ctx.NoChange();
+    return ctx.rb.SendLong(0);
+  }
   ctx.SendStatus(st);
 }
 

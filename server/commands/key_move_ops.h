@@ -23,18 +23,28 @@ struct DetachedEntry {
 // What a store does when the destination key exists.
 enum class IfExists : uint8_t { kReplace, kSkip };
 
-// Returns a deep copy of the live entry of `key` (CloneValue + deadline); kKeyNotFound when it
-// is missing. Counts a keyspace hit or miss (a read, as Redis's COPY lookup).
-OpResult<DetachedEntry> OpCopyOut(DbSlice& db, std::string_view key, int64_t now_ms);
+// How the source of a copy is looked up, as the Redis command looks it up.
+enum class SourceLookup : uint8_t {
+  kRead,   // a read: a keyspace hit or miss, `keymiss` on a miss (COPY)
+  kWrite,  // a write command's lookup: no statistics, no event (RENAME)
+};
 
-// Stores `entry` at `key`, replacing any value of any type and its deadline (kReplace), or
-// returns kSkipped when `key` exists (kSkip). kOutOfMemory if the table may not grow.
-// Invalidates iterators.
+// Returns a deep copy of the live entry of `key` (CloneValue + deadline); kKeyNotFound when it
+// is missing. Changes nothing (a read-only lookup).
+OpResult<DetachedEntry> OpCopyOut(DbSlice& db, std::string_view key, SourceLookup lookup,
+                                  int64_t now_ms);
+
+// Stores `entry` at `key` (the `new` event), or returns kSkipped when `key` exists (kSkip). With
+// kReplace an existing destination of any type is erased first (reason kOverwritten) and the key
+// added anew, as Redis's delete-then-add. kOutOfMemory if the table may not grow. Invalidates
+// iterators.
 OpStatus OpStoreEntry(DbSlice& db, std::string_view key, DetachedEntry entry, IfExists mode,
                       int64_t now_ms);
 
 // Moves the entry of `src_key` in `src` to `dst_key` in `dst` without copying the value; `src`
-// and `dst` are databases of the same shard (possibly the same one). Returns kKeyNotFound (no
+// and `dst` are databases of the same shard (possibly the same one). The destination is added
+// anew as by OpStoreEntry (`new`); the source is erased (reason kDeleted). Raises no command
+// event: the caller raises rename_from/rename_to or move_from/move_to. Returns kKeyNotFound (no
 // source), kSkipped (destination exists and mode is kSkip) or kOutOfMemory; nothing changes
 // then. REQUIRES: not the same key in the same database. Invalidates iterators.
 OpStatus OpMoveEntry(DbSlice& src, std::string_view src_key, DbSlice& dst,

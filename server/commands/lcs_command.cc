@@ -55,7 +55,7 @@ LcsOptions ParseLcsOptions(CmdArgs args) {
 
 // One operand: a missing key reads as "", a value of another type is refused (nullopt).
 std::optional<std::string> LcsOperand(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<PrimeIterator> res = db.FindOfType(key, ObjType::kString, now_ms);
+  OpResult<PrimeIterator> res = db.FindReadOnlyOfType(key, ObjType::kString, now_ms);
   if (res) return CopyString((*res)->second);
   if (res.status() == OpStatus::kWrongType) return std::nullopt;
   return std::string();

@@ -35,7 +35,7 @@ void SendStringOrNull(ShardCmdContext& ctx, OpResult<PrimeIterator> res) {
 
 // GET key
 void CmdGet(CmdArgs args, ShardCmdContext& ctx) {
-  SendStringOrNull(ctx, ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms));
+  SendStringOrNull(ctx, ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms));
 }
 
 enum class SetCondition : uint8_t { kAlways, kIfMissing, kIfExists };
@@ -52,29 +52,32 @@ struct SetOutcome {
   std::optional<std::string> old;  // with SetParams::get, when the key held a string
 };
 
-// Writes `value` at `key` under `p` (the core of SET, GETSET, SETNX, SETEX, PSETEX).
+// Writes `value` at `key` under `p` (the core of SET, GETSET, SETNX, SETEX, PSETEX) and raises
+// Redis's events: `set`, then `expire` when a deadline was given. With GET the key is first read
+// as GET reads it (a hit or a miss, `keymiss`).
 OpResult<SetOutcome> OpSet(DbSlice& db, std::string_view key, std::string_view value,
                            const SetParams& p, int64_t now_ms) {
   SetOutcome out;
-  PrimeIterator it = p.get ? db.Find(key, now_ms) : db.FindQuiet(key, now_ms);
-  bool exists = !it.is_done();
-  if (p.get && exists) {
-    if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
-    out.old = CopyString(it->second);
+  if (p.get || p.cond != SetCondition::kAlways) {
+    PrimeIterator it = p.get ? db.FindReadOnly(key, now_ms) : db.FindReadOnlyQuiet(key, now_ms);
+    bool exists = !it.is_done();
+    if (p.get && exists) {
+      if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
+      out.old = CopyString(it->second);
+    }
+    if ((p.cond == SetCondition::kIfMissing && exists) ||
+        (p.cond == SetCondition::kIfExists && !exists)) {
+      return out;
+    }
   }
-  if ((p.cond == SetCondition::kIfMissing && exists) ||
-      (p.cond == SetCondition::kIfExists && !exists)) {
-    return out;
-  }
+  // Any old value of any type is replaced in place.
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
   out.written = true;
-  if (!exists) {
-    if (p.deadline_ms > 0 && p.deadline_ms <= now_ms) return out;  // would expire at once
-    OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
-    if (!added) return added.status();
-    it = added->it;
-  }
-  StoreString(it->second, value);
-  (void)ApplyExpire(db, it, p.expire, p.deadline_ms, now_ms);
+  StoreString(added->it->second, value);
+  ApplyExpire(db, added->it, p.expire, p.deadline_ms);
+  db.Notify(kNotifyString, "set", key);
+  if (HasDeadline(p.expire)) db.Notify(kNotifyGeneric, "expire", key);
   return out;
 }
 
@@ -151,9 +154,11 @@ void CmdSetEx(CmdArgs args, ShardCmdContext& ctx) {
 
 // GETDEL key
 void CmdGetDel(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   SendStringOrNull(ctx, res);
-  if (res) ctx.db.Erase(*res);
+  if (!res) return ctx.NoChange();
+  ctx.db.Erase(*res, RemoveReason::kDeleted);
+  ctx.db.Notify(kNotifyGeneric, "del", args[1]);
 }
 
 // GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|
@@ -167,38 +172,50 @@ void CmdGetEx(CmdArgs args, ShardCmdContext& ctx) {
     }
   }
   if (parser.HasError()) return SendOpError(ctx, parser.error());
-  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
-  if (!res) return SendStringOrNull(ctx, res);
+  std::string_view key = args[1];
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(key, ObjType::kString, ctx.now_ms);
+  if (!res) {
+    ctx.NoChange();
+    return SendStringOrNull(ctx, res);
+  }
   OpResult<int64_t> deadline = ExpireDeadline(spec, ctx.now_ms);
   if (!deadline) return SendOpError(ctx, deadline.status());
   SendStringOrNull(ctx, res);
-  if (spec.kind != ExpireKind::kNone) {
-    (void)ApplyExpire(ctx.db, *res, spec.kind, *deadline, ctx.now_ms);
+  if (*deadline > 0 && *deadline <= ctx.now_ms) {  // EXAT/PXAT in the past: deleted at once
+    ctx.db.Erase(*res, RemoveReason::kDeleted);
+    return ctx.db.Notify(kNotifyGeneric, "del", key);
   }
+  if (*deadline > 0) {
+    ctx.db.SetExpire(ctx.db.FindMutable(key, ctx.now_ms), *deadline);
+    return ctx.db.Notify(kNotifyGeneric, "expire", key);
+  }
+  if (spec.kind == ExpireKind::kPersist && (*res)->first.HasExpire()) {
+    ctx.db.SetExpire(ctx.db.FindMutable(key, ctx.now_ms), 0);
+    return ctx.db.Notify(kNotifyGeneric, "persist", key);
+  }
+  ctx.NoChange();  // no option, or PERSIST of a key without deadline
 }
 
 // APPEND key value
 void CmdAppend(CmdArgs args, ShardCmdContext& ctx) {
   std::string_view tail = args[2];
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
-  if (it.is_done()) {
-    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
-    if (!added) return SendOpError(ctx, added.status());
-    StoreString(added->it->second, tail);
-    return ctx.rb.SendLong(static_cast<int64_t>(tail.size()));
+  OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
+  if (!res) return SendOpError(ctx, res.status());
+  CompactObj& value = res->it->second;
+  if (res->inserted) {
+    StoreString(value, tail);
+  } else {
+    StringOpError e = CheckStringLength(value.StringSize(), tail.size());
+    if (e != StringOpError::kOk) return SendOpError(ctx, e);  // an error: nothing changed
+    value.AppendString(tail);  // amortized O(1) per byte; marks the value raw
   }
-  CompactObj& value = it->second;
-  if (value.type() != ObjType::kString) return SendOpError(ctx, OpStatus::kWrongType);
-  if (StringOpError e = CheckStringLength(value.StringSize(), tail.size()); e != StringOpError::kOk) {
-    return SendOpError(ctx, e);
-  }
-  value.AppendString(tail);  // amortized O(1) per byte; marks the value raw
+  ctx.db.Notify(kNotifyString, "append", args[1]);
   ctx.rb.SendLong(static_cast<int64_t>(value.StringSize()));
 }
 
 // STRLEN key
 void CmdStrlen(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendLong(0);
     return SendOpError(ctx, res.status());
@@ -216,7 +233,8 @@ OpResult<int64_t> ValueAsInt(const CompactObj& value) {
   return *parsed;
 }
 
-// Adds `delta` to the integer at `key` (0 when missing); the core of INCR/DECR/INCRBY/DECRBY.
+// Adds `delta` to the integer at `key` (0 when missing); the core of INCR/DECR/INCRBY/DECRBY,
+// which all raise `incrby`.
 OpResult<int64_t> OpIncrBy(DbSlice& db, std::string_view key, int64_t delta, int64_t now_ms) {
   OpResult<DbSlice::AddResult> res = FindOrAddString(db, key, now_ms);
   if (!res) return res.status();
@@ -228,6 +246,7 @@ OpResult<int64_t> OpIncrBy(DbSlice& db, std::string_view key, int64_t delta, int
     if (__builtin_add_overflow(*current, delta, &result)) return OpStatus::kIncrOverflow;
   }
   value.SetInt(result);
+  db.Notify(kNotifyString, "incrby", key);
   return result;
 }
 
@@ -258,10 +277,11 @@ void CmdDecrBy(CmdArgs args, ShardCmdContext& ctx) {
   ReplyIncr(ctx, args[1], -*delta);
 }
 
-// Adds the float `incr_arg` to the value at `key`; returns the stored text.
+// Adds the float `incr_arg` to the value at `key`; returns the stored text. The key is read
+// first and written only when the sum is valid.
 OpResult<std::string> OpIncrByFloat(DbSlice& db, std::string_view key, std::string_view incr_arg,
                                     int64_t now_ms) {
-  PrimeIterator it = db.FindQuiet(key, now_ms);
+  PrimeIterator it = db.FindReadOnlyQuiet(key, now_ms);
   long double current = 0;
   if (!it.is_done()) {
     if (it->second.type() != ObjType::kString) return OpStatus::kWrongType;
@@ -276,12 +296,10 @@ OpResult<std::string> OpIncrByFloat(DbSlice& db, std::string_view key, std::stri
   long double sum = current + *incr;
   if (std::isnan(sum) || std::isinf(sum)) return OpStatus::kNanOrInf;
   std::string text = FormatLongDouble(sum);
-  if (it.is_done()) {
-    OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
-    if (!added) return added.status();
-    it = added->it;
-  }
-  it->second.SetString(text);  // Redis keeps INCRBYFLOAT results as strings, never "int"
+  OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+  if (!added) return added.status();
+  added->it->second.SetString(text);  // Redis keeps INCRBYFLOAT results as strings, never "int"
+  db.Notify(kNotifyString, "incrbyfloat", key);
   return text;
 }
 
@@ -297,7 +315,7 @@ void CmdGetRange(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<int64_t> start = ParseStrictInt(args[2]);
   std::optional<int64_t> end = ParseStrictInt(args[3]);
   if (!start || !end) return SendOpError(ctx, OpStatus::kNotAnInteger);
-  OpResult<PrimeIterator> res = ctx.db.FindOfType(args[1], ObjType::kString, ctx.now_ms);
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!res) {
     if (res.status() == OpStatus::kKeyNotFound) return ctx.rb.SendBulk("");
     return SendOpError(ctx, res.status());
@@ -313,23 +331,22 @@ void CmdSetRange(CmdArgs args, ShardCmdContext& ctx) {
   std::string_view patch = args[3];
   StringOpError check = CheckSetRange(*offset, patch.size());
   if (check == StringOpError::kOffsetOutOfRange) return SendOpError(ctx, check);
-  PrimeIterator it = ctx.db.FindQuiet(args[1], ctx.now_ms);
+  PrimeIterator it = ctx.db.FindReadOnlyQuiet(args[1], ctx.now_ms);
   if (!it.is_done() && it->second.type() != ObjType::kString) {
     return SendOpError(ctx, OpStatus::kWrongType);
   }
   if (patch.empty()) {  // only reports the length; never creates the key
+    ctx.NoChange();
     return ctx.rb.SendLong(it.is_done() ? 0 : static_cast<int64_t>(it->second.StringSize()));
   }
   if (check != StringOpError::kOk) return SendOpError(ctx, check);
-  if (it.is_done()) {
-    OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
-    if (!added) return SendOpError(ctx, added.status());
-    it = added->it;
-  }
-  CompactObj& value = it->second;
+  OpResult<DbSlice::AddResult> added = ctx.db.FindOrAdd(args[1], ctx.now_ms);
+  if (!added) return SendOpError(ctx, added.status());
+  CompactObj& value = added->it->second;
   size_t off = static_cast<size_t>(*offset);
   absl::Span<char> bytes = value.ResizeString(std::max(value.StringSize(), off + patch.size()));
   std::memcpy(bytes.data() + off, patch.data(), patch.size());
+  ctx.db.Notify(kNotifyString, "setrange", args[1]);
   ctx.rb.SendLong(static_cast<int64_t>(bytes.size()));
 }
 
@@ -338,7 +355,8 @@ void CmdMGetShard(CmdArgs args, ShardCmdContext& ctx) {
   ctx.rb.StartArray(args.size() - 1);
   std::string scratch;
   for (size_t i = 1; i < args.size(); ++i) {
-    OpResult<PrimeIterator> res = ctx.db.FindOfType(args[i], ObjType::kString, ctx.now_ms);
+    OpResult<PrimeIterator> res =
+        ctx.db.FindReadOnlyOfType(args[i], ObjType::kString, ctx.now_ms);
     if (res) {
       ctx.rb.SendBulk((*res)->second.GetString(&scratch));
     } else {
@@ -358,7 +376,7 @@ awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
   co_await OnlyHop(ss, ctx.locks, groups.shards, [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     for (uint32_t i : groups.indexes[shard.index()]) {
-      OpResult<PrimeIterator> res = slice.FindOfType(args[i], ObjType::kString, now);
+      OpResult<PrimeIterator> res = slice.FindReadOnlyOfType(args[i], ObjType::kString, now);
       values[i] = res ? std::optional<std::string>(CopyString((*res)->second)) : std::nullopt;
     }
   });
@@ -368,12 +386,14 @@ awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
   }
 }
 
-// Stores the string `value` at `key` as SET does without options (any old type, no TTL).
+// Stores the string `value` at `key` as SET does without options (any old type, no TTL), with
+// its `set` event.
 OpStatus SetPlain(DbSlice& db, std::string_view key, std::string_view value, int64_t now_ms) {
   OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
   if (!added) return added.status();
   StoreString(added->it->second, value);
   db.SetExpire(added->it, 0);
+  db.Notify(kNotifyString, "set", key);
   return OpStatus::kOk;
 }
 
@@ -391,7 +411,7 @@ OpStatus SetPairs(DbSlice& db, CmdArgs args, const Indexes& keys, int64_t now_ms
 template <typename Indexes>
 bool AnyExists(DbSlice& db, CmdArgs args, const Indexes& keys, int64_t now_ms) {
   for (size_t i : keys) {
-    if (!db.FindQuiet(args[i], now_ms).is_done()) return true;
+    if (!db.FindReadOnlyQuiet(args[i], now_ms).is_done()) return true;
   }
   return false;
 }

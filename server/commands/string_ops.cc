@@ -19,10 +19,7 @@ std::string CopyString(const CompactObj& value) {
 }
 
 OpResult<DbSlice::AddResult> FindOrAddString(DbSlice& db, std::string_view key, int64_t now_ms) {
-  OpResult<DbSlice::AddResult> res = db.FindOrAdd(key, now_ms);
-  if (!res) return res.status();
-  if (!res->inserted && res->it->second.type() != ObjType::kString) return OpStatus::kWrongType;
-  return res;
+  return db.FindOrAddOfType(key, ObjType::kString, now_ms);
 }
 
 void SendOpError(ShardCmdContext& ctx, OpStatus status) {
@@ -76,19 +73,13 @@ OpResult<int64_t> ExpireDeadline(const ExpireSpec& spec, int64_t now_ms) {
   return ms;
 }
 
-bool ApplyExpire(DbSlice& db, PrimeIterator it, ExpireKind kind, int64_t deadline_ms,
-                 int64_t now_ms) {
-  if (kind == ExpireKind::kKeepTtl) return true;
+void ApplyExpire(DbSlice& db, PrimeIterator it, ExpireKind kind, int64_t deadline_ms) {
+  if (kind == ExpireKind::kKeepTtl) return;
   if (deadline_ms > 0) {
-    if (deadline_ms <= now_ms) {
-      db.Erase(it);
-      return false;
-    }
     db.SetExpire(it, deadline_ms);
   } else if (it->first.HasExpire()) {
     db.SetExpire(it, 0);
   }
-  return true;
 }
 
 }  // namespace dashkv

@@ -24,8 +24,9 @@ void StoreString(CompactObj& value, std::string_view s);
 // Returns a copy of the bytes of a string value (decimal text for int-encoded ones).
 std::string CopyString(const CompactObj& value);
 
-// Returns the string entry of `key`, adding an empty string when missing. kWrongType or
-// kOutOfMemory otherwise. Invalidates iterators.
+// Returns the string entry of `key` for changing (a mutable lookup), adding an empty string when
+// missing (the `new` event). kWrongType (nothing queued) or kOutOfMemory otherwise. Invalidates
+// iterators.
 OpResult<DbSlice::AddResult> FindOrAddString(DbSlice& db, std::string_view key, int64_t now_ms);
 
 // Sends the error text of `status`; kInvalidExpire names the running command.
@@ -57,10 +58,16 @@ bool ParseExpireOption(ArgParser& parser, ExpireExtra extra, ExpireSpec* spec);
 // Errors: kNotAnInteger (not an int64), kInvalidExpire (<= 0, or the deadline overflows).
 OpResult<int64_t> ExpireDeadline(const ExpireSpec& spec, int64_t now_ms);
 
+// Returns whether `kind` names a deadline (EX, PX, EXAT, PXAT).
+inline bool HasDeadline(ExpireKind kind) {
+  return kind == ExpireKind::kEx || kind == ExpireKind::kPx || kind == ExpireKind::kExAt ||
+         kind == ExpireKind::kPxAt;
+}
+
 // Applies the expiry of a write to `it`: KEEPTTL keeps it, a deadline sets it, anything else
-// clears it. A deadline already past erases the entry; returns false in that case (and `it` is
-// then invalid).
-bool ApplyExpire(DbSlice& db, PrimeIterator it, ExpireKind kind, int64_t deadline_ms,
-                 int64_t now_ms);
+// clears it. A deadline already past is stored as it is: the key then expires on its next
+// access or in the active cycle (the `expired` event), as after Redis's SET ... PXAT.
+// REQUIRES: `it` came from a mutable lookup.
+void ApplyExpire(DbSlice& db, PrimeIterator it, ExpireKind kind, int64_t deadline_ms);
 
 }  // namespace dashkv
