@@ -3,8 +3,8 @@
 #include <charconv>
 #include <limits>
 
+#include "core/base/logging.h"
 #include "core/hash.h"
-#include "core/logging.h"
 #include "core/memory.h"
 
 namespace dashkv {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "core/memory.h"
 
 namespace dashkv {

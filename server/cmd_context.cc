@@ -5,7 +5,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/tx/transaction.h"
 #include "server/tx/watch.h"
 

@@ -1,7 +1,7 @@
 #include "core/str_util.h"
 #include "server/command_registry.h"
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/base/logging.h"
 #include "core/glob.h"
-#include "core/logging.h"
 #include "io/engine_pool.h"
 
 ABSL_FLAG(uint16_t, port, 6379, "TCP port to listen on.");

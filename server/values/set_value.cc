@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/config.h"
 
 namespace dashkv {
