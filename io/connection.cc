@@ -18,6 +18,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "core/base/clock.h"
 #include "core/base/logging.h"
 #include "io/engine.h"
 
@@ -42,12 +43,6 @@ constexpr size_t kMaxUnauthPendingOutput = 64 * 1024;
 
 // Connection ids, unique per process (CLIENT ID); the only global state of this file.
 std::atomic<uint64_t> next_connection_id{1};
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string FormatEndpoint(const asio::ip::tcp::endpoint& ep) {
   const asio::ip::address addr = ep.address();

@@ -1,7 +1,5 @@
 #include "server/cmd_context.h"
 
-#include <time.h>
-
 #include <new>
 #include <stdexcept>
 
@@ -10,18 +8,6 @@
 #include "server/tx/watch.h"
 
 namespace dashkv {
-
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t NowUs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
 
 void ShardCmdContext::TouchWatched(unsigned db_index, std::string_view key) {
   if (!shard.watches().empty()) shard.watches().Touch(LockKeyOf(db_index, key));
