@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#include "absl/base/macros.h"
+#include "core/base/logging.h"
 #include "core/numbers.h"
 
 namespace dashkv {
@@ -225,7 +225,7 @@ int GetBit(std::string_view s, uint64_t offset) {
 }
 
 int SetBit(std::string& s, uint64_t offset, int bit) {
-  ABSL_ASSERT(bit == 0 || bit == 1);
+  DCHECK(bit == 0 || bit == 1);
   GrowForBit(s, offset);
   unsigned char& b = reinterpret_cast<unsigned char&>(s[offset >> 3]);
   const unsigned mask = 0x80u >> (offset & 7);
@@ -256,7 +256,7 @@ uint64_t BitCount(std::string_view s, int64_t start, int64_t end, BitUnit unit) 
 
 int64_t BitPos(std::string_view s, int bit, int64_t start, std::optional<int64_t> end,
                BitUnit unit) {
-  ABSL_ASSERT(bit == 0 || bit == 1);
+  DCHECK(bit == 0 || bit == 1);
   const int64_t len = static_cast<int64_t>(s.size());
   const int64_t total = unit == BitUnit::kBit ? len * 8 : len;
   const Range r = Normalize(start, end.value_or(total - 1), total);
@@ -350,7 +350,7 @@ std::optional<int64_t> BitfieldIncrBy(std::string& s, uint64_t offset, BitfieldT
 // ----- BITOP -----
 
 std::string BitOp(BitOpKind kind, std::span<const std::string_view> srcs) {
-  ABSL_ASSERT(kind != BitOpKind::kNot || srcs.size() == 1);
+  DCHECK(kind != BitOpKind::kNot || srcs.size() == 1);
   if (srcs.empty()) return std::string();
   size_t max_len = 0;
   for (std::string_view s : srcs) max_len = std::max(max_len, s.size());

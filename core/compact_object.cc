@@ -3,8 +3,9 @@
 #include <charconv>
 #include <limits>
 
+#include "core/base/logging.h"
+#include "core/base/parse_int.h"
 #include "core/hash.h"
-#include "core/logging.h"
 #include "core/memory.h"
 
 namespace dashkv {
@@ -60,20 +61,6 @@ inline void UnpackWords(uint64_t w0, uint64_t w1, size_t n, char* out) {
   if (n == 17) out[16] = static_cast<char>((w1 >> 48) & 0x7F);
 }
 
-// Parses `s` if it is the canonical decimal form of an int64 (Redis's string2ll rules).
-bool ParseCanonicalInt(std::string_view s, int64_t* v) {
-  size_t n = s.size();
-  if (n == 0 || n > 20) return false;
-  const char* p = s.data();
-  if (p[0] == '-') {
-    if (n < 2 || p[1] < '1' || p[1] > '9') return false;
-  } else if (p[0] < '0' || p[0] > '9' || (p[0] == '0' && n > 1)) {
-    return false;
-  }
-  auto [end, ec] = std::from_chars(p, p + n, *v);
-  return ec == std::errc() && end == p + n;
-}
-
 // Returns the length of the decimal form of v.
 inline size_t IntLength(int64_t v) {
   uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
@@ -91,8 +78,7 @@ inline size_t FormatInt(int64_t v, char* buf) {
 
 // Returns true if the smallest form of `s` is a heap block.
 bool NeedsHeap(std::string_view s) {
-  int64_t unused;
-  if (s.size() <= CompactObj::kInlineMax || ParseCanonicalInt(s, &unused)) return false;
+  if (s.size() <= CompactObj::kInlineMax || ParseInt64(s)) return false;
   return s.size() > CompactObj::kPackedMax || !IsAscii1617(s.data(), s.size());
 }
 
@@ -210,7 +196,9 @@ bool CompactObj::TryGetInt(int64_t* out) const {
   }
   if (!IsString()) return false;
   char small[kSmallBuf];
-  return ParseCanonicalInt(View(small), out);
+  const std::optional<int64_t> v = ParseInt64(View(small));
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool CompactObj::EqualsString(std::string_view s) const {
@@ -396,10 +384,11 @@ void CompactObj::Free() {
 
 void CompactObj::Encode(std::string_view s, bool prefer_int) {
   size_t n = s.size();
-  int64_t v;
-  if ((prefer_int || n > kPackedMax) && ParseCanonicalInt(s, &v)) {
+  const std::optional<int64_t> v =
+      prefer_int || n > kPackedMax ? ParseInt64(s) : std::nullopt;
+  if (v) {
     std::memset(buf_, 0, kTag);
-    Store64(buf_, static_cast<uint64_t>(v));
+    Store64(buf_, static_cast<uint64_t>(*v));
     SetKind(kKindInt);
   } else if (n <= kInlineMax) {
     if (n > 0) std::memmove(buf_, s.data(), n);

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/detail_check.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/logging.h"
 #include "core/segment.h"
 #include "core/segment_arena.h"
 

@@ -76,7 +76,7 @@ template <typename Key, typename Value, typename Policy>
 void DashTable<Key, Value, Policy>::Split(uint32_t idx) {
   SegmentT* seg = dir_[idx];
   if (seg->local_depth() == global_depth_) {
-    DASH_CHECK(global_depth_ < kMaxGlobalDepth);
+    CHECK(global_depth_ < kMaxGlobalDepth);
     std::vector<SegmentT*> doubled(dir_.size() * 2);
     for (size_t i = 0; i < dir_.size(); ++i) doubled[2 * i] = doubled[2 * i + 1] = dir_[i];
     dir_.swap(doubled);

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

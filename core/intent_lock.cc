@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
+#include "core/base/parse_int.h"
 #include "core/memory.h"
 
 namespace dashkv {
@@ -175,7 +176,7 @@ void EncodeInt(int64_t v, Encoded* e) {
 
 Encoded Encode(std::string_view v) {
   Encoded e;
-  if (std::optional<int64_t> iv = ParseCanonicalInt(v)) {
+  if (std::optional<int64_t> iv = ParseInt64(v)) {
     EncodeInt(*iv, &e);
   } else {
     size_t len = v.size();
@@ -207,33 +208,6 @@ inline bool EntryEquals(const uint8_t* p, std::string_view v, const std::optiona
 }
 
 }  // namespace
-
-std::optional<int64_t> ParseCanonicalInt(std::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  size_t i = 0;
-  bool neg = s[0] == '-';
-  if (neg && s.size() == 1) return std::nullopt;
-  i = neg ? 1 : 0;
-  if (s[i] == '0') {
-    if (s.size() == 1) return 0;
-    return std::nullopt;  // leading zero or "-0"
-  }
-  uint64_t acc = 0;
-  for (; i < s.size(); ++i) {
-    unsigned d = static_cast<unsigned char>(s[i]) - '0';
-    if (d > 9) return std::nullopt;
-    if (acc > (std::numeric_limits<uint64_t>::max() - d) / 10) return std::nullopt;
-    acc = acc * 10 + d;
-  }
-  if (neg) {
-    constexpr uint64_t kMinMag = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1;
-    if (acc > kMinMag) return std::nullopt;
-    if (acc == kMinMag) return std::numeric_limits<int64_t>::min();
-    return -static_cast<int64_t>(acc);
-  }
-  if (acc > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-  return static_cast<int64_t>(acc);
-}
 
 // ----- ListpackValue -----
 
@@ -309,7 +283,7 @@ ListpackValue ListpackView::Get(Pos p) const { return Decode(data_ + p); }
 uint32_t ListpackView::EntryBytes(Pos p) const { return EntryTotal(data_ + p); }
 
 ListpackView::Pos ListpackView::Find(std::string_view v, Pos start, uint32_t skip) const {
-  std::optional<int64_t> iv = ParseCanonicalInt(v);
+  std::optional<int64_t> iv = ParseInt64(v);
   uint32_t skip_left = 0;
   for (Pos p = start; p != kNoPos; p = Next(p)) {
     if (skip_left > 0) {
@@ -492,7 +466,7 @@ size_t Listpack::DeleteRange(long index, size_t count) {
 }
 
 size_t Listpack::RemoveMatches(std::string_view v, size_t limit, ListEnd from) {
-  std::optional<int64_t> iv = ParseCanonicalInt(v);
+  std::optional<int64_t> iv = ParseInt64(v);
   std::vector<std::pair<uint32_t, uint32_t>> hits;  // {position, entry bytes}
   ListpackView lv = view();
   if (from == ListEnd::kHead) {

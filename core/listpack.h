@@ -84,9 +84,6 @@ class ListpackValue {
   bool is_int_ = false;
 };
 
-// Parses s as a canonical decimal int64 (string2ll rules); nullopt if it is not one.
-std::optional<int64_t> ParseCanonicalInt(std::string_view s);
-
 // Read-only, non-owning access to listpack bytes.
 // REQUIRES: the bytes are a valid listpack (see Validate for untrusted input) and outlive the view.
 class ListpackView {

@@ -17,7 +17,6 @@ inline bool IsCSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-
 // Applies Redis's acceptance rules to a strtod/strtold result: the whole input consumed, no
 // leading space, no NaN, no overflow to infinity and no underflow to zero.
 template <typename T>
@@ -53,31 +52,6 @@ inline char* WriteDigitsBackwards(uint64_t u, char* end) {
 }
 
 }  // namespace
-
-std::optional<int64_t> ParseInt64(std::string_view s) {
-  if (s.empty() || s.size() > kInt64MaxChars) return std::nullopt;
-  if (s == "0") return 0;
-  size_t i = 0;
-  const bool negative = s[0] == '-';
-  if (negative) ++i;
-  // The first digit must be 1-9: this rejects "-", "-0", leading zeros and '+'.
-  if (i == s.size() || s[i] < '1' || s[i] > '9') return std::nullopt;
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c < '0' || c > '9') return std::nullopt;
-    const uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  constexpr uint64_t kMaxPositive = static_cast<uint64_t>(INT64_MAX);
-  if (negative) {
-    if (v > kMaxPositive + 1) return std::nullopt;
-    return static_cast<int64_t>(0 - v);  // two's complement: well-defined via unsigned
-  }
-  if (v > kMaxPositive) return std::nullopt;
-  return static_cast<int64_t>(v);
-}
 
 std::optional<double> ParseDouble(std::string_view s) {
   if (s.empty() || IsCSpace(s[0])) return std::nullopt;

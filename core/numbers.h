@@ -1,5 +1,6 @@
-// Number parsing and formatting with Redis 7.0's exact rules: integers for every integer argument
-// and INCR-family values, doubles for scores, long doubles for INCRBYFLOAT / HINCRBYFLOAT.
+// Number parsing and formatting with Redis 7.0's exact rules: doubles for scores, long doubles
+// for INCRBYFLOAT / HINCRBYFLOAT, integer formatting. Integer parsing (ParseInt64) is
+// core/base/parse_int.h, shared with io/.
 // Thread: pure functions, safe from any thread (the "C" locale is assumed for strtod; dashkv
 // never calls setlocale for LC_NUMERIC).
 #pragma once
@@ -10,18 +11,12 @@
 #include <string>
 #include <string_view>
 
-namespace dashkv {
+#include "core/base/parse_int.h"
 
-// Longest output of FormatInt64, sign included ("-9223372036854775808").
-inline constexpr size_t kInt64MaxChars = 20;
+namespace dashkv {
 
 // Longest input ParseLongDouble accepts, exclusive (Redis's MAX_LONG_DOUBLE_CHARS).
 inline constexpr size_t kLongDoubleMaxChars = 5 * 1024;
-
-// Parses a decimal int64 the way Redis's string2ll does: optional '-', then digits; no '+', no
-// spaces, no leading zeros except the string "0" itself ("-0" and "007" are rejected), at most
-// 20 characters, overflow rejected. Returns nullopt if `s` is not such a number.
-std::optional<int64_t> ParseInt64(std::string_view s);
 
 // Parses a double with strtod semantics, as Redis does for scores and float arguments: accepts
 // "1.5", ".5", "5.", "+1", "1e3", "inf", "-Infinity", hex floats ("0x1p3"), denormals; rejects

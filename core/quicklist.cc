@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "core/str_util.h"
 
 namespace dashkv {

@@ -16,7 +16,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "core/detail_check.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 namespace detail {
@@ -268,7 +268,7 @@ class Segment {
   // entry. Returns its position.
   template <typename K, typename V>
   SlotRef Execute(const InsertPlan& plan, uint64_t hash, K&& k, V&& v) {
-    DASH_DCHECK(plan.kind != InsertPlan::Kind::kFull);
+    DCHECK(plan.kind != InsertPlan::Kind::kFull);
     if (plan.kind == InsertPlan::Kind::kDisplace) {
       const unsigned to_slot = FirstFree(plan.to_bucket);
       MoveEntry(plan.from_bucket, plan.from_slot, plan.to_bucket, to_slot, plan.to_probe);
@@ -288,7 +288,7 @@ class Segment {
 
   // Destroys the entry at (b, s). Does not move any other entry.
   void Erase(unsigned b, unsigned s) {
-    DASH_DCHECK((busy(b) >> s) & 1);
+    DCHECK((busy(b) >> s) & 1);
     Bucket& bk = buckets_[b];
     bk.key_ptr(s)->~Key();
     bk.value_ptr(s)->~Value();
@@ -298,7 +298,7 @@ class Segment {
   // Moves every entry whose hash has bit (63 - local_depth) set into `dest` (an empty segment),
   // at the same bucket and slot, and increments the local depth of both. Versions are copied.
   void Split(Segment* dest) {
-    DASH_DCHECK(dest->size_ == 0u);
+    DCHECK(dest->size_ == 0u);
     const unsigned bit = 63 - local_depth_;
     for (unsigned b = 0; b < kTotal; ++b) {
       dest->versions_[b] = versions_[b];
@@ -460,7 +460,7 @@ class Segment {
 
   unsigned FirstFree(unsigned b) const {
     const uint32_t free_bits = ~uint32_t(busy(b)) & kSlotMask;
-    DASH_DCHECK(free_bits != 0u);
+    DCHECK(free_bits != 0u);
     return __builtin_ctz(free_bits);
   }
 
@@ -545,7 +545,7 @@ class Segment {
     Vacate(fb, fs);
     MarkBusy(tb, ts, fp, probing);
     if (tb >= kRegular) {
-      DASH_DCHECK(fb < kRegular);
+      DCHECK(fb < kRegular);
       stash_home_[(tb - kRegular) * kSlots + ts] = uint8_t(home);
       AddHint(home, fp, tb - kRegular);
     }
@@ -579,7 +579,7 @@ class Segment {
         return;
       }
     }
-    DASH_DCHECK(m.overflow > 0u);
+    DCHECK(m.overflow > 0u);
     --m.overflow;
   }
 

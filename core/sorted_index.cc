@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

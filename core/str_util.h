@@ -92,11 +92,4 @@ class NulTerminated {
   const char* ptr_;
 };
 
-// Parses an unsigned decimal number with no sign, spaces or trailing bytes.
-inline bool ParseUint64(std::string_view s, uint64_t* out) {
-  if (s.empty()) return false;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return res.ec == std::errc() && res.ptr == s.data() + s.size();
-}
-
 }  // namespace dashkv

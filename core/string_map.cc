@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "core/base/logging.h"
 #include "core/hash.h"
-#include "core/logging.h"
 
 namespace dashkv {
 

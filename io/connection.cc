@@ -1,7 +1,6 @@
 #include "io/connection.h"
 
 #include <absl/base/internal/raw_logging.h>
-#include <absl/base/macros.h>
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
@@ -19,6 +18,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "core/base/clock.h"
+#include "core/base/logging.h"
 #include "io/engine.h"
 
 namespace dashkv::io {
@@ -42,12 +43,6 @@ constexpr size_t kMaxUnauthPendingOutput = 64 * 1024;
 
 // Connection ids, unique per process (CLIENT ID); the only global state of this file.
 std::atomic<uint64_t> next_connection_id{1};
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string FormatEndpoint(const asio::ip::tcp::endpoint& ep) {
   const asio::ip::address addr = ep.address();
@@ -100,7 +95,7 @@ Connection::~Connection() {
 }
 
 void Connection::WatchPeer(absl::AnyInvocable<void()> on_close) {
-  ABSL_ASSERT(engine_.IsMyThread());
+  DCHECK(engine_.IsMyThread());
   if (!watch_) {
     watch_ = std::make_shared<PeerWatch>();
     watch_->conn = this;
@@ -174,7 +169,7 @@ bool Connection::Unauthenticated() const {
 }
 
 void Connection::Shutdown() {
-  ABSL_RAW_CHECK(engine_.IsMyThread(), "Connection::Shutdown from another engine");
+  CHECK(engine_.IsMyThread()) << "Connection::Shutdown from another engine";
   CloseSocket();
 }
 
@@ -266,7 +261,7 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
 }
 
 asio::awaitable<void> Connection::Run() {
-  ABSL_ASSERT(engine_.IsMyThread());
+  DCHECK(engine_.IsMyThread());
   Register();
   boost::system::error_code ec;
   bool open = true;
@@ -345,7 +340,7 @@ void Connection::Flush() {
 }
 
 void Connection::SendAsync(std::string_view bytes) {
-  ABSL_ASSERT(engine_.IsMyThread());
+  DCHECK(engine_.IsMyThread());
   if (closed_ || finishing_ || close_requested_ || write_failed_) return;
   queued_.append(bytes);
   // Written after the current task: every push of this engine loop iteration (a pipeline of

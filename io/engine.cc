@@ -10,6 +10,8 @@
 #include <exception>
 #include <new>
 
+#include "core/base/logging.h"
+
 namespace dashkv::io {
 namespace {
 
@@ -41,7 +43,7 @@ Engine::~Engine() {
 Engine* Engine::Current() { return tls_current_engine; }
 
 void Engine::Start() {
-  ABSL_RAW_CHECK(!thread_.joinable(), "Engine::Start called twice");
+  CHECK(!thread_.joinable()) << "Engine::Start called twice";
   stopping_.store(false, std::memory_order_relaxed);
   thread_ = std::thread([this] { Loop(); });
 }
@@ -56,7 +58,7 @@ void Engine::Join() {
 }
 
 void Engine::DiscardInbox() {
-  ABSL_RAW_CHECK(!thread_.joinable() || IsMyThread(), "DiscardInbox on a running engine");
+  CHECK(!thread_.joinable() || IsMyThread()) << "DiscardInbox on a running engine";
   Node* node = nullptr;
   while (Pop(&node) == PopResult::kItem) node->invoke(node, /*run=*/false);
 }

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/base/logging.h"
+
 namespace dashkv::io {
 namespace {
 
@@ -81,7 +83,7 @@ unsigned AvailableCpus() {
 }
 
 EnginePool::EnginePool(unsigned n, EngineOptions options) {
-  ABSL_RAW_CHECK(n > 0, "EnginePool needs at least one engine");
+  CHECK(n > 0) << "EnginePool needs at least one engine";
   engines_.reserve(n);
   for (unsigned i = 0; i < n; ++i) engines_.push_back(std::make_unique<Engine>(i, options));
   EngineOptions background = options;

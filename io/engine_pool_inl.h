@@ -6,13 +6,14 @@
 // the coroutine's executor, which is all asio's awaitable_handler needs.
 #pragma once
 
-#include <absl/base/internal/raw_logging.h>
 #include <absl/container/inlined_vector.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+
+#include "core/base/logging.h"
 
 namespace dashkv::io {
 namespace detail {
@@ -96,7 +97,7 @@ boost::asio::awaitable<R> EnginePool::Await(unsigned i, F fn) {
       co_return fn();
     }
   }
-  ABSL_RAW_CHECK(home != nullptr, "EnginePool::Await called outside an engine thread");
+  CHECK(home != nullptr) << "EnginePool::Await called outside an engine thread";
   using Sig = typename detail::HopSignature<R>::type;
   // Runs after the coroutine has suspended (asio's use_awaitable guarantees it), so the
   // handler may be invoked from another thread's message as soon as it is posted. An exception
@@ -142,7 +143,7 @@ template <typename R, typename F>
 boost::asio::awaitable<R> EnginePool::AwaitAsync(unsigned i, F fn) {
   Engine* target = engines_[i].get();
   Engine* home = Engine::Current();
-  ABSL_RAW_CHECK(home != nullptr, "EnginePool::AwaitAsync called outside an engine thread");
+  CHECK(home != nullptr) << "EnginePool::AwaitAsync called outside an engine thread";
   using Sig = typename detail::AsyncSignature<R>::type;
   auto initiation = [target, home, fnp = &fn](auto handler) {
     target->Post([home, fnp, h = std::move(handler)]() mutable {
@@ -169,7 +170,7 @@ boost::asio::awaitable<R> EnginePool::AwaitAsync(unsigned i, F fn) {
 template <typename F>
 boost::asio::awaitable<void> EnginePool::AwaitMany(std::span<const unsigned> targets, F fn) {
   Engine* home = Engine::Current();
-  ABSL_RAW_CHECK(home != nullptr, "EnginePool::AwaitMany called outside an engine thread");
+  CHECK(home != nullptr) << "EnginePool::AwaitMany called outside an engine thread";
   detail::ManyState state;
   state.home = home;
   bool local = false;
@@ -210,8 +211,8 @@ boost::asio::awaitable<void> EnginePool::AwaitAll(F fn) {
 
 template <typename F>
 void EnginePool::RunOnAllBlocking(F fn) {
-  ABSL_RAW_CHECK(Engine::Current() == nullptr,
-                 "EnginePool::RunOnAllBlocking called from an engine thread (would deadlock)");
+  CHECK(Engine::Current() == nullptr)
+      << "EnginePool::RunOnAllBlocking called from an engine thread (would deadlock)";
   std::mutex mu;
   std::condition_variable cv;
   unsigned pending = size();

@@ -14,6 +14,8 @@
 #include <exception>
 #include <future>
 
+#include "core/base/logging.h"
+
 namespace dashkv::io {
 namespace {
 
@@ -152,7 +154,7 @@ void Listener::Admit(tcp::socket socket, Engine& target) {
 }
 
 void Listener::AcceptPending() {
-  ABSL_RAW_CHECK(Engine::Current() == &pool_[0], "Listener::AcceptPending off engine 0");
+  CHECK(Engine::Current() == &pool_[0]) << "Listener::AcceptPending off engine 0";
   for (auto& acceptor : acceptors_) {
     for (;;) {
       Engine& target = pool_[next_engine_ % pool_.size()];

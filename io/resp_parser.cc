@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
+
+#include "core/base/parse_int.h"
 
 namespace dashkv::io {
 namespace {
@@ -38,40 +41,6 @@ inline int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
-}
-
-// Parses a decimal integer with Redis's string2ll rules: optional '-', no '+', no leading zeros,
-// no "-0", no spaces, must fit int64.
-bool ParseStrictInt(const char* s, size_t len, int64_t* out) {
-  if (len == 0 || len > 20) return false;
-  if (len == 1 && s[0] == '0') {
-    *out = 0;
-    return true;
-  }
-  size_t i = 0;
-  bool negative = false;
-  if (s[0] == '-') {
-    negative = true;
-    i = 1;
-    if (len == 1) return false;
-  }
-  if (s[i] < '1' || s[i] > '9') return false;
-  uint64_t v = 0;
-  for (; i < len; ++i) {
-    if (!IsDigit(s[i])) return false;
-    unsigned d = static_cast<unsigned>(s[i] - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  if (negative) {
-    if (v > kMax + 1) return false;
-    *out = v == kMax + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(v);
-  } else {
-    if (v > kMax) return false;
-    *out = static_cast<int64_t>(v);
-  }
-  return true;
 }
 
 }  // namespace
@@ -124,8 +93,11 @@ inline RespParser::LineResult RespParser::ParseLengthLine(std::string_view buf, 
     while (q < size && IsDigit(base[q])) ++q;
     if (q + 1 < size && base[q] == '\r') {
       *next = q + 2;
-      return ParseStrictInt(base + start + 1, q - start - 1, value) ? LineResult::kOk
-                                                                     : LineResult::kInvalid;
+      const std::optional<int64_t> v =
+          ParseInt64(std::string_view(base + start + 1, q - start - 1));
+      if (!v) return LineResult::kInvalid;
+      *value = *v;
+      return LineResult::kOk;
     }
   }
   // Slow path: find the CR (resuming where an earlier call stopped), then validate.
@@ -140,8 +112,10 @@ inline RespParser::LineResult RespParser::ParseLengthLine(std::string_view buf, 
   if (q + 1 >= size) return LineResult::kNeedMore;  // Redis waits for the byte after CR
   if (base[start] != type) return LineResult::kBadType;
   *next = q + 2;
-  return ParseStrictInt(base + start + 1, q - start - 1, value) ? LineResult::kOk
-                                                                 : LineResult::kInvalid;
+  const std::optional<int64_t> v = ParseInt64(std::string_view(base + start + 1, q - start - 1));
+  if (!v) return LineResult::kInvalid;
+  *value = *v;
+  return LineResult::kOk;
 }
 
 RespParser::Status RespParser::ParseMultiBulk(std::string_view buf) {

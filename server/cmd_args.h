@@ -9,6 +9,7 @@
 #include <span>
 #include <string_view>
 
+#include "core/base/parse_int.h"
 #include "core/str_util.h"
 #include "server/op_status.h"
 
@@ -64,8 +65,5 @@ class ArgParser {
   size_t pos_;
   std::optional<OpStatus> error_;
 };
-
-// Returns the int64 value of `s` by Redis's strict rules (no spaces, '+' or leading zeros).
-std::optional<int64_t> ParseStrictInt(std::string_view s);
 
 }  // namespace dashkv

@@ -1,25 +1,11 @@
 #include "server/cmd_context.h"
 
-#include <time.h>
-
 #include <new>
 #include <stdexcept>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
-
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t NowUs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
 
 void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines) {
   rb.StartArray(lines.size());

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "core/base/clock.h"
 #include "io/reply_builder.h"
 #include "server/command_registry.h"
 #include "server/config.h"
@@ -19,11 +20,6 @@ class Server;
 class ConnState;
 class Config;
 class KeyLocks;
-
-// Returns the wall-clock time in milliseconds since the epoch.
-int64_t NowMs();
-// Returns the wall-clock time in microseconds since the epoch.
-int64_t NowUs();
 
 // Sends a HELP reply: one simple string per line.
 void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines);

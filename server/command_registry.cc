@@ -1,7 +1,7 @@
 #include "core/str_util.h"
 #include "server/command_registry.h"
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 
@@ -30,11 +30,9 @@ KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
     for (size_t k = first_key; k <= last && k < args.size(); k += key_step) out.push_back(k);
   }
   if (numkeys_index > 0 && size_t(numkeys_index) < args.size()) {
-    std::string_view n = args[numkeys_index];
-    uint64_t count = 0;
-    bool ok = !n.empty() && n.size() <= 9;
-    for (char c : n) ok = ok && c >= '0' && c <= '9' && ((count = count * 10 + (c - '0')), true);
-    if (ok && count <= args.size() - numkeys_index - 1) {
+    const std::optional<int64_t> n = ParseInt64(args[numkeys_index]);
+    const size_t count = n && *n >= 0 ? static_cast<size_t>(*n) : SIZE_MAX;
+    if (count <= args.size() - numkeys_index - 1) {
       for (size_t k = numkeys_index + 1; k <= numkeys_index + count; ++k) out.push_back(k);
     }
   }

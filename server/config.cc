@@ -11,8 +11,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/base/logging.h"
 #include "core/glob.h"
-#include "core/logging.h"
 #include "io/engine_pool.h"
 #include "server/storage/key_change.h"
 

@@ -2,7 +2,7 @@
 // only; waits for SIGINT/SIGTERM and shuts down cleanly.
 #include <absl/flags/parse.h>
 #include <absl/flags/usage.h>
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include <signal.h>
 
 #include <cstdlib>

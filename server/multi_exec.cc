@@ -180,7 +180,7 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
     for (size_t i = 0; i < cmds.size(); ++i) {
       const CommandSpec& spec = *cmds[i].spec;
       if (spec.name == "select") {
-        std::optional<int64_t> idx = ParseStrictInt(views[i][1]);
+        std::optional<int64_t> idx = ParseInt64(views[i][1]);
         if (idx && *idx >= 0 && *idx < shard_set_->num_dbs()) db = static_cast<unsigned>(*idx);
         continue;
       }

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

@@ -2,7 +2,7 @@
 #include "server/server.h"
 
 #include <absl/container/inlined_vector.h>
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -3,12 +3,11 @@
 // Run: build/bench/engine_pool_bench
 #include <benchmark/benchmark.h>
 
-#include <absl/base/internal/raw_logging.h>
-
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <future>
 
+#include "core/base/logging.h"
 #include "io/engine_pool.h"
 
 namespace dashkv::io {
@@ -32,13 +31,13 @@ void RunHops(EnginePool& pool, int coros, int64_t hops) {
     for (int c = 0; c < coros; ++c) {
       asio::co_spawn(pool[0].context(), HopLoop(&pool, 1, hops, &sink),
                      [&](std::exception_ptr e) {
-                       if (e) ABSL_RAW_LOG(FATAL, "hop coroutine threw");
+                       if (e) LOG(FATAL) << "hop coroutine threw";
                        if (left.fetch_sub(1) == 1) done.set_value();
                      });
     }
   });
   done.get_future().get();
-  ABSL_RAW_CHECK(sink.load() == coros * hops, "lost hops");
+  CHECK(sink.load() == coros * hops) << "lost hops";
 }
 
 // Arg 0: spin_us of both engines.

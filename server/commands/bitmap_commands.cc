@@ -35,7 +35,7 @@ OpResult<std::string_view> ReadBits(ShardCmdContext& ctx, std::string_view key,
 void CmdSetBit(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<uint64_t> offset = ParseBitOffset(args[2]);
   if (!offset) return SendOpError(ctx, StringOpError::kBitOffset);
-  std::optional<int64_t> on = ParseStrictInt(args[3]);
+  std::optional<int64_t> on = ParseInt64(args[3]);
   if (!on || (*on != 0 && *on != 1)) return SendOpError(ctx, StringOpError::kBitValue);
   OpResult<DbSlice::AddResult> res = FindOrAddString(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
@@ -99,7 +99,7 @@ void CmdBitCount(CmdArgs args, ShardCmdContext& ctx) {
 
 // BITPOS key bit [start [end [BYTE|BIT]]]
 void CmdBitPos(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> bit = ParseStrictInt(args[2]);
+  std::optional<int64_t> bit = ParseInt64(args[2]);
   if (!bit) return SendOpError(ctx, OpStatus::kNotAnInteger);
   if (*bit != 0 && *bit != 1) return SendOpError(ctx, StringOpError::kBitposBit);
   OpResult<PrimeIterator> found =

@@ -83,7 +83,7 @@ struct MPopArgs {
 OpResult<MPopArgs> ParseMPop(CmdArgs args, size_t numkeys_index, std::string_view low,
                              std::string_view high) {
   MPopArgs out;
-  std::optional<int64_t> numkeys = ParseStrictInt(args[numkeys_index]);
+  std::optional<int64_t> numkeys = ParseInt64(args[numkeys_index]);
   if (!numkeys || *numkeys <= 0) return OpStatus::kNumkeysNotPositive;
   if (static_cast<uint64_t>(*numkeys) >= args.size() - numkeys_index) {
     return OpStatus::kSyntaxError;  // no room for the direction

@@ -139,7 +139,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
 
 // SELECT index
 void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
-  auto index = ParseStrictInt(args[1]);
+  auto index = ParseInt64(args[1]);
   if (!index) return ctx.SendStatus(OpStatus::kNotAnInteger);
   if (*index < 0 || *index >= static_cast<int64_t>(ctx.server.shard_set().num_dbs())) {
     return ctx.SendStatus(OpStatus::kInvalidDbIndex);
@@ -212,7 +212,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   } else if (parser.Check("ID")) {
     filter_ids = true;
     while (parser.HasNext()) {
-      auto id = ParseStrictInt(parser.Next());
+      auto id = ParseInt64(parser.Next());
       if (!id || *id <= 0) co_return ctx.rb.SendError("ERR Invalid client ID");
       ids.push_back(static_cast<uint64_t>(*id));
     }
@@ -247,7 +247,7 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
     ArgParser parser(args, 2);
     while (parser.HasNext()) {
       if (parser.Check("ID")) {
-        auto v = ParseStrictInt(parser.Next());
+        auto v = ParseInt64(parser.Next());
         if (!v || *v <= 0) co_return ctx.rb.SendError("ERR client-id should be greater than 0");
         id = static_cast<uint64_t>(*v);
       } else if (parser.Check("ADDR")) {
@@ -301,7 +301,7 @@ awaitable<void> ClientUnblock(CmdArgs args, ConnCmdContext& ctx) {
       co_return ctx.SendStatus(OpStatus::kUnblockReason);
     }
   }
-  std::optional<int64_t> id = ParseStrictInt(args[2]);
+  std::optional<int64_t> id = ParseInt64(args[2]);
   if (!id) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
   Server& server = ctx.server;
   std::atomic<int64_t> unblocked{0};

@@ -62,14 +62,14 @@ bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
 // DEBUG POPULATE count [prefix] [size]
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() < 3 || args.size() > 5) co_return SendDebugUsage(ctx, args[1]);
-  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) {
     co_return ctx.rb.SendError("ERR value is out of range, must be positive");
   }
   std::string_view prefix = args.size() > 3 ? args[3] : "key";
   int64_t size = 0;
   if (args.size() > 4) {
-    std::optional<int64_t> s = ParseStrictInt(args[4]);
+    std::optional<int64_t> s = ParseInt64(args[4]);
     if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
     size = *s;
   }

@@ -95,7 +95,7 @@ template <bool kMillis, bool kAbsolute>
 void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
   std::optional<unsigned> flags = ParseExpireFlags(args, ctx.rb);
   if (!flags) return;
-  std::optional<int64_t> when = ParseStrictInt(args[2]);
+  std::optional<int64_t> when = ParseInt64(args[2]);
   if (!when) return ctx.SendStatus(OpStatus::kNotAnInteger);
   int64_t ms = *when;
   if (!kMillis) {
@@ -189,10 +189,9 @@ constexpr unsigned kShardShift = 48;
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
-  uint64_t cursor;
-  if (!ParseUint64(args[1], &cursor)) {
-    co_return ctx.rb.SendError("ERR invalid cursor");
-  }
+  const std::optional<uint64_t> parsed_cursor = ParseUint64(args[1]);
+  if (!parsed_cursor) co_return ctx.rb.SendError("ERR invalid cursor");
+  const uint64_t cursor = *parsed_cursor;
   std::string_view pattern;
   std::string type;
   int64_t count = 10;

@@ -180,7 +180,7 @@ void CmdHGetAll(CmdArgs args, ShardCmdContext& ctx) {
 
 // HINCRBY key field increment
 void CmdHIncrBy(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> incr = ParseStrictInt(args[3]);
+  std::optional<int64_t> incr = ParseInt64(args[3]);
   if (!incr) return SendOpError(ctx, OpStatus::kNotAnInteger);
   OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
@@ -188,7 +188,7 @@ void CmdHIncrBy(CmdArgs args, ShardCmdContext& ctx) {
   std::string scratch;
   int64_t current = 0;
   if (std::optional<std::string_view> v = hash->Get(args[2], &scratch)) {
-    std::optional<int64_t> parsed = ParseStrictInt(*v);
+    std::optional<int64_t> parsed = ParseInt64(*v);
     if (!parsed) {
       FinishWrite(ctx, *res, args[1]);
       return ctx.rb.SendError("ERR hash value is not an integer");
@@ -293,8 +293,9 @@ void CmdHRandField(CmdArgs args, ShardCmdContext& ctx) {
 
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void CmdHScan(CmdArgs args, ShardCmdContext& ctx) {
-  uint64_t cursor;
-  if (!ParseUint64(args[2], &cursor)) return ctx.rb.SendError("ERR invalid cursor");
+  const std::optional<uint64_t> parsed_cursor = ParseUint64(args[2]);
+  if (!parsed_cursor) return ctx.rb.SendError("ERR invalid cursor");
+  const uint64_t cursor = *parsed_cursor;
   ArgParser parser(args, 3);
   std::string_view pattern;
   int64_t count = 10;

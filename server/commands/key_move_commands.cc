@@ -112,7 +112,7 @@ awaitable<void> CmdRenameMulti(CmdArgs args, ConnCmdContext& ctx) {
 
 // Parses a database index argument as Redis's getIntFromObjectOrReply + selectDb do.
 OpResult<unsigned> ParseDbIndex(std::string_view arg, unsigned num_dbs) {
-  std::optional<int64_t> v = ParseStrictInt(arg);
+  std::optional<int64_t> v = ParseInt64(arg);
   if (!v) return OpStatus::kNotAnInteger;
   if (*v < INT_MIN || *v > INT_MAX) return OpStatus::kIntRange;
   if (*v < 0 || *v >= static_cast<int64_t>(num_dbs)) return OpStatus::kInvalidDbIndex;

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/values/value_clone.h"
 
 namespace dashkv {

@@ -60,7 +60,7 @@ void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
   bool with_count = args.size() == 3;
   int64_t count = 1;
   if (with_count) {
-    std::optional<int64_t> c = ParseStrictInt(args[2]);
+    std::optional<int64_t> c = ParseInt64(args[2]);
     if (!c || *c < 0) return ctx.rb.SendError("ERR value is out of range, must be positive");
     count = *c;
   }
@@ -88,7 +88,7 @@ void CmdLLen(CmdArgs args, ShardCmdContext& ctx) {
 
 // LINDEX key index
 void CmdLIndex(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> index = ParseStrictInt(args[2]);
+  std::optional<int64_t> index = ParseInt64(args[2]);
   if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
   OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
@@ -101,7 +101,7 @@ void CmdLIndex(CmdArgs args, ShardCmdContext& ctx) {
 
 // LSET key index element
 void CmdLSet(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> index = ParseStrictInt(args[2]);
+  std::optional<int64_t> index = ParseInt64(args[2]);
   if (!index) return SendError(ctx, OpStatus::kNotAnInteger);
   OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
@@ -128,8 +128,8 @@ bool NormalizeRange(int64_t len, int64_t* start, int64_t* stop) {
 
 // LRANGE key start stop
 void CmdLRange(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> start = ParseStrictInt(args[2]);
-  std::optional<int64_t> stop = ParseStrictInt(args[3]);
+  std::optional<int64_t> start = ParseInt64(args[2]);
+  std::optional<int64_t> stop = ParseInt64(args[3]);
   if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
   OpResult<const ListValue*> res = FindList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
@@ -151,8 +151,8 @@ void CmdLRange(CmdArgs args, ShardCmdContext& ctx) {
 
 // LTRIM key start stop
 void CmdLTrim(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> start = ParseStrictInt(args[2]);
-  std::optional<int64_t> stop = ParseStrictInt(args[3]);
+  std::optional<int64_t> start = ParseInt64(args[2]);
+  std::optional<int64_t> stop = ParseInt64(args[3]);
   if (!start || !stop) return SendError(ctx, OpStatus::kNotAnInteger);
   OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
@@ -195,7 +195,7 @@ void CmdLInsert(CmdArgs args, ShardCmdContext& ctx) {
 
 // LREM key count element
 void CmdLRem(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count) return SendError(ctx, OpStatus::kNotAnInteger);
   OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
   if (!res) {
@@ -403,7 +403,7 @@ struct LMPopArgs {
 
 // Parses LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; returns false after replying.
 bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
-  std::optional<int64_t> numkeys = ParseStrictInt(args[1]);
+  std::optional<int64_t> numkeys = ParseInt64(args[1]);
   if (!numkeys || *numkeys <= 0) {
     ctx.rb.SendError("ERR numkeys should be greater than 0");
     return false;

@@ -7,7 +7,7 @@ namespace dashkv {
 
 OpResult<RandCount> ParseRandCount(CmdArgs args, std::string_view flag) {
   RandCount out;
-  std::optional<int64_t> count = ParseStrictInt(args[2]);
+  std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count) return OpStatus::kNotAnInteger;
   if (*count == INT64_MIN) return OpStatus::kRandCountRange;
   out.count = *count;

@@ -111,7 +111,7 @@ void CmdSPop(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
   int64_t count = -1;  // no count
   if (args.size() == 3) {
-    std::optional<int64_t> c = ParseStrictInt(args[2]);
+    std::optional<int64_t> c = ParseInt64(args[2]);
     if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }

@@ -1,7 +1,6 @@
 #include "server/commands/set_ops.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "core/glob.h"
 #include "server/tx/multi_key.h"
@@ -20,9 +19,9 @@ bool ScanArgs::Matches(std::string_view m) const {
 
 OpResult<ScanArgs> ParseScanArgs(CmdArgs args) {
   ScanArgs sa;
-  std::string_view c = args[2];
-  auto [ptr, ec] = std::from_chars(c.data(), c.data() + c.size(), sa.cursor);
-  if (c.empty() || ec != std::errc() || ptr != c.data() + c.size()) return OpStatus::kInvalidCursor;
+  const std::optional<uint64_t> cursor = ParseUint64(args[2]);
+  if (!cursor) return OpStatus::kInvalidCursor;
+  sa.cursor = *cursor;
   ArgParser parser(args, 3);
   while (parser.HasNext()) {
     if (parser.Check("COUNT")) {
@@ -57,7 +56,7 @@ std::optional<unsigned> SingleShardOfRange(const ShardSet& ss, CmdArgs args, siz
 }
 
 OpResult<size_t> ParseNumKeys(CmdArgs args, size_t numkeys_index) {
-  std::optional<int64_t> n = ParseStrictInt(args[numkeys_index]);
+  std::optional<int64_t> n = ParseInt64(args[numkeys_index]);
   if (!n || *n < 1) return OpStatus::kNumkeysNotPositive;
   if (static_cast<uint64_t>(*n) > args.size() - numkeys_index - 1) {
     return OpStatus::kNumkeysTooMany;

@@ -228,7 +228,7 @@ OpResult<int64_t> ValueAsInt(const CompactObj& value) {
   int64_t v;
   if (value.TryGetInt(&v)) return v;
   if (value.StringSize() > 20) return OpStatus::kNotAnInteger;
-  std::optional<int64_t> parsed = ParseStrictInt(CopyString(value));
+  std::optional<int64_t> parsed = ParseInt64(CopyString(value));
   if (!parsed) return OpStatus::kNotAnInteger;
   return *parsed;
 }
@@ -264,14 +264,14 @@ void CmdIncrOne(CmdArgs args, ShardCmdContext& ctx) {
 
 // INCRBY key increment
 void CmdIncrBy(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> delta = ParseStrictInt(args[2]);
+  std::optional<int64_t> delta = ParseInt64(args[2]);
   if (!delta) return SendOpError(ctx, OpStatus::kNotAnInteger);
   ReplyIncr(ctx, args[1], *delta);
 }
 
 // DECRBY key decrement
 void CmdDecrBy(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> delta = ParseStrictInt(args[2]);
+  std::optional<int64_t> delta = ParseInt64(args[2]);
   if (!delta) return SendOpError(ctx, OpStatus::kNotAnInteger);
   if (*delta == INT64_MIN) return SendOpError(ctx, OpStatus::kDecrOverflow);
   ReplyIncr(ctx, args[1], -*delta);
@@ -312,8 +312,8 @@ void CmdIncrByFloat(CmdArgs args, ShardCmdContext& ctx) {
 
 // GETRANGE key start end / SUBSTR key start end
 void CmdGetRange(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> start = ParseStrictInt(args[2]);
-  std::optional<int64_t> end = ParseStrictInt(args[3]);
+  std::optional<int64_t> start = ParseInt64(args[2]);
+  std::optional<int64_t> end = ParseInt64(args[3]);
   if (!start || !end) return SendOpError(ctx, OpStatus::kNotAnInteger);
   OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(args[1], ObjType::kString, ctx.now_ms);
   if (!res) {
@@ -326,7 +326,7 @@ void CmdGetRange(CmdArgs args, ShardCmdContext& ctx) {
 
 // SETRANGE key offset value
 void CmdSetRange(CmdArgs args, ShardCmdContext& ctx) {
-  std::optional<int64_t> offset = ParseStrictInt(args[2]);
+  std::optional<int64_t> offset = ParseInt64(args[2]);
   if (!offset) return SendOpError(ctx, OpStatus::kNotAnInteger);
   std::string_view patch = args[3];
   StringOpError check = CheckSetRange(*offset, patch.size());

@@ -4,7 +4,7 @@ namespace dashkv {
 
 void StoreString(CompactObj& value, std::string_view s) {
   if (s.size() <= 20) {
-    if (std::optional<int64_t> v = ParseStrictInt(s)) {
+    if (std::optional<int64_t> v = ParseInt64(s)) {
       value.SetInt(*v);
       return;
     }
@@ -61,7 +61,7 @@ OpResult<int64_t> ExpireDeadline(const ExpireSpec& spec, int64_t now_ms) {
   bool seconds = spec.kind == ExpireKind::kEx || spec.kind == ExpireKind::kExAt;
   bool relative = spec.kind == ExpireKind::kEx || spec.kind == ExpireKind::kPx;
   if (!seconds && !relative && spec.kind != ExpireKind::kPxAt) return int64_t{0};
-  std::optional<int64_t> v = ParseStrictInt(spec.arg);
+  std::optional<int64_t> v = ParseInt64(spec.arg);
   if (!v) return OpStatus::kNotAnInteger;
   int64_t ms = *v;
   if (ms <= 0 || (seconds && ms > INT64_MAX / 1000)) return OpStatus::kInvalidExpire;

@@ -15,9 +15,9 @@ namespace {
 using boost::asio::awaitable;
 
 awaitable<void> CmdSwapDb(CmdArgs args, ConnCmdContext& ctx) {
-  std::optional<int64_t> first = ParseStrictInt(args[1]);
+  std::optional<int64_t> first = ParseInt64(args[1]);
   if (!first) co_return ctx.rb.SendError("ERR invalid first DB index");
-  std::optional<int64_t> second = ParseStrictInt(args[2]);
+  std::optional<int64_t> second = ParseInt64(args[2]);
   if (!second) co_return ctx.rb.SendError("ERR invalid second DB index");
   ShardSet& ss = ctx.server.shard_set();
   const int64_t dbs = ss.num_dbs();

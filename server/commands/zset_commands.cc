@@ -346,7 +346,7 @@ void CmdZPop(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
   int64_t count = 1;
   if (args.size() == 3) {
-    std::optional<int64_t> c = ParseStrictInt(args[2]);
+    std::optional<int64_t> c = ParseInt64(args[2]);
     if (!c || *c < 0) return ctx.SendStatus(OpStatus::kNotPositive);
     count = *c;
   }
@@ -549,7 +549,7 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
 
 awaitable<void> CmdZInterCard(CmdArgs args, ConnCmdContext& ctx) {
   // numkeys is checked as ZUNION's (its own errors), LIMIT as SINTERCARD's.
-  std::optional<int64_t> n = ParseStrictInt(args[1]);
+  std::optional<int64_t> n = ParseInt64(args[1]);
   if (!n) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
   if (*n < 1) co_return ctx.rb.SendError(NoInputKeyText(ctx.spec.name));
   if (static_cast<uint64_t>(*n) > args.size() - 2) co_return ctx.SendStatus(OpStatus::kSyntaxError);

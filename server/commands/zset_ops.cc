@@ -112,7 +112,7 @@ OpResult<RangeSpec> ParseRangeSpec(CmdArgs args, size_t first, RangeCommand cmd)
 OpStatus CheckRangeBounds(const RangeSpec& spec) {
   switch (spec.by) {
     case RangeSpec::By::kRank:
-      if (!ParseStrictInt(spec.start) || !ParseStrictInt(spec.stop)) return OpStatus::kNotAnInteger;
+      if (!ParseInt64(spec.start) || !ParseInt64(spec.stop)) return OpStatus::kNotAnInteger;
       return OpStatus::kOk;
     case RangeSpec::By::kScore:
       return ParseScoreRange(spec.start, spec.stop) ? OpStatus::kOk : OpStatus::kMinMaxNotFloat;
@@ -128,7 +128,7 @@ OpResult<RankWindow> SelectRanks(const ZsetValue& z, const RangeSpec& spec) {
   const int64_t n = static_cast<int64_t>(z.size());
   RankWindow w;
   if (spec.by == RangeSpec::By::kRank) {
-    int64_t start = *ParseStrictInt(spec.start), end = *ParseStrictInt(spec.stop);
+    int64_t start = *ParseInt64(spec.start), end = *ParseInt64(spec.stop);
     if (start < 0) start += n;
     if (end < 0) end += n;
     if (start < 0) start = 0;
@@ -206,7 +206,7 @@ OpResult<StoreResult> StoreZset(DbSlice& db, std::string_view key, const ScoredM
 OpResult<ZAlgebraArgs> ParseZAlgebra(CmdArgs args, bool store, bool allow_weights) {
   ZAlgebraArgs out;
   size_t idx = store ? 2 : 1;
-  std::optional<int64_t> n = ParseStrictInt(args[idx]);
+  std::optional<int64_t> n = ParseInt64(args[idx]);
   if (!n) return OpStatus::kNotAnInteger;
   if (*n < 1) return OpStatus::kNoInputKey;
   if (static_cast<uint64_t>(*n) > args.size() - idx - 1) return OpStatus::kSyntaxError;

@@ -7,8 +7,8 @@
 #include <memory>
 #include <span>
 
+#include "core/base/logging.h"
 #include "core/glob.h"
-#include "core/logging.h"
 #include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"

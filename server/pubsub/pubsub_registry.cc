@@ -3,8 +3,8 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "core/base/logging.h"
 #include "core/glob.h"
-#include "core/logging.h"
 
 namespace dashkv {
 

@@ -4,7 +4,7 @@
 
 #include <absl/random/random.h>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/storage/shard.h"
 
 namespace dashkv {

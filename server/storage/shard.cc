@@ -1,6 +1,6 @@
 #include "server/storage/shard.h"
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace dashkv {
 

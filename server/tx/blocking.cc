@@ -6,7 +6,7 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/cmd_context.h"
 #include "server/storage/shard.h"
 #include "server/tx/transaction.h"

@@ -2,7 +2,8 @@
 
 #include <random>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
+#include "core/base/parse_int.h"
 #include "server/config.h"
 
 namespace dashkv {
@@ -24,7 +25,7 @@ uint64_t ShardRandom() {
 std::unique_ptr<SetValue> SetValue::Create(std::string_view first, size_t size_hint,
                                            const SetLimits& limits) {
   auto v = std::make_unique<SetValue>();  // default: an empty IntSet
-  if (ParseCanonicalInt(first) && size_hint <= limits.max_intset_entries) return v;
+  if (ParseInt64(first) && size_hint <= limits.max_intset_entries) return v;
   if (size_hint <= limits.max_listpack_entries) {
     v->rep_.emplace<Listpack>();
   } else {
@@ -44,7 +45,7 @@ size_t SetValue::size() const {
 
 bool SetValue::Add(std::string_view m, const SetLimits& limits) {
   if (auto* is = std::get_if<IntSet>(&rep_)) {
-    if (std::optional<int64_t> v = ParseCanonicalInt(m)) {
+    if (std::optional<int64_t> v = ParseInt64(m)) {
       if (!is->Add(*v)) return false;
       if (is->size() > limits.max_intset_entries) {
         if (is->size() <= limits.max_listpack_entries) {
@@ -75,7 +76,7 @@ bool SetValue::Add(std::string_view m, const SetLimits& limits) {
 bool SetValue::Remove(std::string_view m) {
   switch (encoding()) {
     case Encoding::kIntSet: {
-      std::optional<int64_t> v = ParseCanonicalInt(m);
+      std::optional<int64_t> v = ParseInt64(m);
       return v && std::get<IntSet>(rep_).Remove(*v);
     }
     case Encoding::kListpack: {
@@ -93,7 +94,7 @@ bool SetValue::Remove(std::string_view m) {
 bool SetValue::Contains(std::string_view m) const {
   switch (encoding()) {
     case Encoding::kIntSet: {
-      std::optional<int64_t> v = ParseCanonicalInt(m);
+      std::optional<int64_t> v = ParseInt64(m);
       return v && std::get<IntSet>(rep_).Contains(*v);
     }
     case Encoding::kListpack: {

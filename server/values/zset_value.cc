@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "server/config.h"
 
 namespace dashkv {

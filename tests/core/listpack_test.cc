@@ -148,17 +148,6 @@ TEST(ListpackTest, EncodedSizeBoundaries) {
   EXPECT_EQ(ListpackView::EncodedSize(std::string(16378, 'a')), 16386u);  // entry 16383: 3 bytes
 }
 
-TEST(ListpackTest, ParseCanonicalInt) {
-  EXPECT_EQ(ParseCanonicalInt("0"), 0);
-  EXPECT_EQ(ParseCanonicalInt("-5"), -5);
-  EXPECT_EQ(ParseCanonicalInt("9223372036854775807"), INT64_MAX);
-  EXPECT_EQ(ParseCanonicalInt("-9223372036854775808"), INT64_MIN);
-  for (const char* bad : {"", "-", "-0", "00", "01", "+1", " 1", "1 ", "1a", "99999999999999999999",
-                          "9223372036854775808", "-9223372036854775809", "123456789012345678901"}) {
-    EXPECT_FALSE(ParseCanonicalInt(bad).has_value()) << bad;
-  }
-}
-
 TEST(ListpackTest, PushBothEndsAndBackwardTraversal) {
   Listpack lp;
   std::deque<std::string> ref;

@@ -1,5 +1,4 @@
-// ArgParser and ParseStrictInt unit tests. ParseStrictInt follows Redis's string2ll: optional
-// '-', no '+', no spaces, no leading zeros, "-0" rejected, int64 range.
+// ArgParser unit tests (its integers are ParseInt64's, tested in tests/core/base/).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,28 +10,6 @@
 
 namespace dashkv {
 namespace {
-
-TEST(ParseStrictIntTest, Accepts) {
-  EXPECT_EQ(ParseStrictInt("0"), 0);
-  EXPECT_EQ(ParseStrictInt("1"), 1);
-  EXPECT_EQ(ParseStrictInt("-1"), -1);
-  EXPECT_EQ(ParseStrictInt("1234567890"), 1234567890);
-  EXPECT_EQ(ParseStrictInt("9223372036854775807"), INT64_MAX);
-  EXPECT_EQ(ParseStrictInt("-9223372036854775808"), INT64_MIN);
-  EXPECT_EQ(ParseStrictInt("-9223372036854775807"), -INT64_MAX);
-}
-
-TEST(ParseStrictIntTest, Rejects) {
-  for (std::string_view bad :
-       {"", "-", "+", "+1", " 1", "1 ", "01", "00", "-0", "-01", "1a", "a1", "0x10", "1.0",
-        "1e3", "9223372036854775808", "-9223372036854775809", "18446744073709551615",
-        "18446744073709551616", "99999999999999999999", "123456789012345678901", "--1",
-        "1-"}) {
-    EXPECT_EQ(ParseStrictInt(bad), std::nullopt) << "'" << bad << "'";
-  }
-  EXPECT_EQ(ParseStrictInt(std::string_view("1\0", 2)), std::nullopt);
-  EXPECT_EQ(ParseStrictInt(std::string_view("\0" "1", 2)), std::nullopt);
-}
 
 // Keeps the argument strings alive for a parser.
 struct Args {

@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 #include <sys/time.h>
 #include <unistd.h>
@@ -8,6 +8,11 @@
 #include <ctime>
 
 namespace dashkv::detail {
+
+LogLine::LogLine(absl::LogSeverity severity, const char* file, int line)
+    : severity_(severity), file_(file), line_(line) {}
+
+LogLine::~LogLine() { Emit(severity_, file_, line_, stream_.str()); }
 
 void LogLine::Emit(absl::LogSeverity severity, const char* file, int line,
                    const std::string& message) {
