@@ -45,7 +45,7 @@ Server::Server(Config& config, io::EnginePool& pool,
     : config_(config), pool_(pool), engine_states_(pool.size()), start_time_ms_(NowMs()) {
   RegisterAllCommands(&registry_);
   if (extra_commands != nullptr) extra_commands(&registry_);
-  for (EngineState& es : engine_states_) es.command_stats.resize(registry_.size());
+  for (EngineState& es : engine_states_) es.command_stats.resize(registry_.num_ids());
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
   pubsub_ = std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
@@ -93,13 +93,15 @@ asio::awaitable<void> Server::AcceptPending() {
 }
 
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
-  const CommandSpec* spec = registry_.Find(args[0]);
+  const CommandSpec* spec = registry_.Lookup(args);
   if (spec == nullptr) {
-    out.SendError(UnknownCommandText(args));
+    // A known container with an unknown subcommand, or no such command.
+    out.SendError(registry_.Find(args[0]) != nullptr ? UnknownSubcommandText(args[0], args[1])
+                                                      : UnknownCommandText(args));
     return nullptr;
   }
   if (!spec->ArityOk(args.size())) {
-    out.SendError(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+    out.SendError(WrongArgsText(spec->name));
     return nullptr;
   }
   return spec;
@@ -271,7 +273,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
       } else {
-        SendSubscribedModeError(out, *spec, args);
+        SendSubscribedModeError(out, *spec);
       }
       RecordRejected(my_engine, spec, out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
@@ -279,12 +281,12 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       continue;
     }
     if (spec == nullptr) {
-      RecordRejected(my_engine, registry_.Find(args[0]), out);
+      RecordRejected(my_engine, registry_.Lookup(args), out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
       state.multi_error |= state.in_multi;
       continue;
     }
-    if (state.in_multi && !IsMultiControl(*spec)) {
+    if (state.in_multi && !spec->HasFlag(kCmdMultiControl)) {
       QueueInMulti(state, *spec, args, out);
       continue;
     }
@@ -319,7 +321,6 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       i = end;
       continue;
     }
-    if (spec->container && args.size() > 1) state.last_subcommand = AsciiStrToLower(args[1]);
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
     const uint64_t errors = out.error_count();
     const uint64_t start = CycleClock::Now();

@@ -86,10 +86,6 @@ class ConnCmdContext;
 class KeyLocks;
 struct LockRequest;
 
-// Returns whether `spec` runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
-// rather than being queued.
-bool IsMultiControl(const CommandSpec& spec);
-
 class Server : public io::Service {
  public:
   // REQUIRES: config.Init() was called and `pool` is started. `extra_commands`, when set, adds
