@@ -406,6 +406,7 @@ void RegisterGenericCommands(CommandRegistry* r) {
                    "Returns a random key name from the database."), CmdRandomKey);
   CommandSpec object = Spec("object", -2, 0, 0, 0, {"slow"},
                             "A container for object introspection commands.");
+  object.since = "2.2.3";
   object.subcommands = ObjectSubcommands();
   r->RegisterCoord(std::move(object), CmdObject);
 }
