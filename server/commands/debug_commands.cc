@@ -62,7 +62,6 @@ bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
 
 // DEBUG POPULATE count [prefix] [size]
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() < 3 || args.size() > 5) co_return SendDebugUsage(ctx, args[1]);
   std::optional<int64_t> count = ParseStrictInt(args[2]);
   if (!count || *count < 0) {
     co_return ctx.rb.SendError("ERR value is out of range, must be positive");
@@ -120,7 +119,6 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG OBJECT key
 awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
@@ -159,7 +157,6 @@ int64_t DebugSleepMicros(std::string_view arg) {
 // OK like Redis for any argument: text that is no number, NaN, negative or out-of-range values
 // answer at once.
 awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   int64_t micros = DebugSleepMicros(args[2]);
   if (micros > 0) {
     // A century stands for "forever" and keeps the timer's deadline representable.
@@ -194,6 +191,7 @@ awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
 
 // DEBUG's subcommands. Redis 7.0 does not list them in COMMAND (DEBUG is one command there), so
 // they stay out of the registry; a wrong name and a wrong argument count get the same error.
+// A handler runs only with an argument count inside its entry's bounds.
 struct DebugSubcommand {
   std::string_view name;
   size_t min_args;  // name and subcommand included
