@@ -187,29 +187,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string_view StringOpErrorText(StringOpError e) {
-  switch (e) {
-    case StringOpError::kOk:
-      return "";
-    case StringOpError::kBitOffset:
-      return "ERR bit offset is not an integer or out of range";
-    case StringOpError::kBitValue:
-      return "ERR bit is not an integer or out of range";
-    case StringOpError::kBitposBit:
-      return "ERR The bit argument must be 1 or 0.";
-    case StringOpError::kBitfieldType:
-      return "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
-             "supported but i64 is.";
-    case StringOpError::kBitfieldOverflow:
-      return "ERR Invalid OVERFLOW type specified";
-    case StringOpError::kOffsetOutOfRange:
-      return "ERR offset is out of range";
-    case StringOpError::kTooLong:
-      return "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-  }
-  return "ERR";
-}
-
 // ----- GETBIT / SETBIT -----
 
 std::optional<uint64_t> ParseBitOffset(std::string_view arg, uint64_t max_bytes) {

@@ -25,7 +25,8 @@ namespace dashkv {
 // (times 8) the bit offset limit of SETBIT/GETBIT/BITFIELD.
 inline constexpr uint64_t kProtoMaxBulkLen = 512ULL * 1024 * 1024;
 
-// Outcomes of the argument checks below; StringOpErrorText gives Redis's reply text.
+// Outcomes of the argument checks below; the server maps them to Redis's reply texts
+// (server/op_status.h).
 enum class StringOpError : uint8_t {
   kOk,
   kBitOffset,         // SETBIT/GETBIT/BITFIELD offset not an integer, negative or too large
@@ -36,9 +37,6 @@ enum class StringOpError : uint8_t {
   kOffsetOutOfRange,  // SETRANGE negative offset
   kTooLong,           // result would exceed proto-max-bulk-len
 };
-
-// Returns Redis's error reply text for `e`, including the "ERR " prefix ("" for kOk).
-std::string_view StringOpErrorText(StringOpError e);
 
 // Whether a range argument counts bytes (the default) or bits (Redis 7 BIT option).
 enum class BitUnit { kByte, kBit };

@@ -11,17 +11,13 @@
 
 namespace dashkv {
 
-// Error texts Redis replies with when these parsers fail (the server maps the nullopt results to
-// them in op_status.h; they are here so both agree on one spelling).
-inline constexpr std::string_view kErrScoreNotFloat = "ERR value is not a valid float";
-inline constexpr std::string_view kErrScoreRangeNotFloat = "ERR min or max is not a float";
-inline constexpr std::string_view kErrLexRangeInvalid =
-    "ERR min or max not valid string range item";
+// The parsers return nullopt on failure; the server replies with the matching OpStatus
+// (kNotAFloat, kMinMaxNotFloat, kLexRangeInvalid in server/op_status.h).
 
 // Parses a ZADD / ZINCRBY score with Redis's rules: the whole string must be a strtod number
 // (decimal or hex float, "inf"/"+inf"/"-inf"/"infinity" in any case), no leading whitespace, no
 // trailing bytes, not empty, not NaN, and not an overflow (1e400) or an underflow to zero (1e-400;
-// denormals are fine). Returns nullopt on failure (reply kErrScoreNotFloat).
+// denormals are fine). Returns nullopt on failure (OpStatus::kNotAFloat).
 std::optional<double> ParseScore(std::string_view s);
 
 // A score interval [min, max] with optionally exclusive ends.
@@ -46,7 +42,7 @@ struct ScoreRange {
 // optional "(" prefix makes the end exclusive, the rest is read by strtod up to the end of the
 // string (or an embedded NUL); leading whitespace, overflow to +-inf and an empty number (read as
 // 0) are accepted, trailing bytes and NaN are not. Returns nullopt on failure (reply
-// kErrScoreRangeNotFloat). An inverted range is valid (and empty).
+// OpStatus::kMinMaxNotFloat). An inverted range is valid (and empty).
 std::optional<ScoreRange> ParseScoreRange(std::string_view min, std::string_view max);
 
 // One end of a lex range.
@@ -86,7 +82,7 @@ struct LexRange {
 std::optional<LexBound> ParseLexBound(std::string_view s);
 
 // Parses the min and max of ZRANGEBYLEX / ZLEXCOUNT / ZREMRANGEBYLEX. Returns nullopt when either
-// is invalid (reply kErrLexRangeInvalid).
+// is invalid (OpStatus::kLexRangeInvalid).
 std::optional<LexRange> ParseLexRange(std::string_view min, std::string_view max);
 
 // Upper bound on the length of a formatted score ("-2.2250738585072014e-308" is 24 bytes).

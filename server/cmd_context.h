@@ -73,9 +73,6 @@ class ConnCmdContext {
       : server(server), state(state), rb(rb), now_ms(now_ms), spec(spec) {}
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
-  // WATCH: a coordinator write that changed none of its keys (MSETNX that found a key, ...)
-  // calls this so that their watchers are not touched (as ShardCmdContext::NoChange).
-  void NoChange() { changed = false; }
 
   Server& server;
   ConnState& state;
@@ -87,7 +84,6 @@ class ConnCmdContext {
   KeyLocks* locks = nullptr;
   // Set while EXEC runs the queued commands (blocking commands do not block there).
   bool in_exec = false;
-  bool changed = true;  // cleared by NoChange()
 };
 
 }  // namespace dashkv

@@ -39,6 +39,27 @@ KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
   return out;
 }
 
+const CommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
+  for (const CommandSpec& s : subcommands) {
+    if (EqualsIgnoreCase(std::string_view(s.name).substr(name.size() + 1), sub)) return &s;
+  }
+  return nullptr;
+}
+
+CommandSpec MakeSubcommand(std::string sub, int arity, uint32_t flags,
+                           std::vector<std::string_view> categories, std::string_view since,
+                           std::string_view summary) {
+  return MakeSpec(std::move(sub), arity, flags, 0, 0, std::move(categories), "", since,
+                  summary);
+}
+
+CommandSpec WithSingleKey(CommandSpec spec, int index, std::vector<std::string_view> flags) {
+  spec.first_key = spec.last_key = index;
+  spec.key_step = 1;
+  spec.key_specs.push_back(KeySpec{std::move(flags), index, 0, 1, 0});
+  return spec;
+}
+
 CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                      std::vector<std::string_view> categories, std::string_view group,
                      std::string_view since, std::string_view summary) {
@@ -57,14 +78,47 @@ CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key,
 }
 
 void CommandRegistry::Register(CommandSpec spec) {
-  CHECK(spec.shard_handler || spec.conn_handler || spec.coord_handler);
-  std::string key = AsciiStrToLower(spec.name);
-  spec.name = key;
-  spec.id = static_cast<uint32_t>(specs_.size());
+  spec.name = AsciiStrToLower(spec.name);
+  spec.id = static_cast<uint32_t>(num_ids_++);
+  CHECK(spec.container() || spec.shard_handler || spec.conn_handler || spec.coord_handler);
+  CHECK(!spec.container() || spec.kind != HandlerKind::kShard);
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
+  for (CommandSpec& sub : owned->subcommands) {
+    CHECK(sub.name.find('|') == std::string::npos && !sub.container());
+    sub.name = StrCat(owned->name, "|", AsciiStrToLower(sub.name));
+  }
+  for (CommandSpec& sub : owned->subcommands) {
+    // A duplicate subcommand name would be found at its first entry.
+    CHECK(owned->FindSubcommand(std::string_view(sub.name).substr(owned->name.size() + 1)) ==
+          &sub);
+    sub.parent = owned.get();
+    sub.id = static_cast<uint32_t>(num_ids_++);
+    if (sub.group.empty()) sub.group = owned->group;
+    if (!sub.shard_handler && !sub.conn_handler && !sub.coord_handler) {
+      sub.kind = owned->kind;
+      sub.conn_handler = owned->conn_handler;
+      sub.coord_handler = owned->coord_handler;
+    }
+    CHECK(sub.kind != HandlerKind::kShard && (sub.conn_handler || sub.coord_handler));
+  }
   bool inserted = by_name_.emplace(std::string_view(owned->name), owned.get()).second;
   CHECK(inserted);  // a duplicate command name
   specs_.push_back(std::move(owned));
+}
+
+const CommandSpec* CommandRegistry::Lookup(CmdArgs args) const {
+  const CommandSpec* spec = Find(args[0]);
+  if (spec == nullptr || !spec->container() || args.size() < 2) return spec;
+  return spec->FindSubcommand(args[1]);
+}
+
+const CommandSpec* CommandRegistry::FindFullName(std::string_view full_name) const {
+  size_t bar = full_name.find('|');
+  if (bar == std::string_view::npos) return Find(full_name);
+  const CommandSpec* parent = Find(full_name.substr(0, bar));
+  std::string_view sub = full_name.substr(bar + 1);
+  if (parent == nullptr || sub.find('|') != std::string_view::npos) return nullptr;
+  return parent->FindSubcommand(sub);
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {

@@ -1,5 +1,7 @@
 // CommandRegistry: the command table — name, arity, flags, key positions, ACL categories and
-// handler of every command. COMMAND (INFO, DOCS, LIST, COUNT) is generated from it.
+// handler of every command, and the subcommand tables of the container commands (CLIENT,
+// CONFIG ...). COMMAND (INFO, DOCS, LIST, COUNT) is generated from it, and dispatch decides by
+// its flags and fields, never by a command's name.
 // Thread: filled before the engines start, then immutable (read by every engine).
 #pragma once
 
@@ -24,7 +26,8 @@ namespace dashkv {
 class ShardCmdContext;
 class ConnCmdContext;
 
-// Command flags, with Redis's names (COMMAND INFO lists them).
+// Command flags. The low 16 carry Redis's names (COMMAND INFO lists them); the ones from bit 24
+// on are dashkv's dispatch rules and have no name.
 enum CommandFlag : uint32_t {
   kCmdWrite = 1 << 0,
   kCmdReadOnly = 1 << 1,
@@ -42,6 +45,11 @@ enum CommandFlag : uint32_t {
   kCmdMayReplicate = 1 << 13,
   kCmdSkipSlowlog = 1 << 14,
   kCmdNoMandatoryKeys = 1 << 15,
+  // Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+  kCmdMultiControl = 1 << 24,
+  // Allowed while a RESP2 connection is in subscribed mode ((P|S)(UN)SUBSCRIBE, PING, QUIT,
+  // RESET).
+  kCmdSubscribedOk = 1 << 25,
 };
 
 // How a command runs.
@@ -78,6 +86,20 @@ using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
 // A key a command writes in another database than the connection's (MOVE, COPY ... DB): its
 // database and name, or nullopt when the call names none (or an invalid one).
 using OtherDbKeyFn = std::optional<std::pair<unsigned, std::string_view>> (*)(CmdArgs args);
+// The database a call of a command that changes the connection's database (SELECT) switches
+// to, or nullopt when the call fails (its handler then replies with the error). `num_dbs` is the
+// number of databases.
+using SwitchDbFn = std::optional<unsigned> (*)(CmdArgs args, unsigned num_dbs);
+
+// One key specification as COMMAND INFO shows it (Redis 7): the keys start at a fixed argument
+// index and run to `last_key` (0: only that one; -1: the last argument) in steps of `key_step`.
+struct KeySpec {
+  std::vector<std::string_view> flags;  // "RO", "RW", "access", ...
+  int begin_index = 0;
+  int last_key = 0;
+  int key_step = 1;
+  int limit = 0;
+};
 
 struct CommandSpec {
   std::string name;  // lower case
@@ -100,8 +122,16 @@ struct CommandSpec {
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...
-  bool container = false;    // has subcommands (CLIENT, CONFIG ...): shown as "client|list"
-  uint32_t id = 0;           // index in the registry (set by Register), for per-command stats
+  std::vector<std::string_view> tips;  // COMMAND INFO's tips ("nondeterministic_output" ...)
+  std::vector<KeySpec> key_specs;      // COMMAND INFO's key specifications, where Redis has them
+  SwitchDbFn switch_db = nullptr;      // set when the command changes the connection's database
+  // A container command's subcommands (CLIENT, CONFIG ...), in registration order. Register
+  // names each "<container>|<sub>" and gives one without a handler the container's handler
+  // (which then dispatches on args[1] itself). Dispatch runs the subcommand's spec: its arity,
+  // flags, keys and statistics are its own. Immutable once registered.
+  std::vector<CommandSpec> subcommands;
+  const CommandSpec* parent = nullptr;  // the container of a subcommand (set by Register)
+  uint32_t id = 0;  // index over every spec, subcommands included (set by Register), for stats
   // The coordinator handler does all its work in one hop, through OnlyHop (server/tx/transaction.h)
   // over exactly the shards of its keys, and that hop's function may run twice (a read) or
   // writes every key it will mark written (a write): its locks are taken (reads) or released
@@ -118,6 +148,10 @@ struct CommandSpec {
   // Returns the argument indexes of its keys in `args` (a well-formed call: arity checked),
   // in argument order. A malformed numkeys yields only the fixed keys (the handler rejects it).
   KeyIndexes KeysOf(CmdArgs args) const;
+  // Returns whether it has subcommands.
+  bool container() const { return !subcommands.empty(); }
+  // Returns the subcommand named `sub` (any case, without the container's name), or nullptr.
+  const CommandSpec* FindSubcommand(std::string_view sub) const;
 };
 
 // Returns a spec with the fields every command sets: its fixed keys are args[first_key..last_key]
@@ -126,6 +160,29 @@ struct CommandSpec {
 CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                      std::vector<std::string_view> categories, std::string_view group,
                      std::string_view since, std::string_view summary);
+
+// Returns a subcommand spec for a container's table: `sub` is the subcommand's own name ("list");
+// Register prefixes the container's name. Keys, tips and the handler are set on the result.
+CommandSpec MakeSubcommand(std::string sub, int arity, uint32_t flags,
+                           std::vector<std::string_view> categories, std::string_view since,
+                           std::string_view summary);
+
+// Returns `spec` run by `handler` on the connection's thread (kConn).
+inline CommandSpec WithConnHandler(CommandSpec spec, ConnHandler handler) {
+  spec.kind = HandlerKind::kConn;
+  spec.conn_handler = handler;
+  return spec;
+}
+
+// Returns `spec` run by the coroutine `handler` (kCoord).
+inline CommandSpec WithCoordHandler(CommandSpec spec, CoordHandler handler) {
+  spec.kind = HandlerKind::kCoord;
+  spec.coord_handler = handler;
+  return spec;
+}
+
+// Returns `spec` with one key, args[index], described by a key spec with `flags` ("RO" ...).
+CommandSpec WithSingleKey(CommandSpec spec, int index, std::vector<std::string_view> flags);
 
 // Returns `spec` marked one_hop (for registrations).
 inline CommandSpec OneHop(CommandSpec spec) {
@@ -138,7 +195,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags);
 
 class CommandRegistry {
  public:
-  // Adds a command. REQUIRES: the name is new.
+  // Adds a command and its subcommands. REQUIRES: the name is new; every spec has a handler
+  // (a subcommand may inherit its container's); a container is not kShard.
   void Register(CommandSpec spec);
   // Adds a kShard command; `multi`, when set, runs it when its keys span several shards.
   void RegisterShard(CommandSpec spec, ShardHandler handler, CoordHandler multi = nullptr) {
@@ -153,14 +211,34 @@ class CommandRegistry {
     spec.coord_handler = handler;
     Register(std::move(spec));
   }
-  // Returns the command named `name` (any case), or nullptr.
+  // Returns the top-level command named `name` (any case), or nullptr.
   const CommandSpec* Find(std::string_view name) const;
+  // Returns the spec a call runs: its command's, or for a container called with a subcommand
+  // that subcommand's (nullptr when the container has no such subcommand, or no such command).
+  // REQUIRES: args is not empty.
+  const CommandSpec* Lookup(CmdArgs args) const;
+  // Returns the command or subcommand named `full_name` ("get", "client|list"; any case), or
+  // nullptr.
+  const CommandSpec* FindFullName(std::string_view full_name) const;
+  // Number of top-level commands (COMMAND COUNT).
   size_t size() const { return by_name_.size(); }
-  // Commands in registration order.
+  // Number of specs, subcommands included: CommandSpec::id is below it.
+  size_t num_ids() const { return num_ids_; }
+  // Top-level commands in registration order (their subcommands hang off each spec).
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
+  // Calls `fn(const CommandSpec&)` for every command and, after each container, its
+  // subcommands.
+  template <typename Fn>
+  void ForEachSpec(Fn fn) const {
+    for (const auto& spec : specs_) {
+      fn(*spec);
+      for (const CommandSpec& sub : spec->subcommands) fn(sub);
+    }
+  }
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
+  size_t num_ids_ = 0;
   absl::flat_hash_map<std::string_view, const CommandSpec*> by_name_;  // views of spec names
 };
 
@@ -182,6 +260,10 @@ void RegisterZsetCommands(CommandRegistry* registry);
 void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
+
+// Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
+// no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).
+std::vector<CommandSpec> ObjectSubcommands();
 
 // Registers every family.
 void RegisterAllCommands(CommandRegistry* registry);

@@ -141,12 +141,53 @@ constexpr uint32_t kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyList | k
                                 kNotifyHash | kNotifyZset | kNotifyExpired | kNotifyEvicted |
                                 kNotifyStream | kNotifyModule;
 
+// maxmemory-policy names in the order Redis lists them in its CONFIG SET error.
+constexpr std::pair<std::string_view, MaxmemoryPolicy> kPolicyNames[] = {
+    {"volatile-lru", MaxmemoryPolicy::kVolatileLru},
+    {"volatile-lfu", MaxmemoryPolicy::kVolatileLfu},
+    {"volatile-random", MaxmemoryPolicy::kVolatileRandom},
+    {"volatile-ttl", MaxmemoryPolicy::kVolatileTtl},
+    {"allkeys-lru", MaxmemoryPolicy::kAllKeysLru},
+    {"allkeys-lfu", MaxmemoryPolicy::kAllKeysLfu},
+    {"allkeys-random", MaxmemoryPolicy::kAllKeysRandom},
+    {"noeviction", MaxmemoryPolicy::kNoEviction},
+};
+
+// Returns "volatile-lru, volatile-lfu, ..., noeviction".
+std::string PolicyNameList() {
+  std::string out;
+  for (const auto& [name, policy] : kPolicyNames) StrAppend(&out, out.empty() ? "" : ", ", name);
+  return out;
+}
+
 std::string SetFailed(std::string_view name, std::string_view why) {
   return StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
                       why);
 }
 
 }  // namespace
+
+std::string_view MaxmemoryPolicyName(MaxmemoryPolicy policy) {
+  for (const auto& [name, p] : kPolicyNames) {
+    if (p == policy) return name;
+  }
+  return "noeviction";
+}
+
+std::optional<MaxmemoryPolicy> ParseMaxmemoryPolicy(std::string_view name) {
+  for (const auto& [n, policy] : kPolicyNames) {
+    if (EqualsIgnoreCase(n, name)) return policy;
+  }
+  return std::nullopt;
+}
+
+bool IsLfuPolicy(MaxmemoryPolicy policy) {
+  return policy == MaxmemoryPolicy::kAllKeysLfu || policy == MaxmemoryPolicy::kVolatileLfu;
+}
+
+bool IsLruPolicy(MaxmemoryPolicy policy) {
+  return policy == MaxmemoryPolicy::kAllKeysLru || policy == MaxmemoryPolicy::kVolatileLru;
+}
 
 std::string Config::OutputLimitsText() const {
   std::string out;
@@ -227,7 +268,13 @@ void Config::Init() {
     dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
     auth_required = !requirepass_.empty();
-    maxmemory_policy_ = absl::GetFlag(FLAGS_maxmemory_policy);
+  }
+  std::string policy_flag = absl::GetFlag(FLAGS_maxmemory_policy);
+  if (std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(policy_flag)) {
+    maxmemory_policy_ = *policy;
+  } else {
+    ABSL_RAW_LOG(ERROR, "--maxmemory_policy: unknown policy '%s', using noeviction",
+                 policy_flag.c_str());
   }
   std::string limits_err = SetOutputLimits(absl::GetFlag(FLAGS_client_output_buffer_limit));
   if (!limits_err.empty()) {
@@ -247,10 +294,6 @@ std::string Config::dbfilename() const {
 std::string Config::requirepass() const {
   absl::MutexLock lock(&mu_);
   return requirepass_;
-}
-std::string Config::maxmemory_policy() const {
-  absl::MutexLock lock(&mu_);
-  return maxmemory_policy_;
 }
 
 void Config::AddEntries() {
@@ -328,24 +371,14 @@ void Config::AddEntries() {
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
                       [this](std::string_view v) {
-                        static constexpr std::string_view kPolicies[] = {
-                            "noeviction",     "allkeys-lru",     "volatile-lru",
-                            "allkeys-lfu",    "volatile-lfu",    "allkeys-random",
-                            "volatile-random", "volatile-ttl"};
-                        std::string lower = AsciiStrToLower(v);
-                        for (auto p : kPolicies) {
-                          if (p == lower) {
-                            absl::MutexLock lock(&mu_);
-                            maxmemory_policy_ = lower;
-                            return std::string();
-                          }
+                        std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(v);
+                        if (!policy) {
+                          return SetFailed("maxmemory-policy",
+                                           StrCat("argument(s) must be one of the following: ",
+                                                  PolicyNameList()));
                         }
-                        return SetFailed("maxmemory-policy", "argument(s) must be one of the "
-                                                             "following: volatile-lru, "
-                                                             "volatile-lfu, volatile-random, "
-                                                             "volatile-ttl, allkeys-lru, "
-                                                             "allkeys-lfu, allkeys-random, "
-                                                             "noeviction");
+                        maxmemory_policy_ = *policy;
+                        return std::string();
                       }});
   entries_.push_back({"notify-keyspace-events",
                       [this] { return KeyspaceEventsText(notify_keyspace_events.load()); },

@@ -22,6 +22,27 @@
 
 namespace dashkv {
 
+// maxmemory-policy: which keys go when maxmemory is reached (Redis's eight policies).
+enum class MaxmemoryPolicy : uint8_t {
+  kNoEviction,
+  kAllKeysLru,
+  kVolatileLru,
+  kAllKeysLfu,
+  kVolatileLfu,
+  kAllKeysRandom,
+  kVolatileRandom,
+  kVolatileTtl,
+};
+
+// Returns the policy's Redis name ("allkeys-lru").
+std::string_view MaxmemoryPolicyName(MaxmemoryPolicy policy);
+// Returns the policy named `name` (any case), or nullopt.
+std::optional<MaxmemoryPolicy> ParseMaxmemoryPolicy(std::string_view name);
+// Returns whether `policy` evicts by access frequency (allkeys-lfu, volatile-lfu).
+bool IsLfuPolicy(MaxmemoryPolicy policy);
+// Returns whether `policy` evicts by access recency (allkeys-lru, volatile-lru).
+bool IsLruPolicy(MaxmemoryPolicy policy);
+
 // Client classes of client-output-buffer-limit, in Redis's order (CONFIG GET prints them so).
 enum class ClientClass : uint8_t { kNormal = 0, kReplica = 1, kPubSub = 2 };
 
@@ -91,7 +112,14 @@ class Config {
   std::string dir() const;
   std::string dbfilename() const;
   std::string requirepass() const;
-  std::string maxmemory_policy() const;
+  // Returns maxmemory-policy.
+  MaxmemoryPolicy eviction_policy() const {
+    return maxmemory_policy_.load(std::memory_order_relaxed);
+  }
+  // Returns maxmemory-policy's Redis name, as CONFIG GET and INFO print it.
+  std::string maxmemory_policy() const {
+    return std::string(MaxmemoryPolicyName(eviction_policy()));
+  }
   // client-output-buffer-limit as CONFIG GET prints it ("normal 0 0 0 slave ... pubsub ...").
   std::string OutputLimitsText() const;
   // Applies "<class> <hard> <soft> <seconds> ..." (memory units allowed; classes normal,
@@ -107,7 +135,7 @@ class Config {
   std::string dir_ ABSL_GUARDED_BY(mu_);
   std::string dbfilename_ ABSL_GUARDED_BY(mu_);
   std::string requirepass_ ABSL_GUARDED_BY(mu_);
-  std::string maxmemory_policy_ ABSL_GUARDED_BY(mu_) = "noeviction";
+  std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };
 
 // File descriptors kept for the server's own use besides clients (Redis's

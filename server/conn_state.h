@@ -54,7 +54,6 @@ class ConnState : public io::ConnectionState {
   std::string lib_name;  // CLIENT SETINFO LIB-NAME
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
-  std::string last_subcommand;            // lower case, when last_cmd is a container
   bool authenticated = false;  // change it through SetAuthenticated
   bool no_evict = false;
   bool no_touch = false;

@@ -23,16 +23,6 @@ namespace dashkv {
 
 namespace asio = boost::asio;
 
-// Control commands run at once inside MULTI; everything else is queued.
-bool IsMultiControl(const CommandSpec& spec) {
-  static constexpr std::string_view kNames[] = {"exec", "discard", "multi", "watch", "quit",
-                                                "reset"};
-  for (std::string_view n : kNames) {
-    if (spec.name == n) return true;
-  }
-  return false;
-}
-
 void Server::QueueInMulti(ConnState& state, const CommandSpec& spec, io::CmdArgs args,
                           io::ReplyBuilder& out) {
   if (spec.HasFlag(kCmdNoMulti)) {
@@ -179,9 +169,10 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
     unsigned db = state.db;
     for (size_t i = 0; i < cmds.size(); ++i) {
       const CommandSpec& spec = *cmds[i].spec;
-      if (spec.name == "select") {
-        std::optional<int64_t> idx = ParseInt64(views[i][1]);
-        if (idx && *idx >= 0 && *idx < shard_set_->num_dbs()) db = static_cast<unsigned>(*idx);
+      if (spec.switch_db != nullptr) {
+        if (std::optional<unsigned> to = spec.switch_db(args_of(i), shard_set_->num_dbs())) {
+          db = *to;
+        }
         continue;
       }
       AddCommandLocks(locks, spec, args_of(i), db);
@@ -242,9 +233,6 @@ asio::awaitable<void> Server::Exec(ConnCmdContext& ctx) {
       RunConnHandler(spec, args, sub);
     } else {
       co_await RunCoordinator(spec, args, sub);
-      if (use_locks && sub.changed && out.error_count() == errors) {
-        MarkWrites(locks, spec, args, state.db);
-      }
     }
     RecordCall(my_engine, spec, CycleClock::Now() - start, out.error_count() - errors, out);
   }

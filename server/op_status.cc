@@ -1,6 +1,7 @@
 #include "core/str_util.h"
 #include "server/op_status.h"
 
+#include "core/bitops.h"
 
 namespace dashkv {
 
@@ -115,8 +116,53 @@ std::string_view StatusText(OpStatus status) {
       return "UNBLOCKED client unblocked via CLIENT UNBLOCK";
     case OpStatus::kUnblockReason:
       return "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+    case OpStatus::kBitposBit:
+      return "ERR The bit argument must be 1 or 0.";
+    case OpStatus::kBitfieldType:
+      return "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
+             "supported but i64 is.";
+    case OpStatus::kBitfieldOverflow:
+      return "ERR Invalid OVERFLOW type specified";
+    case OpStatus::kOffsetOutOfRange:
+      return "ERR offset is out of range";
   }
   return "ERR unknown error";
+}
+
+OpStatus ToOpStatus(StringOpError error) {
+  switch (error) {
+    case StringOpError::kOk:
+      return OpStatus::kOk;
+    case StringOpError::kBitOffset:
+      return OpStatus::kBitOffset;
+    case StringOpError::kBitValue:
+      return OpStatus::kBitValue;
+    case StringOpError::kBitposBit:
+      return OpStatus::kBitposBit;
+    case StringOpError::kBitfieldType:
+      return OpStatus::kBitfieldType;
+    case StringOpError::kBitfieldOverflow:
+      return OpStatus::kBitfieldOverflow;
+    case StringOpError::kOffsetOutOfRange:
+      return OpStatus::kOffsetOutOfRange;
+    case StringOpError::kTooLong:
+      return OpStatus::kStringTooLong;
+  }
+  return OpStatus::kSyntaxError;
+}
+
+std::string_view StringOpErrorText(StringOpError error) {
+  return StatusText(ToOpStatus(error));
+}
+
+std::string UnknownSubcommandText(std::string_view container, std::string_view sub) {
+  return StrCat("ERR unknown subcommand '", sub.substr(0, 128), "'. Try ",
+                AsciiStrToUpper(container), " HELP.");
+}
+
+std::string SubcommandSyntaxText(std::string_view container, std::string_view sub) {
+  return StrCat("ERR unknown subcommand or wrong number of arguments for '", sub.substr(0, 128),
+                "'. Try ", AsciiStrToUpper(container), " HELP.");
 }
 
 std::string InvalidExpireText(std::string_view command) {

@@ -71,11 +71,32 @@ enum class OpStatus : uint8_t {
   kTimeoutOutOfRange,   // "timeout is out of range"
   kUnblocked,           // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
   kUnblockReason,       // "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+  // Bit argument checks of core/bitops.h (StringOpError).
+  kBitposBit,           // "The bit argument must be 1 or 0."
+  kBitfieldType,        // "Invalid bitfield type. Use something like i16 u8. ..."
+  kBitfieldOverflow,    // "Invalid OVERFLOW type specified"
+  kOffsetOutOfRange,    // "offset is out of range"
 };
+
+enum class StringOpError : uint8_t;  // core/bitops.h
 
 // Returns Redis's error text for `status` (with its code, without the leading '-'), or "" for
 // statuses that are not errors (kOk, kKeyNotFound, kSkipped).
 std::string_view StatusText(OpStatus status);
+
+// Returns the status of a core/bitops.h argument check (kOk for StringOpError::kOk).
+OpStatus ToOpStatus(StringOpError error);
+
+// Returns Redis's error text for a core/bitops.h argument check ("" for StringOpError::kOk).
+std::string_view StringOpErrorText(StringOpError error);
+
+// Returns Redis's "unknown subcommand '<sub>'. Try <CONTAINER> HELP." text: `container` as the
+// client spelled it, upper-cased; `sub` cut at 128 bytes.
+std::string UnknownSubcommandText(std::string_view container, std::string_view sub);
+
+// Returns Redis's "unknown subcommand or wrong number of arguments for '<sub>'. Try <CONTAINER>
+// HELP." text, which some subcommands answer for argument counts their arity allows.
+std::string SubcommandSyntaxText(std::string_view container, std::string_view sub);
 
 // Returns Redis's "invalid expire time in '<cmd>' command" text.
 std::string InvalidExpireText(std::string_view command);

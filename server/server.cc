@@ -45,7 +45,7 @@ Server::Server(Config& config, io::EnginePool& pool,
     : config_(config), pool_(pool), engine_states_(pool.size()), start_time_ms_(NowMs()) {
   RegisterAllCommands(&registry_);
   if (extra_commands != nullptr) extra_commands(&registry_);
-  for (EngineState& es : engine_states_) es.command_stats.resize(registry_.size());
+  for (EngineState& es : engine_states_) es.command_stats.resize(registry_.num_ids());
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   shard_set_ = std::make_unique<ShardSet>(pool, config.databases);
   pubsub_ = std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
@@ -93,13 +93,15 @@ asio::awaitable<void> Server::AcceptPending() {
 }
 
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
-  const CommandSpec* spec = registry_.Find(args[0]);
+  const CommandSpec* spec = registry_.Lookup(args);
   if (spec == nullptr) {
-    out.SendError(UnknownCommandText(args));
+    // A known container with an unknown subcommand, or no such command.
+    out.SendError(registry_.Find(args[0]) != nullptr ? UnknownSubcommandText(args[0], args[1])
+                                                      : UnknownCommandText(args));
     return nullptr;
   }
   if (!spec->ArityOk(args.size())) {
-    out.SendError(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+    out.SendError(WrongArgsText(spec->name));
     return nullptr;
   }
   return spec;
@@ -142,28 +144,7 @@ void Server::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
   const uint64_t errors = rb.error_count();
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
-  bool ran;
-  if (!shard.watches().empty() && cmd.spec->HasFlag(kCmdWrite)) [[unlikely]] {
-    // Transitional: commands not yet moved to mutable lookups are seen by their key positions.
-    absl::InlinedVector<std::pair<std::string, bool>, 4> watched;
-    for (uint32_t k : cmd.spec->KeysOf(cmd.args)) {
-      std::string lk = LockKeyOf(db, cmd.args[k]);
-      if (!shard.watches().IsWatched(lk)) continue;
-      bool live = shard.KeyLive(db, cmd.args[k], now_ms);
-      watched.emplace_back(std::move(lk), live);
-    }
-    ran = RunShardHandler(cmd, ctx, reply_start);
-    for (auto& [lk, was_live] : watched) {
-      if (!ran) {
-        shard.watches().Touch(lk);
-        continue;
-      }
-      if (!ctx.changed || rb.error_count() != errors) break;
-      if (was_live || shard.KeyLive(db, LockKeyName(lk), now_ms)) shard.watches().Touch(lk);
-    }
-  } else {
-    ran = RunShardHandler(cmd, ctx, reply_start);
-  }
+  const bool ran = RunShardHandler(cmd, ctx, reply_start);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
     // It left its keys as they were (a failed command changed nothing; a failed allocation
     // may have left a write half done, so its writes stay modified).
@@ -271,7 +252,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
       } else {
-        SendSubscribedModeError(out, *spec, args);
+        SendSubscribedModeError(out, *spec);
       }
       RecordRejected(my_engine, spec, out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
@@ -279,12 +260,12 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       continue;
     }
     if (spec == nullptr) {
-      RecordRejected(my_engine, registry_.Find(args[0]), out);
+      RecordRejected(my_engine, registry_.Lookup(args), out);
       BumpCounter(engine_states_[my_engine].rejected_calls);
       state.multi_error |= state.in_multi;
       continue;
     }
-    if (state.in_multi && !IsMultiControl(*spec)) {
+    if (state.in_multi && !spec->HasFlag(kCmdMultiControl)) {
       QueueInMulti(state, *spec, args, out);
       continue;
     }
@@ -319,7 +300,6 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       i = end;
       continue;
     }
-    if (spec->container && args.size() > 1) state.last_subcommand = AsciiStrToLower(args[1]);
     ConnCmdContext ctx(*this, state, out, now_ms, *spec);
     const uint64_t errors = out.error_count();
     const uint64_t start = CycleClock::Now();
@@ -395,12 +375,6 @@ void Server::AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdAr
   }
 }
 
-void Server::MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
-                        unsigned db) const {
-  if (!spec.HasFlag(kCmdWrite) || spec.tx_scope != TxScope::kKeys) return;
-  for (uint32_t k : spec.KeysOf(args)) locks.MarkWritten(db, args[k]);
-}
-
 asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArgs args,
                                              ConnCmdContext& ctx) {
   const size_t reply_start = ctx.rb.size();
@@ -409,28 +383,22 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
                      !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
                      (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
   if (!needs_locks) {
-    bool ok = true;
     try {
       co_await spec.coord_handler(args, ctx);
     } catch (const std::exception& e) {
       if (!IsAllocationFailure(e)) throw;
-      ok = false;
       SendAllocationFailure(ctx.rb, reply_start, spec, e);
     }
-    // Inside EXEC (its locks): a write that failed midway may have changed its keys.
-    if (!ok && write && ctx.locks != nullptr) MarkWrites(*ctx.locks, spec, args, ctx.state.db);
     co_return;
   }
   KeyLocks locks(*shard_set_);
   AddCommandLocks(locks, spec, args, ctx.state.db);
-  // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop, so its
-  // keys are marked written first (transaction.h).
+  // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop
+  // (transaction.h).
   locks.set_one_hop(spec.one_hop);
-  const uint64_t errors = ctx.rb.error_count();
   bool ok = true;
   try {
     if (!spec.one_hop || write) co_await locks.Acquire();
-    if (spec.one_hop && write) MarkWrites(locks, spec, args, ctx.state.db);
     ctx.locks = &locks;
     co_await spec.coord_handler(args, ctx);
   } catch (const std::exception& e) {
@@ -440,15 +408,11 @@ asio::awaitable<void> Server::RunCoordinator(const CommandSpec& spec, io::CmdArg
   }
   ctx.locks = nullptr;
   if (!ok) {
-    // Failed midway: a write may have changed some of its keys (their watchers are told), and
-    // its locks may be held, partly granted, or partly released by its hop: all are given back.
-    if (write && !spec.one_hop) MarkWrites(locks, spec, args, ctx.state.db);
+    // Failed midway: its locks may be held, partly granted, or partly released by its hop: all
+    // are given back. (Whatever it changed was told to the change listeners on its shards.)
     locks.Abandon();
     co_return;
   }
-  const bool failed = ctx.rb.error_count() != errors;
-  if (spec.one_hop && write && failed) locks.ForgetWritten();  // rejected before its hop
-  if (!spec.one_hop && ctx.changed && !failed) MarkWrites(locks, spec, args, ctx.state.db);
   if (locks.held()) locks.Release();
 }
 

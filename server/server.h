@@ -86,10 +86,6 @@ class ConnCmdContext;
 class KeyLocks;
 struct LockRequest;
 
-// Returns whether `spec` runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
-// rather than being queued.
-bool IsMultiControl(const CommandSpec& spec);
-
 class Server : public io::Service {
  public:
   // REQUIRES: config.Init() was called and `pool` is started. `extra_commands`, when set, adds
@@ -104,8 +100,6 @@ class Server : public io::Service {
                                         io::ReplyBuilder& out) override;
   void OnDisconnect(io::Connection& conn, io::ConnectionState& state) override;
 
-  // Marks the keys a coordinator write command changed, for WATCH (KeyLocks::MarkWritten).
-  void MarkWrites(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args, unsigned db) const;
   // Adds the intent locks that `spec` called with `args` in database `db` needs.
   void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, io::CmdArgs args,
                        unsigned db) const;

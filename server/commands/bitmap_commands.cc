@@ -314,7 +314,6 @@ void CmdBitOp(CmdArgs args, ShardCmdContext& ctx) {
   }
   std::string result = BitOp(*kind, srcs);
   OpStatus st = StoreBitOpResult(ctx.db, args[2], result, ctx.now_ms);
-  if (st == OpStatus::kSkipped) ctx.NoChange();
   if (st != OpStatus::kOk && st != OpStatus::kSkipped) return SendOpError(ctx, st);
   ctx.rb.SendLong(static_cast<int64_t>(result.size()));
 }
@@ -350,7 +349,6 @@ boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpStatus st = co_await ss.Await(ss.ShardOf(dest), [&](Shard& shard) {
     return StoreBitOpResult(shard.db(db), dest, result, now);
   });
-  if (st == OpStatus::kSkipped) ctx.NoChange();
   if (st != OpStatus::kOk && st != OpStatus::kSkipped) co_return ctx.SendStatus(st);
   ctx.rb.SendLong(static_cast<int64_t>(result.size()));
 }

@@ -169,10 +169,7 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   io::Connection& c = *state.conn;
   int64_t age = (now_ms - c.created_ms()) / 1000;
   int64_t idle = (now_ms - c.last_command_ms()) / 1000;
-  std::string cmd = state.last_cmd ? state.last_cmd->name : "NULL";
-  if (state.last_cmd && state.last_cmd->container && !state.last_subcommand.empty()) {
-    StrAppend(&cmd, "|", state.last_subcommand);
-  }
+  std::string_view cmd = state.last_cmd ? std::string_view(state.last_cmd->name) : "NULL";
   size_t subs[kPubSubKinds] = {};
   if (state.pubsub) {
     for (size_t k = 0; k < kPubSubKinds; ++k) subs[k] = state.pubsub->names[k].size();
@@ -293,6 +290,7 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
 
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 awaitable<void> ClientUnblock(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() > 4) co_return ctx.rb.SendError(SubcommandSyntaxText(args[0], args[1]));
   WakeReason reason = WakeReason::kTimeout;
   if (args.size() == 4) {
     if (EqualsIgnoreCase(args[3], "ERROR")) {
@@ -315,89 +313,139 @@ awaitable<void> ClientUnblock(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(unblocked.load());
 }
 
-// CLIENT subcommand [arguments ...]
-awaitable<void> CmdClient(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = AsciiStrToUpper(args[1]);
-  ConnState& st = ctx.state;
-  auto wrong_args = [&] {
-    ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'client|",
-                                  AsciiStrToLower(sub), "' command"));
+// CLIENT ID
+void ClientId(CmdArgs, ConnCmdContext& ctx) {
+  ctx.rb.SendLong(static_cast<int64_t>(ctx.state.conn->id()));
+}
+
+// CLIENT GETNAME
+void ClientGetName(CmdArgs, ConnCmdContext& ctx) {
+  if (ctx.state.name.empty()) return ctx.rb.SendNull();
+  ctx.rb.SendBulk(ctx.state.name);
+}
+
+// CLIENT SETNAME connection-name
+void ClientSetName(CmdArgs args, ConnCmdContext& ctx) {
+  if (!ValidClientName(args[2])) {
+    return ctx.rb.SendError(
+        "ERR Client names cannot contain spaces, newlines or special characters.");
+  }
+  ctx.state.name = std::string(args[2]);
+  ctx.rb.SendOk();
+}
+
+// CLIENT SETINFO LIB-NAME libname | LIB-VER libver
+void ClientSetInfo(CmdArgs args, ConnCmdContext& ctx) {
+  std::string attr = AsciiStrToUpper(args[2]);
+  if (attr != "LIB-NAME" && attr != "LIB-VER") {
+    return ctx.rb.SendError(StrCat("ERR Unrecognized option '", args[2], "'"));
+  }
+  if (!ValidClientName(args[3]) && !args[3].empty()) {
+    return ctx.rb.SendError(
+        StrCat("ERR ", args[2], " cannot contain spaces, newlines or special characters."));
+  }
+  (attr == "LIB-NAME" ? ctx.state.lib_name : ctx.state.lib_ver) = std::string(args[3]);
+  ctx.rb.SendOk();
+}
+
+// CLIENT INFO
+void ClientInfo(CmdArgs, ConnCmdContext& ctx) {
+  ctx.rb.SendVerbatim(StrCat(ClientInfoLine(ctx.state, ctx.now_ms), "\n"));
+}
+
+// CLIENT NO-EVICT ON|OFF and CLIENT NO-TOUCH ON|OFF
+template <bool ConnState::*kMode>
+void ClientSetMode(CmdArgs args, ConnCmdContext& ctx) {
+  std::string v = AsciiStrToLower(args[2]);
+  if (v != "on" && v != "off") return ctx.SendStatus(OpStatus::kSyntaxError);
+  ctx.state.*kMode = v == "on";
+  ctx.rb.SendOk();
+}
+
+// CLIENT HELP
+void ClientHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME", "    Return the name of the current connection.",
+      "ID", "    Return the ID of the current connection.",
+      "INFO", "    Return information about the current client connection.",
+      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
+      "    SKIPME (YES|NO).",
+      "LIST [options ...]", "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
+      "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+      "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+      "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+      "SETNAME <name>", "    Assign the name <name> to the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "HELP", "    Print this help.",
   };
-  if (sub == "ID") {
-    if (args.size() != 2) co_return wrong_args();
-    co_return ctx.rb.SendLong(static_cast<int64_t>(st.conn->id()));
-  }
-  if (sub == "GETNAME") {
-    if (args.size() != 2) co_return wrong_args();
-    if (st.name.empty()) co_return ctx.rb.SendNull();
-    co_return ctx.rb.SendBulk(st.name);
-  }
-  if (sub == "SETNAME") {
-    if (args.size() != 3) co_return wrong_args();
-    if (!ValidClientName(args[2])) {
-      co_return ctx.rb.SendError(
-          "ERR Client names cannot contain spaces, newlines or special characters.");
-    }
-    st.name = std::string(args[2]);
-    co_return ctx.rb.SendOk();
-  }
-  if (sub == "SETINFO") {
-    if (args.size() != 4) co_return wrong_args();
-    std::string attr = AsciiStrToUpper(args[2]);
-    if (attr != "LIB-NAME" && attr != "LIB-VER") {
-      co_return ctx.rb.SendError(StrCat("ERR Unrecognized option '", args[2], "'"));
-    }
-    if (!ValidClientName(args[3]) && !args[3].empty()) {
-      co_return ctx.rb.SendError(
-          StrCat("ERR ", args[2], " cannot contain spaces, newlines or special characters."));
-    }
-    (attr == "LIB-NAME" ? st.lib_name : st.lib_ver) = std::string(args[3]);
-    co_return ctx.rb.SendOk();
-  }
-  if (sub == "INFO") {
-    if (args.size() != 2) co_return wrong_args();
-    co_return ctx.rb.SendVerbatim(StrCat(ClientInfoLine(st, ctx.now_ms), "\n"));
-  }
-  if (sub == "LIST") co_return co_await ClientList(args, ctx);
-  if (sub == "KILL") {
-    if (args.size() < 3) co_return wrong_args();
-    co_return co_await ClientKill(args, ctx);
-  }
-  if (sub == "UNBLOCK") {
-    if (args.size() != 3 && args.size() != 4) co_return wrong_args();
-    co_return co_await ClientUnblock(args, ctx);
-  }
-  if (sub == "NO-EVICT" || sub == "NO-TOUCH") {
-    if (args.size() != 3) co_return wrong_args();
-    std::string v = AsciiStrToLower(args[2]);
-    if (v != "on" && v != "off") co_return ctx.SendStatus(OpStatus::kSyntaxError);
-    (sub == "NO-EVICT" ? st.no_evict : st.no_touch) = v == "on";
-    co_return ctx.rb.SendOk();
-  }
-  if (sub == "HELP") {
-    static constexpr std::string_view kHelp[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
-        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-        "    SKIPME (YES|NO).",
-        "LIST [options ...]", "    Return information about client connections. Options:",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
-        "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
-        "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
-        "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
-        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-        "    Unblock the specified blocked client.",
-        "HELP", "    Print this help.",
-    };
-    SendHelp(ctx.rb, kHelp);
-    co_return;
-  }
-  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try CLIENT HELP."));
+  SendHelp(ctx.rb, kHelp);
+}
+
+// Returns the database SELECT switches to, or nullopt for an invalid index.
+std::optional<unsigned> SelectTarget(CmdArgs args, unsigned num_dbs) {
+  std::optional<int64_t> index = ParseInt64(args[1]);
+  if (!index || *index < 0 || *index >= static_cast<int64_t>(num_dbs)) return std::nullopt;
+  return static_cast<unsigned>(*index);
+}
+
+// CLIENT's subcommands (Redis 7.0's metadata; SETINFO and NO-TOUCH as Redis 7.2 has them,
+// since clients send SETINFO when they connect).
+std::vector<CommandSpec> ClientSubcommands() {
+  constexpr uint32_t kBase = kCmdNoScript | kCmdLoading | kCmdStale;
+  constexpr uint32_t kAdmin = kCmdAdmin | kBase;
+  const std::vector<std::string_view> kCats = {"slow", "connection"};
+  const std::vector<std::string_view> kAdminCats = {"admin", "slow", "dangerous", "connection"};
+  auto sub = [](std::string name, int arity, uint32_t flags, std::vector<std::string_view> cats,
+                std::string_view since, std::string_view summary) {
+    return MakeSubcommand(std::move(name), arity, flags, std::move(cats), since, summary);
+  };
+  std::vector<CommandSpec> subs;
+  subs.push_back(WithConnHandler(
+      sub("id", 2, kBase, kCats, "5.0.0", "Returns the unique client ID of the connection."),
+      ClientId));
+  subs.push_back(WithConnHandler(
+      sub("getname", 2, kBase, kCats, "2.6.9", "Returns the name of the connection."),
+      ClientGetName));
+  subs.push_back(WithConnHandler(
+      sub("setname", 3, kBase, kCats, "2.6.9", "Sets the connection name."), ClientSetName));
+  subs.push_back(WithConnHandler(
+      sub("setinfo", 4, kBase, kCats, "7.2.0",
+          "Sets information specific to the client or connection."),
+      ClientSetInfo));
+  CommandSpec info = WithConnHandler(
+      sub("info", 2, kBase, kCats, "6.2.0", "Returns information about the connection."),
+      ClientInfo);
+  info.tips = {"nondeterministic_output"};
+  subs.push_back(std::move(info));
+  CommandSpec list = WithCoordHandler(
+      sub("list", -2, kAdmin, kAdminCats, "2.4.0", "Lists open connections."), ClientList);
+  list.tips = {"nondeterministic_output"};
+  subs.push_back(std::move(list));
+  subs.push_back(WithCoordHandler(
+      sub("kill", -3, kAdmin, kAdminCats, "2.4.0", "Terminates open connections."),
+      ClientKill));
+  subs.push_back(WithCoordHandler(
+      sub("unblock", -3, kAdmin, kAdminCats, "5.0.0",
+          "Unblocks a client blocked by a blocking command from a different connection."),
+      ClientUnblock));
+  subs.push_back(WithConnHandler(
+      sub("no-evict", 3, kAdmin, kAdminCats, "7.0.0",
+          "Sets the client eviction mode of the connection."),
+      ClientSetMode<&ConnState::no_evict>));
+  subs.push_back(WithConnHandler(
+      sub("no-touch", 3, kBase, kCats, "7.2.0",
+          "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
+      ClientSetMode<&ConnState::no_touch>));
+  subs.push_back(WithConnHandler(
+      sub("help", 2, kCmdLoading | kCmdStale, kCats, "5.0.0",
+          "Returns helpful text about the different subcommands."),
+      ClientHelp));
+  return subs;
 }
 
 }  // namespace
@@ -414,31 +462,43 @@ void RegisterConnectionCommands(CommandRegistry* registry) {
     spec.categories = std::move(cats);
     spec.summary = summary;
     spec.group = "connection";
-    registry->Register(std::move(spec));
+    return spec;
   };
-  conn("ping", -1, kCmdFast, CmdPing, {"fast", "connection"}, "Returns the server's liveliness response.");
-  conn("echo", 2, kCmdFast, CmdEcho, {"fast", "connection"}, "Returns the given string.");
-  conn("quit", -1, kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdLoading | kCmdStale, CmdQuit,
-       {"fast", "connection"}, "Closes the connection.");
-  conn("auth", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdAuth,
-       {"fast", "connection"}, "Authenticates the connection.");
-  conn("hello", -1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdHello,
-       {"fast", "connection"}, "Handshakes with the Redis server.");
-  conn("select", 2, kCmdLoading | kCmdStale | kCmdFast, CmdSelect, {"fast", "connection"},
-       "Changes the selected database.");
-  conn("reset", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth, CmdReset,
-       {"fast", "connection"}, "Resets the connection.");
+  // PING, QUIT and RESET also run in RESP2 subscribed mode; QUIT and RESET at once in MULTI.
+  constexpr uint32_t kSubscribedOk = kCmdSubscribedOk;
+  constexpr uint32_t kControl = kCmdSubscribedOk | kCmdMultiControl;
+  registry->Register(conn("ping", -1, kCmdFast | kSubscribedOk, CmdPing, {"fast", "connection"},
+                          "Returns the server's liveliness response."));
+  registry->Register(conn("echo", 2, kCmdFast, CmdEcho, {"fast", "connection"},
+                          "Returns the given string."));
+  registry->Register(conn("quit", -1,
+                          kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdLoading | kCmdStale |
+                              kControl,
+                          CmdQuit, {"fast", "connection"}, "Closes the connection."));
+  registry->Register(conn("auth", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast |
+                                          kCmdNoAuth,
+                          CmdAuth, {"fast", "connection"}, "Authenticates the connection."));
+  registry->Register(conn("hello", -1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast |
+                                           kCmdNoAuth,
+                          CmdHello, {"fast", "connection"}, "Handshakes with the Redis server."));
+  CommandSpec select = conn("select", 2, kCmdLoading | kCmdStale | kCmdFast, CmdSelect,
+                            {"fast", "connection"}, "Changes the selected database.");
+  select.switch_db = SelectTarget;
+  registry->Register(std::move(select));
+  registry->Register(conn("reset", 1,
+                          kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdNoAuth |
+                              kControl,
+                          CmdReset, {"fast", "connection"}, "Resets the connection."));
 
   CommandSpec client;
   client.name = "client";
   client.arity = -2;
-  client.flags = kCmdLoading | kCmdStale;
-  client.kind = HandlerKind::kCoord;
-  client.coord_handler = CmdClient;
-  client.categories = {"slow", "connection"};
+  client.kind = HandlerKind::kConn;
+  client.categories = {"slow"};
   client.summary = "A container for client connection commands.";
+  client.since = "2.4.0";
   client.group = "connection";
-  client.container = true;
+  client.subcommands = ClientSubcommands();
   registry->Register(std::move(client));
 }
 

@@ -1,4 +1,5 @@
-// DEBUG (POPULATE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP) and MEMORY (USAGE, HELP).
+// DEBUG (POPULATE, OBJECT, SLEEP, HELP) and MEMORY (USAGE, HELP), and the subcommand table of
+// OBJECT (whose handler lives with the keyspace commands in generic_commands.cc).
 #include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -61,7 +62,6 @@ bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
 
 // DEBUG POPULATE count [prefix] [size]
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() < 3 || args.size() > 5) co_return SendDebugUsage(ctx, args[1]);
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) {
     co_return ctx.rb.SendError("ERR value is out of range, must be positive");
@@ -119,14 +119,13 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG OBJECT key
 awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   ShardSet& ss = ctx.server.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view key = args[2];
   std::optional<std::string> line = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
     std::optional<std::string> out;
-    PrimeIterator it = shard.db(db).FindQuiet(key, now);
+    PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
     if (it.is_done()) return out;
     const CompactObj& value = it->second;
     char addr[32];
@@ -158,7 +157,6 @@ int64_t DebugSleepMicros(std::string_view arg) {
 // OK like Redis for any argument: text that is no number, NaN, negative or out-of-range values
 // answer at once.
 awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
-  if (args.size() != 3) co_return SendDebugUsage(ctx, args[1]);
   int64_t micros = DebugSleepMicros(args[2]);
   if (micros > 0) {
     // A century stands for "forever" and keeps the timer's deadline representable.
@@ -171,73 +169,108 @@ awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
+// DEBUG HELP
+awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "OBJECT <key>",
+      "    Show low level info about the `key` and associated value.",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+      "    it is used instead of the 'key' prefix. These are not propagated to",
+      "    replicas. Cluster slots are not respected so keys not belonging to the",
+      "    current node can be created in cluster mode.",
+      "SLEEP <seconds>",
+      "    Stop the server for <seconds>. Decimals allowed.",
+      "HELP",
+      "    Print this help.",
+  };
+  SendHelp(ctx.rb, kHelp);
+  co_return;
+}
+
+// DEBUG's subcommands. Redis 7.0 does not list them in COMMAND (DEBUG is one command there), so
+// they stay out of the registry; a wrong name and a wrong argument count get the same error.
+// A handler runs only with an argument count inside its entry's bounds.
+struct DebugSubcommand {
+  std::string_view name;
+  size_t min_args;  // name and subcommand included
+  size_t max_args;
+  CoordHandler handler;
+};
+
+constexpr DebugSubcommand kDebugSubcommands[] = {
+    {"populate", 3, 5, DebugPopulate},
+    {"object", 3, 3, DebugObject},
+    {"sleep", 3, 3, DebugSleep},
+    {"help", 2, 2, DebugHelp},
+};
+
 // DEBUG subcommand ...
 awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = AsciiStrToUpper(args[1]);
-  if (sub == "POPULATE") co_return co_await DebugPopulate(args, ctx);
-  if (sub == "OBJECT") co_return co_await DebugObject(args, ctx);
-  if (sub == "SLEEP") co_return co_await DebugSleep(args, ctx);
-  if (sub == "HELP") {
-    static constexpr std::string_view kHelp[] = {
-        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "OBJECT <key>",
-        "    Show low level info about the `key` and associated value.",
-        "POPULATE <count> [<prefix>] [<size>]",
-        "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-        "    it is used instead of the 'key' prefix. These are not propagated to",
-        "    replicas. Cluster slots are not respected so keys not belonging to the",
-        "    current node can be created in cluster mode.",
-        "SLEEP <seconds>",
-        "    Stop the server for <seconds>. Decimals allowed.",
-        "HELP",
-        "    Print this help.",
-    };
-    SendHelp(ctx.rb, kHelp);
-    co_return;
+  for (const DebugSubcommand& sub : kDebugSubcommands) {
+    if (!EqualsIgnoreCase(args[1], sub.name)) continue;
+    if (args.size() < sub.min_args || args.size() > sub.max_args) break;
+    co_return co_await sub.handler(args, ctx);
   }
   SendDebugUsage(ctx, args[1]);
 }
 
-// MEMORY USAGE key [SAMPLES count] | MEMORY HELP
-awaitable<void> CmdMemory(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = AsciiStrToUpper(args[1]);
-  if (sub == "USAGE") {
-    if (args.size() < 3) {
-      co_return ctx.rb.SendError("ERR wrong number of arguments for 'memory|usage' command");
-    }
-    ArgParser parser(args, 3);
-    if (parser.Check("SAMPLES")) {
-      parser.NextInt();
-      if (parser.HasError()) co_return ctx.SendStatus(parser.error());
-    }
-    if (parser.HasNext()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
-    ShardSet& ss = ctx.server.shard_set();
-    unsigned db = ctx.state.db;
-    int64_t now = ctx.now_ms;
-    std::string_view key = args[2];
-    int64_t bytes = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) -> int64_t {
-      PrimeIterator it = shard.db(db).FindQuiet(key, now);
-      return it.is_done() ? -1 : EntryBytes(it);
-    });
-    if (bytes < 0) co_return ctx.rb.SendNull();
-    co_return ctx.rb.SendLong(bytes);
+// MEMORY USAGE key [SAMPLES count]
+awaitable<void> MemoryUsage(CmdArgs args, ConnCmdContext& ctx) {
+  ArgParser parser(args, 3);
+  if (parser.Check("SAMPLES")) {
+    parser.NextInt();
+    if (parser.HasError()) co_return ctx.SendStatus(parser.error());
   }
-  if (sub == "HELP") {
-    static constexpr std::string_view kHelp[] = {
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value. Nested values are",
-        "    sampled up to <count> times (default: 5, 0 means sample all).",
-        "HELP",
-        "    Print this help.",
-    };
-    SendHelp(ctx.rb, kHelp);
-    co_return;
-  }
-  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try MEMORY HELP."));
+  if (parser.HasNext()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
+  ShardSet& ss = ctx.server.shard_set();
+  unsigned db = ctx.state.db;
+  int64_t now = ctx.now_ms;
+  std::string_view key = args[2];
+  int64_t bytes = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) -> int64_t {
+    PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
+    return it.is_done() ? -1 : EntryBytes(it);
+  });
+  if (bytes < 0) co_return ctx.rb.SendNull();
+  ctx.rb.SendLong(bytes);
+}
+
+// MEMORY HELP
+void MemoryHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "USAGE <key> [SAMPLES <count>]",
+      "    Return memory in bytes used by <key> and its value. Nested values are",
+      "    sampled up to <count> times (default: 5, 0 means sample all).",
+      "HELP",
+      "    Print this help.",
+  };
+  SendHelp(ctx.rb, kHelp);
 }
 
 }  // namespace
+
+std::vector<CommandSpec> ObjectSubcommands() {
+  const std::vector<std::string_view> kCats = {"keyspace", "read", "slow"};
+  auto keyed = [&](std::string name, std::string_view since, std::string_view summary) {
+    CommandSpec s = WithSingleKey(MakeSubcommand(std::move(name), 3, kCmdReadOnly, kCats, since,
+                                                 summary),
+                                  2, {"RO"});
+    s.tips = {"nondeterministic_output"};
+    return s;
+  };
+  std::vector<CommandSpec> subs;
+  subs.push_back(keyed("encoding", "2.2.3", "Returns the internal encoding of a Redis object."));
+  subs.push_back(keyed("refcount", "2.2.3", "Returns the reference count of a value of a key."));
+  subs.push_back(keyed("idletime", "2.2.3",
+                       "Returns the time since the last access to a Redis object."));
+  subs.push_back(keyed("freq", "4.0.0", "Returns the logarithmic access frequency counter of a "
+                       "Redis object."));
+  subs.push_back(MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"keyspace", "slow"}, "6.2.0",
+                                "Returns helpful text about the different subcommands."));
+  return subs;
+}
 
 void RegisterDebugCommands(CommandRegistry* r) {
   CommandSpec debug;
@@ -248,20 +281,27 @@ void RegisterDebugCommands(CommandRegistry* r) {
   debug.coord_handler = CmdDebug;
   debug.categories = {"admin", "slow", "dangerous"};
   debug.summary = "A container for debugging commands.";
+  debug.since = "1.0.0";
   debug.group = "server";
-  debug.container = true;
   r->Register(std::move(debug));
 
   CommandSpec memory;
   memory.name = "memory";
   memory.arity = -2;
-  memory.flags = kCmdReadOnly;
   memory.kind = HandlerKind::kCoord;
-  memory.coord_handler = CmdMemory;
   memory.categories = {"slow"};
   memory.summary = "A container for memory diagnostics commands.";
+  memory.since = "4.0.0";
   memory.group = "server";
-  memory.container = true;
+  memory.subcommands.push_back(WithCoordHandler(
+      WithSingleKey(MakeSubcommand("usage", -3, kCmdReadOnly, {"read", "slow"}, "4.0.0",
+                                   "Estimates the memory usage of a key."),
+                    2, {"RO"}),
+      MemoryUsage));
+  memory.subcommands.push_back(WithConnHandler(
+      MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"slow"}, "4.0.0",
+                     "Returns helpful text about the different subcommands."),
+      MemoryHelp));
   r->Register(std::move(memory));
 }
 

@@ -418,9 +418,10 @@ void RegisterGenericCommands(CommandRegistry* r) {
                    "Iterates over the key names in the database."), CmdScan);
   r->RegisterCoord(Spec("randomkey", 1, kCmdReadOnly, 0, 0, {"keyspace", "read", "slow"},
                    "Returns a random key name from the database."), CmdRandomKey);
-  CommandSpec object = Spec("object", -2, kCmdReadOnly, 2, 2, {"keyspace", "read", "slow"},
+  CommandSpec object = Spec("object", -2, 0, 0, 0, {"slow"},
                             "A container for object introspection commands.");
-  object.container = true;
+  object.since = "2.2.3";
+  object.subcommands = ObjectSubcommands();
   r->RegisterCoord(std::move(object), CmdObject);
 }
 

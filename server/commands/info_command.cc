@@ -170,22 +170,23 @@ void AppendCommandStats(std::string& out, Server& server,
                         const std::vector<ShardFigures>& shards) {
   StrAppend(&out, "# Commandstats\r\n");
   const double ticks_per_us = CycleClock::TicksPerUsec();
-  for (const auto& spec : server.registry().all()) {
+  // Subcommands count on their own ("cmdstat_client|id"), as in Redis.
+  server.registry().ForEachSpec([&](const CommandSpec& spec) {
     CommandStat sum;
     for (const auto& s : shards) {
-      const CommandStat& c = s.command_stats[spec->id];
+      const CommandStat& c = s.command_stats[spec.id];
       sum.calls += c.calls;
       sum.ticks += c.ticks;
       sum.failed += c.failed;
       sum.rejected += c.rejected;
     }
-    if (sum.calls == 0 && sum.rejected == 0) continue;
+    if (sum.calls == 0 && sum.rejected == 0) return;
     uint64_t usec = static_cast<uint64_t>(static_cast<double>(sum.ticks) / ticks_per_us);
-    StrAppend(&out, "cmdstat_", spec->name, ":calls=", sum.calls, ",usec=", usec,
+    StrAppend(&out, "cmdstat_", spec.name, ":calls=", sum.calls, ",usec=", usec,
               ",usec_per_call=",
               absl::StrFormat("%.2f", sum.calls ? static_cast<double>(usec) / sum.calls : 0.0),
               ",rejected_calls=", sum.rejected, ",failed_calls=", sum.failed, "\r\n");
-  }
+  });
 }
 
 void AppendErrorStats(std::string& out, const std::vector<ShardFigures>& shards) {
@@ -292,6 +293,8 @@ void RegisterInfoCommand(CommandRegistry* r) {
   s.coord_handler = CmdInfo;
   s.categories = {"slow", "dangerous"};
   s.summary = "Returns information and statistics about the server.";
+  s.since = "1.0.0";
+  s.tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"};
   s.group = "server";
   r->Register(std::move(s));
 }

@@ -57,7 +57,6 @@ void CmdRename(CmdArgs args, ShardCmdContext& ctx) {
   IfExists mode = kMode == RenameMode::kNx ? IfExists::kSkip : IfExists::kReplace;
   OpStatus st = OpMoveEntry(ctx.db, args[1], ctx.db, args[2], mode, ctx.now_ms);
   if (st == OpStatus::kOk) NotifyRename(ctx.db, args[1], args[2]);
-  if (st == OpStatus::kSkipped) ctx.NoChange();
   ReplyRename(ctx.rb, st, kMode);
 }
 
@@ -106,7 +105,6 @@ awaitable<void> CmdRenameMulti(CmdArgs args, ConnCmdContext& ctx) {
       NotifyRename(slice, src, dst);
     });
   }
-  if (st == OpStatus::kSkipped) ctx.NoChange();
   ReplyRename(ctx.rb, st, kMode);
 }
 
@@ -178,7 +176,6 @@ void CmdCopy(CmdArgs args, ShardCmdContext& ctx) {
   DbSlice& dst = ctx.shard.db(opts->dst_db);
   OpStatus st = OpStoreEntry(dst, args[2], std::move(*entry), opts->mode, ctx.now_ms);
   if (st == OpStatus::kOk) dst.Notify(kNotifyGeneric, "copy_to", args[2]);
-  if (st == OpStatus::kSkipped) ctx.NoChange();
   ReplyCopy(ctx.rb, st);
 }
 
@@ -188,7 +185,6 @@ awaitable<void> CmdCopyMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (!opts) co_return ctx.SendStatus(opts.status());
   OpStatus st = co_await CopyAcrossShards(ctx, args[1], SourceLookup::kRead, args[2],
                                           opts->dst_db, opts->mode, "copy_to");
-  if (st == OpStatus::kKeyNotFound || st == OpStatus::kSkipped) ctx.NoChange();
   ReplyCopy(ctx.rb, st);
 }
 

@@ -349,7 +349,6 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
   });
   if (popped.status != OpStatus::kOk) co_return ctx.SendStatus(popped.status);
   if (!popped.value) {
-    ctx.NoChange();
     co_return ctx.rb.SendNull();
   }
   const std::string& value = *popped.value;
@@ -474,7 +473,6 @@ awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
     }
     i = run_end;
   }
-  ctx.NoChange();
   ctx.rb.SendNullArray();
 }
 

@@ -152,50 +152,73 @@ void SendNumSub(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
   }
 }
 
-// PUBSUB subcommand [argument ...]
-void CmdPubSub(CmdArgs args, ConnCmdContext& ctx) {
-  const std::string sub = AsciiStrToLower(args[1]);
-  // Redis's arity per subcommand: CHANNELS/NUMSUB/... -2, NUMPAT and HELP exactly 2.
-  const bool exact2 = sub == "numpat" || sub == "help";
-  if (exact2 && args.size() != 2) {
-    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'pubsub|", sub,
-                                   "' command"));
-  }
-  if (sub == "channels" || sub == "shardchannels") {
-    if (args.size() > 3) {
-      return ctx.rb.SendError(StrCat("ERR unknown subcommand or wrong number of arguments for '",
-                                     args[1], "'. Try PUBSUB HELP."));
-    }
-    return SendNames(args, ctx,
-                     sub == "channels" ? PubSubKind::kChannel : PubSubKind::kShardChannel);
-  }
-  if (sub == "numsub") return SendNumSub(args, ctx, PubSubKind::kChannel);
-  if (sub == "shardnumsub") return SendNumSub(args, ctx, PubSubKind::kShardChannel);
-  if (sub == "numpat") {
-    return ctx.rb.SendLong(
-        static_cast<int64_t>(ctx.server.pubsub().registry().Size(PubSubKind::kPattern)));
-  }
-  if (sub == "help") {
-    static constexpr std::string_view kHelp[] = {
-        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "CHANNELS [<pattern>]",
-        "    Return the currently active channels matching a <pattern> (default: '*').",
-        "NUMPAT",
-        "    Return number of subscriptions to patterns.",
-        "NUMSUB [<channel> ...]",
-        "    Return the number of subscribers for the specified channels, excluding",
-        "    pattern subscriptions(default: no channels).",
-        "SHARDCHANNELS [<pattern>]",
-        "    Return the currently active shard level channels matching a <pattern> (default: "
-        "'*').",
-        "SHARDNUMSUB [<shardchannel> ...]",
-        "    Return the number of subscribers for the specified shard level channel(s)",
-        "HELP",
-        "    Prints this help.",
-    };
-    return SendHelp(ctx.rb, kHelp);
-  }
-  ctx.rb.SendError(StrCat("ERR unknown subcommand '", args[1], "'. Try PUBSUB HELP."));
+// PUBSUB CHANNELS [pattern] and PUBSUB SHARDCHANNELS [pattern]
+template <PubSubKind kKind>
+void PubSubChannels(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() > 3) return ctx.rb.SendError(SubcommandSyntaxText(args[0], args[1]));
+  SendNames(args, ctx, kKind);
+}
+
+// PUBSUB NUMSUB [channel ...] and PUBSUB SHARDNUMSUB [shardchannel ...]
+template <PubSubKind kKind>
+void PubSubNumSub(CmdArgs args, ConnCmdContext& ctx) {
+  SendNumSub(args, ctx, kKind);
+}
+
+// PUBSUB NUMPAT
+void PubSubNumPat(CmdArgs, ConnCmdContext& ctx) {
+  const PubSubRegistry& registry = ctx.server.pubsub().registry();
+  ctx.rb.SendLong(static_cast<int64_t>(registry.Size(PubSubKind::kPattern)));
+}
+
+// PUBSUB HELP
+void PubSubHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CHANNELS [<pattern>]",
+      "    Return the currently active channels matching a <pattern> (default: '*').",
+      "NUMPAT",
+      "    Return number of subscriptions to patterns.",
+      "NUMSUB [<channel> ...]",
+      "    Return the number of subscribers for the specified channels, excluding",
+      "    pattern subscriptions(default: no channels).",
+      "SHARDCHANNELS [<pattern>]",
+      "    Return the currently active shard level channels matching a <pattern> (default: "
+      "'*').",
+      "SHARDNUMSUB [<shardchannel> ...]",
+      "    Return the number of subscribers for the specified shard level channel(s)",
+      "HELP",
+      "    Prints this help.",
+  };
+  SendHelp(ctx.rb, kHelp);
+}
+
+// PUBSUB's subcommands (Redis 7.0's metadata).
+std::vector<CommandSpec> PubSubSubcommands() {
+  constexpr uint32_t kFlags = kCmdPubSub | kCmdLoading | kCmdStale;
+  const std::vector<std::string_view> kCats = {"pubsub", "slow"};
+  auto sub = [&](std::string name, int arity, std::string_view since, std::string_view summary,
+                 ConnHandler handler) {
+    return WithConnHandler(MakeSubcommand(std::move(name), arity, kFlags, kCats, since, summary),
+                           handler);
+  };
+  std::vector<CommandSpec> subs;
+  subs.push_back(sub("channels", -2, "2.8.0", "Returns the active channels.",
+                     PubSubChannels<PubSubKind::kChannel>));
+  subs.push_back(sub("numpat", 2, "2.8.0", "Returns a count of unique pattern subscriptions.",
+                     PubSubNumPat));
+  subs.push_back(sub("numsub", -2, "2.8.0", "Returns a count of subscribers to channels.",
+                     PubSubNumSub<PubSubKind::kChannel>));
+  subs.push_back(sub("shardchannels", -2, "7.0.0", "Returns the active shard channels.",
+                     PubSubChannels<PubSubKind::kShardChannel>));
+  subs.push_back(sub("shardnumsub", -2, "7.0.0",
+                     "Returns the count of subscribers of shard channels.",
+                     PubSubNumSub<PubSubKind::kShardChannel>));
+  subs.push_back(WithConnHandler(
+      MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"slow"}, "6.2.0",
+                     "Returns helpful text about the different subcommands."),
+      PubSubHelp));
+  return subs;
 }
 
 }  // namespace
@@ -214,7 +237,9 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
     s.conn_handler = h;
     registry->Register(std::move(s));
   };
-  constexpr uint32_t kSub = kCmdPubSub | kCmdNoScript | kCmdLoading | kCmdStale;
+  // The (un)subscribe commands may run in RESP2 subscribed mode (kCmdSubscribedOk).
+  constexpr uint32_t kSub =
+      kCmdPubSub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedOk;
   constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate;
   conn(spec("subscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
             "Listens for messages published to channels.", "2.0.0"),
@@ -247,8 +272,9 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
   registry->RegisterCoord(std::move(spublish), CmdSPublish);
   CommandSpec pubsub = spec("pubsub", -2, 0, 0, 0, {"slow"},
                             "A container for Pub/Sub commands.", "2.8.0");
-  pubsub.container = true;
-  conn(std::move(pubsub), CmdPubSub);
+  pubsub.kind = HandlerKind::kConn;
+  pubsub.subcommands = PubSubSubcommands();
+  registry->Register(std::move(pubsub));
 }
 
 }  // namespace dashkv

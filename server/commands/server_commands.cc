@@ -1,4 +1,5 @@
 // Server commands: DBSIZE, FLUSHDB, FLUSHALL, TIME, CONFIG, COMMAND, SHUTDOWN.
+// CONFIG and COMMAND dispatch through their subcommand tables (command_registry.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,15 +16,6 @@ namespace dashkv {
 namespace {
 
 using boost::asio::awaitable;
-
-void SendUnknownSubcommand(io::ReplyBuilder& rb, std::string_view sub, std::string_view cmd) {
-  rb.SendError(StrCat("ERR unknown subcommand '", sub, "'. Try ", cmd, " HELP."));
-}
-
-void SendSubcommandArity(io::ReplyBuilder& rb, std::string_view cmd, std::string_view sub) {
-  rb.SendError(StrCat("ERR wrong number of arguments for '", cmd, "|",
-                            AsciiStrToLower(sub), "' command"));
-}
 
 // DBSIZE
 awaitable<void> CmdDbSize(CmdArgs, ConnCmdContext& ctx) {
@@ -51,21 +43,10 @@ bool ParseFlushMode(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // FLUSHDB [ASYNC|SYNC]
-// Marks dirty the clients watching a key of `db` (all databases if < 0) that exists: a flush
-// modifies exactly those (Redis: touchAllWatchedKeysInDb).
-void TouchWatchedLiveKeys(Shard& shard, int db, int64_t now_ms) {
-  if (shard.watches().empty()) return;
-  shard.watches().TouchIf(db, [&](unsigned d, std::string_view key) {
-    return shard.KeyLive(d, key, now_ms);
-  });
-}
-
 awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
   unsigned db = ctx.state.db;
-  int64_t now = ctx.now_ms;
   co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
-    TouchWatchedLiveKeys(shard, static_cast<int>(db), now);
     if (DbSlice* slice = shard.db_if_exists(db)) slice->Clear();
   });
   ctx.rb.SendOk();
@@ -74,9 +55,7 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
 // FLUSHALL [ASYNC|SYNC]
 awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
-  int64_t now = ctx.now_ms;
   co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
-    TouchWatchedLiveKeys(shard, -1, now);
     for (unsigned i = 0; i < shard.num_dbs(); ++i) {
       if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
     }
@@ -92,66 +71,60 @@ void CmdTime(CmdArgs, ConnCmdContext& ctx) {
   ctx.rb.SendBulk(StrCat(us % 1000000));
 }
 
-// CONFIG GET parameter [parameter ...] | SET parameter value [parameter value ...] | RESETSTAT |
-// REWRITE | HELP
-void CmdConfig(CmdArgs args, ConnCmdContext& ctx) {
-  std::string sub = AsciiStrToUpper(args[1]);
-  Config& config = ctx.server.config();
-  if (sub == "GET") {
-    if (args.size() < 3) return SendSubcommandArity(ctx.rb, "config", sub);
-    std::vector<std::string_view> patterns(args.begin() + 2, args.end());
-    auto pairs = config.Get(patterns);
-    ctx.rb.StartMap(pairs.size());
-    for (const auto& [name, value] : pairs) {
-      ctx.rb.SendBulk(name);
-      ctx.rb.SendBulk(value);
-    }
-    return;
+// CONFIG GET parameter [parameter ...]
+void ConfigGet(CmdArgs args, ConnCmdContext& ctx) {
+  std::vector<std::string_view> patterns(args.begin() + 2, args.end());
+  auto pairs = ctx.server.config().Get(patterns);
+  ctx.rb.StartMap(pairs.size());
+  for (const auto& [name, value] : pairs) {
+    ctx.rb.SendBulk(name);
+    ctx.rb.SendBulk(value);
   }
-  if (sub == "SET") {
-    if (args.size() < 4) return SendSubcommandArity(ctx.rb, "config", sub);
-    // Like Redis 7: a name without a value is a syntax error, not an arity error.
-    if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
-    std::vector<std::pair<std::string_view, std::string_view>> pairs;
-    for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
-    std::string err = config.Set(pairs);
-    if (!err.empty()) return ctx.rb.SendError(err);
-    return ctx.rb.SendOk();
-  }
-
-  if (sub == "REWRITE") {
-    return ctx.rb.SendError("ERR The server is running without a config file");
-  }
-  if (sub == "HELP") {
-    static constexpr std::string_view kHelp[] = {
-        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET <pattern>",
-        "    Return parameters matching the glob-like <pattern> and their values.",
-        "SET <directive> <value>",
-        "    Set the configuration <directive> to <value>.",
-        "RESETSTAT",
-        "    Reset statistics reported by the INFO command.",
-        "REWRITE",
-        "    Rewrite the configuration file.",
-        "HELP",
-        "    Print this help.",
-    };
-    SendHelp(ctx.rb, kHelp);
-    return;
-  }
-  SendUnknownSubcommand(ctx.rb, args[1], "CONFIG");
 }
 
-// CONFIG RESETSTAT needs a hop to every engine; the other subcommands run synchronously.
-awaitable<void> CmdConfigCoord(CmdArgs args, ConnCmdContext& ctx) {
-  if (!EqualsIgnoreCase(args[1], "RESETSTAT")) co_return CmdConfig(args, ctx);
-  if (args.size() != 2) co_return SendSubcommandArity(ctx.rb, "config", "resetstat");
+// CONFIG SET parameter value [parameter value ...]
+void ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
+  // Like Redis 7: a name without a value is a syntax error, not an arity error.
+  if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
+  std::string err = ctx.server.config().Set(pairs);
+  if (!err.empty()) return ctx.rb.SendError(err);
+  ctx.rb.SendOk();
+}
+
+// CONFIG REWRITE
+void ConfigRewrite(CmdArgs, ConnCmdContext& ctx) {
+  ctx.rb.SendError("ERR The server is running without a config file");
+}
+
+// CONFIG RESETSTAT: resets every engine's counters (a hop to each).
+awaitable<void> ConfigResetStat(CmdArgs, ConnCmdContext& ctx) {
   Server& server = ctx.server;
   co_await server.pool().AwaitAll([&server](unsigned i) { server.ResetStats(i); });
   ctx.rb.SendOk();
 }
 
-// Sends one COMMAND INFO entry (Redis 7's 10-element layout).
+// CONFIG HELP
+void ConfigHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Print this help.",
+  };
+  SendHelp(ctx.rb, kHelp);
+}
+
+// Sends one COMMAND INFO entry (Redis 7's 10-element layout); a container's subcommands are
+// its 10th element.
 void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   rb.StartArray(10);
   rb.SendBulk(spec.name);
@@ -164,14 +137,44 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   rb.SendLong(spec.key_step);
   rb.StartSet(spec.categories.size());
   for (auto c : spec.categories) rb.SendSimpleString(StrCat("@", c));
-  rb.SendEmptyArray();  // tips
-  rb.SendEmptyArray();  // key specifications
-  rb.SendEmptyArray();  // subcommands
+  rb.StartSet(spec.tips.size());
+  for (auto t : spec.tips) rb.SendBulk(t);
+  rb.StartSet(spec.key_specs.size());
+  for (const KeySpec& ks : spec.key_specs) {
+    rb.StartMap(3);
+    rb.SendBulk("flags");
+    rb.StartSet(ks.flags.size());
+    for (auto f : ks.flags) rb.SendSimpleString(f);
+    rb.SendBulk("begin_search");
+    rb.StartMap(2);
+    rb.SendBulk("type");
+    rb.SendBulk("index");
+    rb.SendBulk("spec");
+    rb.StartMap(1);
+    rb.SendBulk("index");
+    rb.SendLong(ks.begin_index);
+    rb.SendBulk("find_keys");
+    rb.StartMap(2);
+    rb.SendBulk("type");
+    rb.SendBulk("range");
+    rb.SendBulk("spec");
+    rb.StartMap(3);
+    rb.SendBulk("lastkey");
+    rb.SendLong(ks.last_key);
+    rb.SendBulk("keystep");
+    rb.SendLong(ks.key_step);
+    rb.SendBulk("limit");
+    rb.SendLong(ks.limit);
+  }
+  if (!spec.container()) return rb.StartSet(0);
+  rb.StartArray(spec.subcommands.size());
+  for (const CommandSpec& sub : spec.subcommands) SendCommandInfo(sub, rb);
 }
 
+// Sends one COMMAND DOCS entry: the name, then its map (a container's has "subcommands").
 void SendCommandDocs(const CommandSpec& spec, io::ReplyBuilder& rb) {
   rb.SendBulk(spec.name);
-  size_t n = 1 + !spec.since.empty() + !spec.group.empty();
+  size_t n = 1 + !spec.since.empty() + !spec.group.empty() + spec.container();
   rb.StartMap(n);
   rb.SendBulk("summary");
   rb.SendBulk(spec.summary);
@@ -183,116 +186,175 @@ void SendCommandDocs(const CommandSpec& spec, io::ReplyBuilder& rb) {
     rb.SendBulk("group");
     rb.SendBulk(spec.group);
   }
+  if (spec.container()) {
+    rb.SendBulk("subcommands");
+    rb.StartMap(spec.subcommands.size());
+    for (const CommandSpec& sub : spec.subcommands) SendCommandDocs(sub, rb);
+  }
 }
 
-// COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST [FILTERBY ...] | GETKEYS ...]
-void CmdCommand(CmdArgs args, ConnCmdContext& ctx) {
+// COMMAND: every command's COMMAND INFO entry.
+void CmdCommand(CmdArgs, ConnCmdContext& ctx) {
   const CommandRegistry& reg = ctx.server.registry();
-  io::ReplyBuilder& rb = ctx.rb;
-  if (args.size() == 1) {
-    rb.StartArray(reg.size());
-    for (const auto& spec : reg.all()) SendCommandInfo(*spec, rb);
-    return;
+  ctx.rb.StartArray(reg.size());
+  for (const auto& spec : reg.all()) SendCommandInfo(*spec, ctx.rb);
+}
+
+// COMMAND COUNT: top-level commands only, as Redis counts them.
+void CommandCount(CmdArgs, ConnCmdContext& ctx) {
+  ctx.rb.SendLong(static_cast<int64_t>(ctx.server.registry().size()));
+}
+
+// COMMAND INFO [command-name ...]; a name may be a subcommand's ("client|list").
+void CommandInfo(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() == 2) return CmdCommand(args, ctx);
+  const CommandRegistry& reg = ctx.server.registry();
+  ctx.rb.StartArray(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (const CommandSpec* spec = reg.FindFullName(args[i])) {
+      SendCommandInfo(*spec, ctx.rb);
+    } else {
+      ctx.rb.SendNullArray();
+    }
   }
-  std::string sub = AsciiStrToUpper(args[1]);
-  if (sub == "COUNT") {
-    if (args.size() != 2) return SendSubcommandArity(rb, "command", sub);
-    return rb.SendLong(static_cast<int64_t>(reg.size()));
+}
+
+// COMMAND DOCS [command-name ...]; unknown names are left out.
+void CommandDocs(CmdArgs args, ConnCmdContext& ctx) {
+  const CommandRegistry& reg = ctx.server.registry();
+  std::vector<const CommandSpec*> specs;
+  if (args.size() == 2) {
+    for (const auto& spec : reg.all()) specs.push_back(spec.get());
+  } else {
+    for (size_t i = 2; i < args.size(); ++i) {
+      if (const CommandSpec* spec = reg.FindFullName(args[i])) specs.push_back(spec);
+    }
   }
-  if (sub == "INFO") {
-    if (args.size() == 2) {
-      rb.StartArray(reg.size());
-      for (const auto& spec : reg.all()) SendCommandInfo(*spec, rb);
+  ctx.rb.StartMap(specs.size());
+  for (const CommandSpec* spec : specs) SendCommandDocs(*spec, ctx.rb);
+}
+
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]: the names of every
+// command and subcommand ("client|list").
+void CommandList(CmdArgs args, ConnCmdContext& ctx) {
+  std::string_view pattern, category;
+  bool by_pattern = false, by_category = false;
+  if (args.size() == 5 && EqualsIgnoreCase(args[2], "FILTERBY")) {
+    std::string kind = AsciiStrToUpper(args[3]);
+    if (kind == "PATTERN") {
+      by_pattern = true;
+      pattern = args[4];
+    } else if (kind == "ACLCAT") {
+      by_category = true;
+      category = args[4];
+    } else if (kind != "MODULE") {
+      return ctx.SendStatus(OpStatus::kSyntaxError);
+    } else {
+      return ctx.rb.SendEmptyArray();  // no modules
+    }
+  } else if (args.size() != 2) {
+    return ctx.SendStatus(OpStatus::kSyntaxError);
+  }
+  std::vector<std::string_view> names;
+  ctx.server.registry().ForEachSpec([&](const CommandSpec& spec) {
+    if (by_pattern && !GlobMatch(pattern, spec.name, GlobCase::kNoCase)) return;
+    if (by_category && std::none_of(spec.categories.begin(), spec.categories.end(),
+                                    [&](std::string_view c) {
+                                      return EqualsIgnoreCase(c, category);
+                                    })) {
       return;
     }
-    rb.StartArray(args.size() - 2);
-    for (size_t i = 2; i < args.size(); ++i) {
-      const CommandSpec* spec = reg.Find(args[i]);
-      if (spec) {
-        SendCommandInfo(*spec, rb);
-      } else {
-        rb.SendNullArray();
-      }
-    }
-    return;
+    names.push_back(spec.name);
+  });
+  ctx.rb.SendBulkArray(names);
+}
+
+// COMMAND GETKEYS command [arg ...]
+void CommandGetKeys(CmdArgs args, ConnCmdContext& ctx) {
+  CmdArgs cmd = args.subspan(2);
+  const CommandSpec* spec = ctx.server.registry().Lookup(cmd);
+  io::ReplyBuilder& rb = ctx.rb;
+  if (!spec) return rb.SendError("ERR Invalid command specified");
+  if (!spec->HasKeys()) return rb.SendError("ERR The command has no key arguments");
+  if (!spec->ArityOk(cmd.size())) {
+    return rb.SendError("ERR Invalid number of arguments specified for command");
   }
-  if (sub == "DOCS") {
-    std::vector<const CommandSpec*> specs;
-    if (args.size() == 2) {
-      for (const auto& spec : reg.all()) specs.push_back(spec.get());
-    } else {
-      for (size_t i = 2; i < args.size(); ++i) {
-        if (const CommandSpec* spec = reg.Find(args[i])) specs.push_back(spec);
-      }
-    }
-    rb.StartMap(specs.size());
-    for (const CommandSpec* spec : specs) SendCommandDocs(*spec, rb);
-    return;
-  }
-  if (sub == "LIST") {
-    std::vector<std::string_view> names;
-    std::string_view pattern, category;
-    bool by_pattern = false, by_category = false;
-    if (args.size() == 5 && EqualsIgnoreCase(args[2], "FILTERBY")) {
-      std::string kind = AsciiStrToUpper(args[3]);
-      if (kind == "PATTERN") {
-        by_pattern = true;
-        pattern = args[4];
-      } else if (kind == "ACLCAT") {
-        by_category = true;
-        category = args[4];
-      } else if (kind != "MODULE") {
-        return ctx.SendStatus(OpStatus::kSyntaxError);
-      } else {
-        return rb.SendEmptyArray();  // no modules
-      }
-    } else if (args.size() != 2) {
-      return ctx.SendStatus(OpStatus::kSyntaxError);
-    }
-    for (const auto& spec : reg.all()) {
-      if (by_pattern && !GlobMatch(pattern, spec->name, GlobCase::kNoCase)) continue;
-      if (by_category && std::find_if(spec->categories.begin(), spec->categories.end(),
-                                       [&](std::string_view c) {
-                                         return EqualsIgnoreCase(c, category);
-                                       }) == spec->categories.end()) {
-        continue;
-      }
-      names.push_back(spec->name);
-    }
-    return rb.SendBulkArray(names);
-  }
-  if (sub == "GETKEYS") {
-    // Redis 7 wants the command and at least one argument of it.
-    if (args.size() < 4) return SendSubcommandArity(rb, "command", sub);
-    CmdArgs cmd = args.subspan(2);
-    const CommandSpec* spec = reg.Find(cmd[0]);
-    if (!spec) return rb.SendError("ERR Invalid command specified");
-    if (!spec->HasKeys()) return rb.SendError("ERR The command has no key arguments");
-    if (!spec->ArityOk(cmd.size())) {
-      return rb.SendError("ERR Invalid number of arguments specified for command");
-    }
-    std::vector<std::string_view> keys;
-    for (uint32_t k : spec->KeysOf(cmd)) keys.push_back(cmd[k]);
-    if (keys.empty()) return rb.SendError("ERR Invalid arguments specified for command");
-    return rb.SendBulkArray(keys);
-  }
-  if (sub == "HELP") {
-    static constexpr std::string_view kHelp[] = {
-        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "(no subcommand)", "    Return details about all Redis commands.",
-        "COUNT", "    Return the total number of commands in this Redis server.",
-        "LIST", "    Return a list of all commands in this Redis server.",
-        "INFO [<command-name> ...]",
-        "    Return details about multiple Redis commands.",
-        "DOCS [<command-name> ...]",
-        "    Return documentation details about multiple Redis commands.",
-        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-        "HELP", "    Print this help.",
-    };
-    SendHelp(rb, kHelp);
-    return;
-  }
-  SendUnknownSubcommand(rb, args[1], "COMMAND");
+  std::vector<std::string_view> keys;
+  for (uint32_t k : spec->KeysOf(cmd)) keys.push_back(cmd[k]);
+  if (keys.empty()) return rb.SendError("ERR Invalid arguments specified for command");
+  rb.SendBulkArray(keys);
+}
+
+// COMMAND HELP
+void CommandHelp(CmdArgs, ConnCmdContext& ctx) {
+  static constexpr std::string_view kHelp[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)", "    Return details about all Redis commands.",
+      "COUNT", "    Return the total number of commands in this Redis server.",
+      "LIST", "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]",
+      "    Return details about multiple Redis commands.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about multiple Redis commands.",
+      "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+      "HELP", "    Print this help.",
+  };
+  SendHelp(ctx.rb, kHelp);
+}
+
+// CONFIG's subcommands (Redis 7.0's metadata).
+std::vector<CommandSpec> ConfigSubcommands() {
+  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  const std::vector<std::string_view> kCats = {"admin", "slow", "dangerous"};
+  std::vector<CommandSpec> subs;
+  subs.push_back(WithConnHandler(
+      MakeSubcommand("get", -3, kAdmin, kCats, "2.0.0",
+                     "Returns the effective values of configuration parameters."),
+      ConfigGet));
+  CommandSpec set = WithConnHandler(
+      MakeSubcommand("set", -4, kAdmin, kCats, "2.0.0",
+                     "Sets configuration parameters in-flight."),
+      ConfigSet);
+  set.tips = {"request_policy:all_nodes", "response_policy:all_succeeded"};
+  subs.push_back(std::move(set));
+  subs.push_back(WithCoordHandler(
+      MakeSubcommand("resetstat", 2, kAdmin, kCats, "2.0.0", "Resets the server's statistics."),
+      ConfigResetStat));
+  subs.push_back(WithConnHandler(
+      MakeSubcommand("rewrite", 2, kAdmin, kCats, "2.8.0",
+                     "Persists the effective configuration to file."),
+      ConfigRewrite));
+  subs.push_back(WithConnHandler(
+      MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"slow"}, "5.0.0",
+                     "Returns helpful text about the different subcommands."),
+      ConfigHelp));
+  return subs;
+}
+
+// COMMAND's subcommands (Redis 7.0's metadata; GETKEYSANDFLAGS is not implemented).
+std::vector<CommandSpec> CommandSubcommands() {
+  constexpr uint32_t kFlags = kCmdLoading | kCmdStale;
+  const std::vector<std::string_view> kCats = {"slow", "connection"};
+  auto sub = [&](std::string name, int arity, std::string_view since, std::string_view summary,
+                 ConnHandler handler, bool any_order) {
+    CommandSpec s =
+        WithConnHandler(MakeSubcommand(std::move(name), arity, kFlags, kCats, since, summary),
+                        handler);
+    if (any_order) s.tips = {"nondeterministic_output_order"};
+    return s;
+  };
+  std::vector<CommandSpec> subs;
+  subs.push_back(sub("count", 2, "2.8.13", "Returns a count of commands.", CommandCount, false));
+  subs.push_back(sub("info", -2, "2.8.13", "Returns information about one, multiple or all "
+                     "commands.", CommandInfo, true));
+  subs.push_back(sub("docs", -2, "7.0.0", "Returns documentary information about one, multiple "
+                     "or all commands.", CommandDocs, true));
+  subs.push_back(sub("list", -2, "7.0.0", "Returns a list of command names.", CommandList, true));
+  subs.push_back(sub("getkeys", -4, "2.8.13", "Extracts the key names from an arbitrary command.",
+                     CommandGetKeys, false));
+  subs.push_back(sub("help", 2, "5.0.0", "Returns helpful text about the different "
+                     "subcommands.", CommandHelp, false));
+  return subs;
 }
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
@@ -340,15 +402,18 @@ void RegisterServerCommands(CommandRegistry* r) {
            "Returns the server time.");
   s.conn_handler = CmdTime;
   r->Register(std::move(s));
-  s = Spec("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, HandlerKind::kCoord,
-           {"admin", "slow", "dangerous"}, "A container for server configuration commands.");
-  s.coord_handler = CmdConfigCoord;
-  s.container = true;
+  s = Spec("config", -2, 0, HandlerKind::kConn, {"slow"},
+           "A container for server configuration commands.");
+  s.since = "2.0.0";
+  s.subcommands = ConfigSubcommands();
   r->Register(std::move(s));
+  // COMMAND without a subcommand runs the container's own handler.
   s = Spec("command", -1, kCmdLoading | kCmdStale, HandlerKind::kConn, {"slow", "connection"},
            "Returns detailed information about all commands.");
+  s.since = "2.8.13";
+  s.tips = {"nondeterministic_output_order"};
   s.conn_handler = CmdCommand;
-  s.container = true;
+  s.subcommands = CommandSubcommands();
   r->Register(std::move(s));
   s = Spec("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti,
            HandlerKind::kConn, {"admin", "slow", "dangerous"},

@@ -214,7 +214,6 @@ awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
     return OpSRemoveChecked(shard.db(db), src, member, dst_status, now);
   });
   if (!removed) co_return ctx.SendStatus(removed.status());
-  if (*removed == 0) ctx.NoChange();
   if (*removed == 1) {
     co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
       (void)OpSAddOne(shard.db(db), dst, member, limits, now);
@@ -266,7 +265,6 @@ awaitable<void> CmdSetAlgebraMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (!kStore) co_return SendMemberSet(ctx.rb, result);
   OpResult<StoreResult> stored = co_await StoreSetRemote(ctx, args[1], result, StoreEvent(kOp));
   if (!stored) co_return ctx.SendStatus(stored.status());
-  if (!stored->changed) ctx.NoChange();
   ctx.rb.SendLong(stored->size);
 }
 

@@ -461,7 +461,6 @@ awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
     });
     for (char f : found) {
       if (!f) continue;
-      ctx.NoChange();
       co_return ReplyMSet(ctx.rb, kMode, OpStatus::kSkipped);
     }
   }

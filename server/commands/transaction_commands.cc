@@ -81,22 +81,25 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, std::vector<std::s
 
 void RegisterTransactionCommands(CommandRegistry* r) {
   constexpr uint32_t kFlags = kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy;
-  CommandSpec s = Spec("multi", 1, kFlags | kCmdFast, {"fast", "transaction"}, "1.2.0",
+  // MULTI, EXEC, DISCARD and WATCH run at once inside MULTI; UNWATCH is queued, as in Redis.
+  constexpr uint32_t kControl = kCmdMultiControl;
+  CommandSpec s = Spec("multi", 1, kFlags | kCmdFast | kControl, {"fast", "transaction"}, "1.2.0",
                        "Starts a transaction.");
   s.kind = HandlerKind::kConn;
   s.conn_handler = CmdMulti;
   r->Register(std::move(s));
-  r->RegisterCoord(Spec("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog,
+  r->RegisterCoord(Spec("exec", 1,
+                        kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kControl,
                         {"slow", "transaction"}, "1.2.0",
                         "Executes all commands in a transaction."),
                    CmdExec);
-  s = Spec("discard", 1, kFlags | kCmdFast, {"fast", "transaction"}, "2.0.0",
+  s = Spec("discard", 1, kFlags | kCmdFast | kControl, {"fast", "transaction"}, "2.0.0",
            "Discards a transaction.");
   s.kind = HandlerKind::kConn;
   s.conn_handler = CmdDiscard;
   r->Register(std::move(s));
   // WATCH names keys, but it must not take their locks (it only registers interest).
-  s = Spec("watch", -2, kFlags | kCmdFast, {"fast", "transaction"}, "2.2.0",
+  s = Spec("watch", -2, kFlags | kCmdFast | kControl, {"fast", "transaction"}, "2.2.0",
            "Monitors changes to keys to determine the execution of a transaction.");
   s.first_key = 1;
   s.last_key = -1;

@@ -311,7 +311,6 @@ awaitable<void> CmdZRangeStoreMulti(CmdArgs args, ConnCmdContext& ctx) {
     return StoreZset(shard.db(db), args[1], *items, limits, "zrangestore", now);
   });
   if (!n) co_return ctx.SendStatus(n.status());
-  if (!n->changed) ctx.NoChange();
   ctx.rb.SendLong(n->size);
 }
 
@@ -406,7 +405,6 @@ awaitable<void> CmdZMPop(CmdArgs args, ConnCmdContext& ctx) {
     ctx.rb.SendBulk(args[i]);
     co_return SendScoredMembers(ctx.rb, *popped, true, /*nested=*/true);
   }
-  ctx.NoChange();
   ctx.rb.SendNullArray();
 }
 
@@ -541,7 +539,6 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
   if (!result) co_return ctx.SendStatus(result.status());
   if (!stored) co_return ctx.SendStatus(stored.status());
   if (kStore) {
-    if (!stored->changed) ctx.NoChange();
     co_return ctx.rb.SendLong(stored->size);
   }
   SendScoredMembers(ctx.rb, *result, za->withscores);

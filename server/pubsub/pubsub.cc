@@ -192,16 +192,11 @@ bool SubscribedModeForbids(const ConnState& state, const CommandSpec& spec) {
   if (!InSubscribedMode(state) || state.conn->resp_version() != io::RespVersion::kResp2) {
     return false;
   }
-  static constexpr std::string_view kAllowed[] = {
-      "subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
-      "punsubscribe", "ping", "quit", "reset"};
-  return std::find(std::begin(kAllowed), std::end(kAllowed), spec.name) == std::end(kAllowed);
+  return !spec.HasFlag(kCmdSubscribedOk);
 }
 
-void SendSubscribedModeError(io::ReplyBuilder& rb, const CommandSpec& spec, io::CmdArgs args) {
-  std::string name = spec.name;
-  if (spec.container && args.size() > 1) StrAppend(&name, "|", AsciiStrToLower(args[1]));
-  rb.SendError(StrCat("ERR Can't execute '", name,
+void SendSubscribedModeError(io::ReplyBuilder& rb, const CommandSpec& spec) {
+  rb.SendError(StrCat("ERR Can't execute '", spec.name,
                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                       "allowed in this context"));
 }

@@ -98,10 +98,10 @@ class PubSub {
 bool InSubscribedMode(const ConnState& state);
 
 // Returns whether `spec` is refused because the connection is a RESP2 one in subscribed mode
-// (only (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET may run there). Cheap when the
-// connection has never subscribed.
+// (only commands flagged kCmdSubscribedOk may run there: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING,
+// QUIT and RESET). Cheap when the connection has never subscribed.
 bool SubscribedModeForbids(const ConnState& state, const CommandSpec& spec);
 // Sends Redis's error for such a command.
-void SendSubscribedModeError(io::ReplyBuilder& rb, const CommandSpec& spec, io::CmdArgs args);
+void SendSubscribedModeError(io::ReplyBuilder& rb, const CommandSpec& spec);
 
 }  // namespace dashkv

@@ -37,7 +37,8 @@ class DbSlice {
   // Returns the live entry of `key`, or end(). Counts a keyspace hit or miss (a miss raises
   // the `keymiss` event), as a read command's lookup in Redis.
   PrimeIterator FindReadOnly(std::string_view key, int64_t now_ms);
-  // Like FindReadOnly, without hit/miss counting or keymiss (TYPE, EXISTS, TTL, OBJECT ...).
+  // Like FindReadOnly, without hit/miss counting or keymiss (internal reads: DEBUG, MEMORY
+  // USAGE, a write command's checks).
   PrimeIterator FindReadOnlyQuiet(std::string_view key, int64_t now_ms);
   // Returns the live entry of `key` if it holds `type`; kKeyNotFound or kWrongType otherwise.
   OpResult<PrimeIterator> FindReadOnlyOfType(std::string_view key, ObjType type, int64_t now_ms);
@@ -118,16 +119,6 @@ class DbSlice {
   unsigned index() const { return db_index_; }
   // Bytes used by the table and the heap memory its objects own (estimate for INFO).
   size_t MemoryUsage() const;
-
-  // Transitional names of the read-only lookups, while command files move to the calls above.
-  PrimeIterator Find(std::string_view key, int64_t now_ms) { return FindReadOnly(key, now_ms); }
-  PrimeIterator FindQuiet(std::string_view key, int64_t now_ms) {
-    return FindReadOnlyQuiet(key, now_ms);
-  }
-  OpResult<PrimeIterator> FindOfType(std::string_view key, ObjType type, int64_t now_ms) {
-    return FindReadOnlyOfType(key, type, now_ms);
-  }
-  void EraseExpired(PrimeIterator it) { Erase(it, RemoveReason::kExpired); }
 
   // Debug builds: checks that no entry found by a read-only lookup since the last call was
   // changed without a mutable lookup, then forgets the lookups. No-op in release builds.

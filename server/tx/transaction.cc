@@ -32,7 +32,7 @@ uint64_t LockHashOf(unsigned db, std::string_view key) {
 }
 
 KeyLocks::KeyLocks(ShardSet& shard_set)
-    : shard_set_(shard_set), requests_(shard_set.size()), written_(shard_set.size()),
+    : shard_set_(shard_set), requests_(shard_set.size()),
       granted_(shard_set.size(), 0), released_(shard_set.size(), 0) {}
 
 KeyLocks::~KeyLocks() { DCHECK(!held_); }
@@ -132,19 +132,8 @@ asio::awaitable<void> KeyLocks::Acquire() {
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
 
-void KeyLocks::MarkWritten(unsigned db, std::string_view key) {
-  written_[shard_set_.ShardOf(key)].push_back(LockKeyOf(db, key));
-}
-
-void KeyLocks::ForgetWritten() {
-  for (std::vector<std::string>& w : written_) w.clear();
-}
-
 void KeyLocks::ReleaseOn(Shard& shard) {
   const unsigned sid = shard.index();
-  if (!shard.watches().empty()) {
-    for (const std::string& lk : written_[sid]) shard.watches().Touch(lk);
-  }
   shard.locks().Release(requests_[sid]);
   shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
   released_[sid] = 1;
@@ -161,11 +150,7 @@ void KeyLocks::Release() {
   for (unsigned sid : shards_) {
     if (released_[sid]) continue;
     // The request moves into the message: the coordinator is done with it.
-    shard_set_.Post(sid, [req = std::move(requests_[sid]),
-                          written = std::move(written_[sid])](Shard& shard) {
-      if (!shard.watches().empty()) {
-        for (const std::string& lk : written) shard.watches().Touch(lk);
-      }
+    shard_set_.Post(sid, [req = std::move(requests_[sid])](Shard& shard) {
       shard.locks().Release(req);
       shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
     });

@@ -84,13 +84,7 @@ class KeyLocks {
 
   // Acquires every lock added; resumes when all are held. May wait (never a shard thread).
   boost::asio::awaitable<void> Acquire();
-  // Records that a coordinator wrote `key` of `db` (normally covered exclusively): clients
-  // WATCHing it are marked dirty when the locks are released.
-  void MarkWritten(unsigned db, std::string_view key);
-  // Forgets the MarkWritten keys of the shards not released yet.
-  void ForgetWritten();
-  // Releases the locks (one one-way message per remote shard), touching the watchers of the
-  // keys marked written. REQUIRES: held.
+  // Releases the locks (one one-way message per remote shard). REQUIRES: held.
   void Release();
 
   // One-hop commands (see Design): set by the caller before the command runs.
@@ -131,7 +125,6 @@ class KeyLocks {
   ShardSet& shard_set_;
   absl::InlinedVector<LockRequest, 4> requests_;  // by shard index
   absl::InlinedVector<unsigned, 4> shards_;  // ascending
-  absl::InlinedVector<std::vector<std::string>, 4> written_;  // by shard: MarkWritten keys
   absl::InlinedVector<uint8_t, 4> granted_;   // by shard: TryAcquireOn succeeded
   absl::InlinedVector<uint8_t, 4> released_;  // by shard: ReleaseOn ran
   bool held_ = false;

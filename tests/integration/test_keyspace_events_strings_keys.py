@@ -508,9 +508,6 @@ def test_watch_other_database(server, r):
                        S("COPY", "a", "b", "DB", "1"), watch_db=1)
 
 
-@pytest.mark.skipif(IS_DASHKV, reason="WATCH of COPY's source and BITOP's sources: the "
-                    "transitional key-position WATCH path in server.cc touches every live key "
-                    "of a write")
 @pytest.mark.parametrize("watch,setup,cmd", [
     (["a"], [S("SET", "a", "v")], S("COPY", "a", "b")),
     (["s"], [S("SET", "s", "x")], S("BITOP", "NOT", "d", "s")),

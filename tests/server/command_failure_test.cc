@@ -53,6 +53,7 @@ void Throw(std::string_view kind) {
 
 // XTHROW key kind: writes part of a reply and sets key, then throws.
 void CmdXThrow(CmdArgs args, ShardCmdContext& ctx) {
+  ctx.db.FindMutable(args[1], ctx.now_ms);  // about to change the key
   ctx.rb.StartArray(2);
   ctx.rb.SendBulk("partial");
   Throw(args[2]);

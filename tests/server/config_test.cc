@@ -90,6 +90,8 @@ TEST_F(ConfigTest, SetUpdatesHotValues) {
   EXPECT_FALSE(config_.auth_required.load());
   EXPECT_EQ(config_.Set({{"maxmemory-policy", "ALLKEYS-LRU"}}), "");
   EXPECT_EQ(config_.maxmemory_policy(), "allkeys-lru");
+  EXPECT_EQ(config_.eviction_policy(), MaxmemoryPolicy::kAllKeysLru);
+  EXPECT_EQ(Value("maxmemory-policy"), "allkeys-lru");
   EXPECT_EQ(config_.Set({{"timeout", "2147483647"}}), "");
   EXPECT_EQ(Value("timeout"), "2147483647");
 }
@@ -199,6 +201,33 @@ TEST(AdjustOpenFilesLimitTest, FitsMaxclientsOrLowersIt) {
     EXPECT_EQ(AdjustOpenFilesLimit(hard + 1000, 40), hard - 40);
   }
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
+TEST(MaxmemoryPolicyTest, NamesRoundTrip) {
+  const MaxmemoryPolicy kAll[] = {
+      MaxmemoryPolicy::kNoEviction,    MaxmemoryPolicy::kAllKeysLru,
+      MaxmemoryPolicy::kVolatileLru,   MaxmemoryPolicy::kAllKeysLfu,
+      MaxmemoryPolicy::kVolatileLfu,   MaxmemoryPolicy::kAllKeysRandom,
+      MaxmemoryPolicy::kVolatileRandom, MaxmemoryPolicy::kVolatileTtl,
+  };
+  for (MaxmemoryPolicy p : kAll) EXPECT_EQ(ParseMaxmemoryPolicy(MaxmemoryPolicyName(p)), p);
+  EXPECT_EQ(MaxmemoryPolicyName(MaxmemoryPolicy::kVolatileTtl), "volatile-ttl");
+  EXPECT_EQ(ParseMaxmemoryPolicy("Volatile-LFU"), MaxmemoryPolicy::kVolatileLfu);
+  EXPECT_EQ(ParseMaxmemoryPolicy("lru"), std::nullopt);
+  EXPECT_TRUE(IsLfuPolicy(MaxmemoryPolicy::kAllKeysLfu));
+  EXPECT_FALSE(IsLfuPolicy(MaxmemoryPolicy::kAllKeysLru));
+  EXPECT_TRUE(IsLruPolicy(MaxmemoryPolicy::kVolatileLru));
+  EXPECT_FALSE(IsLruPolicy(MaxmemoryPolicy::kNoEviction));
+}
+
+TEST_F(ConfigTest, InvalidPolicyKeepsTheOldOne) {
+  EXPECT_EQ(config_.Set({{"maxmemory-policy", "volatile-ttl"}}), "");
+  EXPECT_EQ(config_.Set({{"maxmemory-policy", "foo"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - "
+            "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
+            "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
+            "noeviction");
+  EXPECT_EQ(config_.eviction_policy(), MaxmemoryPolicy::kVolatileTtl);
 }
 
 }  // namespace

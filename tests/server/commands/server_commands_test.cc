@@ -223,10 +223,12 @@ TEST_F(ServerCommandsTest, CommandCountInfoDocsList) {
   EXPECT_GT(count.num, 40);
   RespValue all = Run({"COMMAND"});
   EXPECT_EQ(static_cast<int64_t>(all.elems.size()), count.num);
+  // COMMAND COUNT counts top-level commands; COMMAND LIST names subcommands too (Redis 7.0).
   RespValue list = Run({"COMMAND", "LIST"});
-  EXPECT_EQ(static_cast<int64_t>(list.elems.size()), count.num);
+  EXPECT_GT(static_cast<int64_t>(list.elems.size()), count.num);
   EXPECT_THAT(list.strings(), Contains("get"));
   EXPECT_THAT(list.strings(), Contains("scan"));
+  EXPECT_THAT(list.strings(), Contains("client|list"));
 
   RespValue info = Run({"COMMAND", "INFO", "GET", "nosuchcmd", "del"});
   ASSERT_EQ(info.elems.size(), 3u);
@@ -270,6 +272,99 @@ TEST_F(ServerCommandsTest, CommandCountInfoDocsList) {
   EXPECT_EQ(Err(Run({"COMMAND", "COUNT", "x"})),
             "ERR wrong number of arguments for 'command|count' command");
   EXPECT_EQ(Err(Run({"COMMAND", "foo"})), "ERR unknown subcommand 'foo'. Try COMMAND HELP.");
+}
+
+TEST_F(ServerCommandsTest, CommandInfoOfContainersAndSubcommands) {
+  RespValue client = Run({"COMMAND", "INFO", "client"}).elems.at(0);
+  ASSERT_EQ(client.elems.size(), 10u) << client;
+  EXPECT_EQ(client.elems[0], "client");
+  EXPECT_EQ(client.elems[1], -2);
+  EXPECT_TRUE(client.elems[2].elems.empty());
+  std::vector<std::string> subs;
+  for (const RespValue& sub : client.elems[9].elems) {
+    ASSERT_EQ(sub.elems.size(), 10u) << sub;
+    subs.push_back(sub.elems[0].str);
+    EXPECT_TRUE(sub.elems[9].elems.empty());
+  }
+  EXPECT_THAT(subs, Contains("client|list"));
+  EXPECT_THAT(subs, Contains("client|kill"));
+
+  RespValue info = Run({"COMMAND", "INFO", "CLIENT|LIST", "client|nosuch", "get|x", "client|"});
+  ASSERT_EQ(info.elems.size(), 4u);
+  const RespValue& list = info.elems[0];
+  ASSERT_EQ(list.elems.size(), 10u);
+  EXPECT_EQ(list.elems[0], "client|list");
+  EXPECT_EQ(list.elems[1], -2);
+  EXPECT_THAT(list.elems[2].strings(),
+              ::testing::UnorderedElementsAre("admin", "noscript", "loading", "stale"));
+  EXPECT_THAT(list.elems[7].strings(), Contains("nondeterministic_output"));
+  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(info.elems[i].is_null()) << i;
+
+  // object|encoding: one key at index 2 with its key specification.
+  RespValue enc = Run({"COMMAND", "INFO", "object|encoding"}).elems.at(0);
+  EXPECT_EQ(enc.elems[3], 2);
+  EXPECT_EQ(enc.elems[4], 2);
+  EXPECT_EQ(enc.elems[5], 1);
+  ASSERT_EQ(enc.elems[8].elems.size(), 1u);
+  std::vector<std::string> spec_fields;
+  for (size_t i = 0; i < enc.elems[8].elems[0].elems.size(); i += 2) {
+    spec_fields.push_back(enc.elems[8].elems[0].elems[i].str);
+  }
+  EXPECT_THAT(spec_fields, ::testing::ElementsAre("flags", "begin_search", "find_keys"));
+
+  RespValue docs = Run({"COMMAND", "DOCS", "config"});
+  ASSERT_EQ(docs.elems.size(), 2u);
+  std::vector<std::string> fields;
+  const RespValue* sub_docs = nullptr;
+  for (size_t i = 0; i + 1 < docs.elems[1].elems.size(); i += 2) {
+    fields.push_back(docs.elems[1].elems[i].str);
+    if (docs.elems[1].elems[i] == "subcommands") sub_docs = &docs.elems[1].elems[i + 1];
+  }
+  EXPECT_THAT(fields, Contains("subcommands"));
+  ASSERT_NE(sub_docs, nullptr);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < sub_docs->elems.size(); i += 2) names.push_back(sub_docs->elems[i].str);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("config|get", "config|set",
+                                                      "config|resetstat", "config|rewrite",
+                                                      "config|help"));
+  EXPECT_EQ(Run({"COMMAND", "DOCS", "config|get"}).elems.at(0), "config|get");
+  EXPECT_THAT(Run({"COMMAND", "LIST", "FILTERBY", "PATTERN", "config|*"}).strings(),
+              ::testing::UnorderedElementsAre("config|get", "config|set", "config|resetstat",
+                                              "config|rewrite", "config|help"));
+}
+
+TEST_F(ServerCommandsTest, SubcommandErrors) {
+  EXPECT_EQ(Err(Run({"MEMORY", "foo"})), "ERR unknown subcommand 'foo'. Try MEMORY HELP.");
+  EXPECT_EQ(Err(Run({"memory", "HELP", "x"})),
+            "ERR wrong number of arguments for 'memory|help' command");
+  EXPECT_EQ(Err(Run({"Config", "set", "a"})),
+            "ERR wrong number of arguments for 'config|set' command");
+  EXPECT_EQ(Err(Run({"CONFIG", "RESETSTAT", "x"})),
+            "ERR wrong number of arguments for 'config|resetstat' command");
+  EXPECT_EQ(Err(Run({"config", "nope"})), "ERR unknown subcommand 'nope'. Try CONFIG HELP.");
+  EXPECT_EQ(Err(Run({"PUBSUB", "CHANNELS", "a", "b"})),
+            "ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB "
+            "HELP.");
+  EXPECT_EQ(Err(Run({"OBJECT", "HELP", "x"})),
+            "ERR wrong number of arguments for 'object|help' command");
+  // Subcommands count on their own in INFO commandstats.
+  Run({"CONFIG", "GET", "hz"});
+  std::string stats = Run({"INFO", "commandstats"}).str;
+  EXPECT_THAT(stats, HasSubstr("cmdstat_config|get:calls=1,"));
+  EXPECT_THAT(stats, HasSubstr("cmdstat_config|set:calls=0,"));  // the rejected call above
+}
+
+TEST_F(ServerCommandsTest, CommandGetKeysOfSubcommands) {
+  EXPECT_EQ(Run({"COMMAND", "GETKEYS", "object", "encoding", "k"}).strings(),
+            std::vector<std::string>{"k"});
+  EXPECT_EQ(Run({"COMMAND", "GETKEYS", "MEMORY", "USAGE", "k"}).strings(),
+            std::vector<std::string>{"k"});
+  EXPECT_EQ(Err(Run({"COMMAND", "GETKEYS", "client", "list", "x"})),
+            "ERR The command has no key arguments");
+  EXPECT_EQ(Err(Run({"COMMAND", "GETKEYS", "object", "foo", "k"})),
+            "ERR Invalid command specified");
+  EXPECT_EQ(Err(Run({"COMMAND", "GETKEYS", "client|list", "a"})),
+            "ERR Invalid command specified");
 }
 
 TEST_F(ServerCommandsTest, CommandGetKeys) {
