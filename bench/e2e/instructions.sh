@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Instructions the server executes per request, counted by callgrind: a repeatable measure for
+# small CPU differences that wall-clock runs on a shared VM cannot resolve (their noise is ~10%).
+# Usage: bench/e2e/instructions.sh <dashkv binary> [threads] [requests]
+# Prints one line per workload: GET/SET at pipeline 1 and 30, instructions per request (every
+# server thread counted). Engines do not spin before sleeping (--spin_us 0): under valgrind the
+# polling would count time, not work.
+set -euo pipefail
+BIN=$1
+THREADS=${2:-1}
+N=${3:-200000}
+PORT=$((20000 + RANDOM % 20000))
+OUT=$(mktemp -d)
+valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.%p" --dump-line=no --dump-instr=no \
+  "$BIN" --port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 >"$OUT/server.log" 2>&1 &
+VG=$!
+trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null; rm -rf "$OUT"' EXIT
+for _ in $(seq 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
+redis-benchmark -p "$PORT" -t set -n 100000 -r 100000 -d 256 -P 30 -q >/dev/null
+total() {  # instructions executed by the server since its start (all threads)
+  callgrind_control -d "$VG" >/dev/null 2>&1
+  local sum=0
+  for f in "$OUT"/cg.*; do
+    local ir
+    ir=$(awk '/^summary:/ {print $2}' "$f" | tail -1)
+    sum=$((sum + ${ir:-0}))
+  done
+  echo "$sum"
+}
+callgrind_control -z "$VG" >/dev/null 2>&1
+for test in get set; do
+  for p in 1 30; do
+    callgrind_control -z "$VG" >/dev/null 2>&1
+    rm -f "$OUT"/cg.*
+    redis-benchmark -p "$PORT" -t "$test" -n "$N" -r 100000 -d 256 -P "$p" -c 20 -q >/dev/null
+    ir=$(total)
+    echo "threads=$THREADS $test P$p: $((ir / N)) instructions/request"
+  done
+done
