@@ -3,16 +3,13 @@
 //
 // All are single-shard commands except:
 //  - LMPOP (a coordinator): it visits its keys in argument order, one hop per run of consecutive
-//    keys on the same shard, and pops from the first non-empty list. Each key is checked and
-//    popped atomically on its shard, but the whole command is not atomic across shards (a key
-//    visited earlier may receive elements before the command ends); atomic multi-shard LMPOP
-//    comes with the transactions issue.
+//    keys on the same shard, and pops from the first non-empty list, under intent locks on all
+//    its keys (server/tx/transaction.h): atomic, as one command.
 //  - RPOPLPUSH / LMOVE with the two keys on different shards: pop on the source's shard, then
-//    push on the destination's shard (two hops, not atomic: another client may observe the
-//    element in neither list in between). No element is lost: if the destination turned out not
-//    to be a list, the element is pushed back to the end of the source it came from (recreating
-//    the source list if it became empty); it is dropped only if the source key itself was
-//    replaced by a non-list meanwhile, a write that would have discarded the element anyway.
+//    push on the destination's shard, under intent locks on both keys, so no other command sees
+//    the element in neither list. If the destination turns out not to be a list, the element
+//    is pushed back to the end of the source it came from (recreating the source list if it
+//    became empty).
 // Empty lists are deleted, as Redis never keeps them.
 #include <vector>
 

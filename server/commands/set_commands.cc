@@ -3,8 +3,8 @@
 // forms. The algebra runs on the owning shard when all keys are there; otherwise the members are
 // gathered (one hop per shard) and the same algebra (server/values/set_algebra.h) runs on the
 // connection's thread; STORE forms and SMOVE then write in a second hop. The cross-shard forms
-// are not atomic until the transactions issue lands (another client may observe the sources
-// changing between the gather and the write).
+// run under intent locks on all their keys (server/tx/transaction.h): no other command sees
+// the sources change between the gather and the write, nor a half-done move.
 #include <charconv>
 #include <memory>
 #include <vector>

@@ -2,8 +2,8 @@
 // Redis 7.2, ZRANK/ZREVRANK accept 7.2's WITHSCORE). Single-key commands run on the owning shard.
 // ZUNION/ZINTER/ZDIFF/ZINTERCARD and the STORE forms, ZRANGESTORE and ZMPOP run on one shard
 // when their keys allow it; otherwise the elements are gathered (one hop per shard), combined on
-// the connection's thread (server/values/zset_algebra.h) and written in a second hop — not atomic until
-// the transactions issue lands.
+// the connection's thread (server/values/zset_algebra.h) and written in a second hop, all under
+// intent locks on every key (server/tx/transaction.h), so the command is atomic.
 #include <cmath>
 #include <memory>
 #include <vector>
