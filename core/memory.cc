@@ -174,9 +174,12 @@ int64_t PeakUsedMemory() { return peak_bytes.load(std::memory_order_relaxed); }
 
 bool ReturnFreedMemoryIfDropped(int64_t min_drop) {
   thread_local int64_t high = 0;  // this thread's counter at its last collect or high point
+  thread_local bool falling = false;  // the last call collected
   const int64_t now = ThreadUsedMemory();
   if (now > high) high = now;
-  if (high - now < min_drop) return false;
+  const bool collect = high - now >= min_drop || (falling && now < high);
+  falling = collect;
+  if (!collect) return false;
 #ifndef DASHKV_SANITIZER
   mi_collect(true);
 #endif

@@ -53,8 +53,10 @@ int64_t ThreadUsedMemory();
 
 // Gives the pages this thread's heap holds free back to the OS (mimalloc's forced collect) when
 // the thread's counter fell by at least `min_drop` bytes since the last call that returned
-// memory or saw a new high; cheap otherwise. For idle upkeep (a timer), never a command path:
-// a collect walks the thread's heap. Returns whether it collected.
+// memory or saw a new high, and again at each later call while it keeps falling (a release
+// spread over several calls is returned whole, not in `min_drop` steps); cheap otherwise. For
+// idle upkeep (a timer), never a command path: a collect walks the thread's heap. Returns
+// whether it collected.
 bool ReturnFreedMemoryIfDropped(int64_t min_drop);
 
 // Returns the resident set size of the process in bytes (from /proc/self/statm), 0 on error.

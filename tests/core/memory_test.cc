@@ -160,6 +160,17 @@ TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
     EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // the drop was taken
     blocks.clear();
     EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+    // A release spread over several calls: once one drop is big enough, every further fall
+    // is returned too, however small, until a call sees none.
+    for (int i = 0; i < 256; ++i) blocks.emplace_back(new char[64 << 10]);  // 16 MiB
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));
+    blocks.resize(112);  // frees 9 MiB
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+    blocks.resize(100);  // frees 0.75 MiB
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // no fall: it stops
+    blocks.resize(90);   // a small fall after a pause is not enough
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));
   }).join();
 }
 

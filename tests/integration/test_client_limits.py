@@ -253,7 +253,7 @@ def test_memory_of_closed_connections_goes_back_to_the_os(server_factory):
         assert taken > 8 << 20, taken  # the measurement below means something
         for s in socks:
             s.close()
-        wait_until(lambda: rss_bytes(pid) - before < taken // 4, timeout=10,
+        wait_until(lambda: rss_bytes(pid) - before < taken // 4, timeout=30,
                    what="resident memory of closed connections returned (%d taken)" % taken)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -402,11 +402,13 @@ class TestRandomKey:
 
     @pytest.mark.dashkv_only  # Redis's dictGetFairRandomKey is only close to uniform
     @pytest.mark.parametrize("n", [20, 300])
-    def test_randomkey_uniform(self, r, raw, n):
+    def test_randomkey_uniform(self, r, raw_factory, n):
         # Each key as likely as any other, whatever shard holds it and wherever it sits in its
         # table; the chi-square threshold is exceeded by a fair draw with probability < 1e-9.
+        # (150,000 pipelined calls of two hops each: a generous timeout for a loaded machine.)
         keys = [("u:%d" % i).encode() for i in range(n)]
         fill(r, keys)
+        raw = raw_factory(timeout=120.0)
         assert_uniform(raw.pipeline([("RANDOMKEY",)] * (n * 500)), keys, "RANDOMKEY")
 
 
