@@ -271,6 +271,8 @@ void DbSlice::CheckReadOnlyEntries() {
   mutable_.clear();
 }
 #else
+void DbSlice::NoteReadOnly(PrimeIterator) {}
+void DbSlice::NoteMutable(std::string_view) {}
 void DbSlice::CheckReadOnlyEntries() {}
 #endif
 

@@ -139,7 +139,8 @@ class DbSlice {
     NoteMutable(key);
 #endif
   }
-#ifndef NDEBUG
+  // The debug-build check's records. Declared in every build, so that the layout of DbSlice
+  // does not depend on NDEBUG (objects built with and without it may meet in one program).
   void NoteReadOnly(PrimeIterator it);
   void NoteMutable(std::string_view key);
   struct ReadRecord {
@@ -148,7 +149,6 @@ class DbSlice {
   };
   std::vector<ReadRecord> read_only_;
   std::vector<std::string> mutable_;
-#endif
 
   PrimeTable table_;
   size_t expires_ = 0;
