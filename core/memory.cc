@@ -173,12 +173,18 @@ int64_t UsedMemory() {
 int64_t PeakUsedMemory() { return peak_bytes.load(std::memory_order_relaxed); }
 
 bool ReturnFreedMemoryIfDropped(int64_t min_drop) {
-  thread_local int64_t high = 0;  // this thread's counter at its last collect or high point
+  // The process's counted memory at this thread's last collect or high point. Process-wide,
+  // not this thread's: a block allocated on one thread and freed on another lowers the second
+  // thread's counter, while the pages it held stay in the first thread's heap.
+  thread_local int64_t high = 0;
   thread_local bool falling = false;  // the last call collected
-  const int64_t now = ThreadUsedMemory();
+  const int64_t now = UsedMemory();
   if (now > high) high = now;
-  const bool collect = high - now >= min_drop || (falling && now < high);
-  falling = collect;
+  // A release goes on being collected while it lasts, and once more at the call after it: a
+  // forced collect frees the emptied pages, but mimalloc returns them to the OS only once its
+  // purge delay has passed, at a later collect.
+  const bool collect = high - now >= min_drop || falling;
+  falling = collect && now < high;
   if (!collect) return false;
 #ifndef DASHKV_SANITIZER
   mi_collect(true);

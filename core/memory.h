@@ -51,10 +51,14 @@ int64_t PeakUsedMemory();
 // negative). Cheap; for tests and per-shard statistics.
 int64_t ThreadUsedMemory();
 
-// Gives the pages this thread's heap holds free back to the OS (mimalloc's forced collect) when
-// the thread's counter fell by at least `min_drop` bytes since the last call that returned
-// memory or saw a new high, and again at each later call while it keeps falling (a release
-// spread over several calls is returned whole, not in `min_drop` steps); cheap otherwise. For
+// Gives the pages this thread's heap holds free back to the OS (mimalloc's forced collect, which
+// also takes in the blocks other threads freed) when the process's counted memory (UsedMemory)
+// fell by at least `min_drop` bytes since this thread's last call that returned memory or saw a
+// new high, so that every thread calling it returns its share of a release whichever thread
+// freed the blocks; then again at each later call while it keeps falling (a release spread
+// over several calls is returned whole, not in `min_drop` steps) and once more at the call
+// after that (mimalloc gives emptied pages back only at a collect after its purge delay);
+// cheap otherwise. For
 // idle upkeep (a timer), never a command path: a collect walks the thread's heap. Returns
 // whether it collected.
 bool ReturnFreedMemoryIfDropped(int64_t min_drop);

@@ -12,13 +12,12 @@
 #include "server/command_registry.h"
 #include "server/config.h"
 #include "server/op_status.h"
+#include "server/services.h"
 #include "server/storage/shard.h"
 
 namespace dashkv {
 
-class Server;
 class ConnState;
-class Config;
 class KeyLocks;
 
 // Sends a HELP reply: one simple string per line.
@@ -52,7 +51,7 @@ class ShardCmdContext {
   // so that the watchers of its keys are not touched; Redis signals only real modifications.
   // A write handler that does not call it (and replied no error: a failed command changed
   // nothing) is taken to have modified each of its keys that was live before it or is live
-  // after it (server/server.cc RunShardCommand).
+  // after it (server/pipeline_runner.cc RunShardCommand).
   void NoChange() { changed = false; }
 
   Shard& shard;
@@ -68,13 +67,23 @@ class ShardCmdContext {
 // Thread: the connection's thread, for the duration of one command.
 class ConnCmdContext {
  public:
-  ConnCmdContext(Server& server, ConnState& state, io::ReplyBuilder& rb, int64_t now_ms,
-                 const CommandSpec& spec)
-      : server(server), state(state), rb(rb), now_ms(now_ms), spec(spec) {}
+  ConnCmdContext(const ServerServices& services, ConnState& state, io::ReplyBuilder& rb,
+                 int64_t now_ms, const CommandSpec& spec)
+      : state(state), rb(rb), now_ms(now_ms), spec(spec), services_(services) {}
 
   void SendStatus(OpStatus status) { dashkv::SendStatus(rb, status); }
 
-  Server& server;
+  // The server's parts a handler may use (server/services.h).
+  Config& config() const { return services_.config; }
+  io::EnginePool& pool() const { return services_.pool; }
+  ShardSet& shard_set() const { return services_.shard_set; }
+  PubSub& pubsub() const { return services_.pubsub; }
+  const CommandRegistry& registry() const { return services_.registry; }
+  ServerStats& stats() const { return services_.stats; }
+  ClientRegistry& clients() const { return services_.clients; }
+  MultiExec& multi() const { return services_.multi; }
+  const ServerServices& services() const { return services_; }
+
   ConnState& state;
   io::ReplyBuilder& rb;
   int64_t now_ms;
@@ -84,6 +93,9 @@ class ConnCmdContext {
   KeyLocks* locks = nullptr;
   // Set while EXEC runs the queued commands (blocking commands do not block there).
   bool in_exec = false;
+
+ private:
+  const ServerServices& services_;
 };
 
 }  // namespace dashkv

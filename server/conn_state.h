@@ -63,11 +63,12 @@ class ConnState : public io::ConnectionState {
   std::vector<QueuedCmd> queued;
   std::vector<WatchedKey> watched;
   std::shared_ptr<WatchState> watch_state;  // shared with the shards of the watched keys
-  std::unique_ptr<ClientSubscriptions> pubsub;  // set at the first SUBSCRIBE (server/pubsub/pubsub.h)
+  // Set at the first SUBSCRIBE (server/pubsub/pubsub.h).
+  std::unique_ptr<ClientSubscriptions> pubsub;
   // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
 
-  // Scratch space of Server::Dispatch, kept to avoid allocations per batch.
+  // Scratch space of the pipeline runner (server/pipeline_runner.h), kept to avoid allocations per batch.
   std::vector<PendingCmd> pending;
   std::vector<io::ReplyBuilder> shard_replies;  // one per shard (multi-shard groups)
   std::vector<uint32_t> reply_ends;             // end offset of each command's reply

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   listener_options.port = config.port;
   listener_options.conn.limits = &config.client_limits;
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
-  server->set_accept_pending([l = listener.get()] { l->AcceptPending(); });
+  server->clients().set_accept_pending([l = listener.get()] { l->AcceptPending(); });
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     server->StopBackgroundTasks();
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     pool.reset();
     return 1;
   }
-  server->port() = listener->port();
+  server->clients().port() = listener->port();
   LOG(INFO) << "dashkv " << dashkv::kDashkvVersion << " ready: " << config.threads
             << " threads, port " << listener->port()
             << (config.maxmemory.load() ? " maxmemory " + std::to_string(config.maxmemory.load())

@@ -12,7 +12,8 @@
 #include "server/command_registry.h"
 #include "server/commands/string_ops.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -322,7 +323,7 @@ void CmdBitOp(CmdArgs args, ShardCmdContext& ctx) {
 boost::asio::awaitable<void> CmdBitOpMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<BitOpKind> kind = ParseBitOp(args);
   if (!kind) co_return ctx.SendStatus(kind.status());
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, 3, args.size() - 1);
   std::vector<std::string> values(args.size());  // each shard fills its sources' indexes
   std::vector<OpStatus> status(ss.size(), OpStatus::kOk);

@@ -29,7 +29,9 @@
 #include "server/commands/list_ops.h"
 #include "server/commands/zset_ops.h"
 #include "server/conn_state.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
+#include "server/server_stats.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -299,7 +301,7 @@ class WaitScope {
   WaitScope(ConnCmdContext& ctx, const std::shared_ptr<BlockedCall>& call, int64_t deadline_ms)
       : ctx_(ctx), timer_(ctx.state.conn->engine().context()) {
     ctx.state.blocked = call;
-    ctx.server.blocked_clients().fetch_add(1, std::memory_order_relaxed);
+    ctx.stats().blocked_clients().fetch_add(1, std::memory_order_relaxed);
     if (deadline_ms > 0) {
       timer_.expires_after(std::chrono::milliseconds(std::max<int64_t>(0, deadline_ms - NowMs())));
       timer_.async_wait([call](boost::system::error_code ec) {
@@ -312,7 +314,7 @@ class WaitScope {
     timer_.cancel();
     ctx_.state.conn->StopWatchingPeer();
     ctx_.state.blocked.reset();
-    ctx_.server.blocked_clients().fetch_sub(1, std::memory_order_relaxed);
+    ctx_.stats().blocked_clients().fetch_sub(1, std::memory_order_relaxed);
   }
   WaitScope(const WaitScope&) = delete;
   WaitScope& operator=(const WaitScope&) = delete;
@@ -325,7 +327,7 @@ class WaitScope {
 // Keys on one shard: try and register in one hop; parked, the shard serves the client.
 awaitable<void> BlockOnShard(ConnCmdContext& ctx, std::shared_ptr<const BlockRequest> req,
                              unsigned sid, int64_t deadline_ms, Shape shape) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   auto client =
       std::make_shared<BlockedClient>(&ctx.state.conn->engine(), req, true, ctx.state.conn->fd());
   enum class Step : uint8_t { kLocked, kDone, kParked, kRefused };
@@ -369,7 +371,7 @@ awaitable<void> BlockOnShard(ConnCmdContext& ctx, std::shared_ptr<const BlockReq
 // Keys on several shards: attempts and registrations under KeyLocks; woken, retries.
 awaitable<void> BlockAcrossShards(ConnCmdContext& ctx, std::shared_ptr<const BlockRequest> req,
                                   int64_t deadline_ms, Shape shape) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   // The shards the client waits on, and its source keys on each.
   std::vector<unsigned> shards;
   std::vector<std::vector<size_t>> keys_on(ss.size());
@@ -439,9 +441,9 @@ awaitable<void> BlockAcrossShards(ConnCmdContext& ctx, std::shared_ptr<const Blo
 awaitable<void> RunBlocking(ConnCmdContext& ctx, std::shared_ptr<BlockRequest> request,
                             int64_t timeout_ms, Shape shape) {
   request->db = ctx.state.db;
-  request->config = &ctx.server.config();
+  request->config = &ctx.config();
   std::shared_ptr<const BlockRequest> req = std::move(request);
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   if (ctx.locks != nullptr || ctx.in_exec) {  // inside EXEC: never blocks
     PopResult res = co_await Attempt(ss, *req);
     if (res.status == OpStatus::kKeyNotFound) co_return SendNothingReply(ctx.rb, shape);

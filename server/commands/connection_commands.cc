@@ -9,7 +9,10 @@
 #include "server/command_registry.h"
 #include "server/conn_state.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
+#include "server/client_registry.h"
+#include "server/tx/multi_exec.h"
 #include "server/version.h"
 
 namespace dashkv {
@@ -44,7 +47,7 @@ void CmdQuit(CmdArgs, ConnCmdContext& ctx) {
 // Returns whether `password` opens the default user (no requirepass: any password does).
 bool CheckPassword(ConnCmdContext& ctx, std::string_view user, std::string_view password) {
   if (user != "default") return false;
-  std::string required = ctx.server.config().requirepass();
+  std::string required = ctx.config().requirepass();
   return required.empty() || required == password;
 }
 
@@ -53,7 +56,7 @@ void CmdAuth(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::string_view user = args.size() == 3 ? args[1] : "default";
   std::string_view password = args.back();
-  if (args.size() == 2 && ctx.server.config().requirepass().empty()) {
+  if (args.size() == 2 && ctx.config().requirepass().empty()) {
     return ctx.rb.SendError(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
@@ -109,7 +112,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
     return ctx.rb.SendError(
         "ERR Client names cannot contain spaces, newlines or special characters.");
   }
-  if (ctx.server.config().auth_required.load(std::memory_order_relaxed) &&
+  if (ctx.config().auth_required.load(std::memory_order_relaxed) &&
       !ctx.state.authenticated) {
     return ctx.rb.SendError(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
@@ -141,7 +144,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
 void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
   auto index = ParseInt64(args[1]);
   if (!index) return ctx.SendStatus(OpStatus::kNotAnInteger);
-  if (*index < 0 || *index >= static_cast<int64_t>(ctx.server.shard_set().num_dbs())) {
+  if (*index < 0 || *index >= static_cast<int64_t>(ctx.shard_set().num_dbs())) {
     return ctx.SendStatus(OpStatus::kInvalidDbIndex);
   }
   ctx.state.db = static_cast<unsigned>(*index);
@@ -150,8 +153,8 @@ void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
 
 // RESET
 void CmdReset(CmdArgs, ConnCmdContext& ctx) {
-  ctx.server.pubsub().UnsubscribeAll(ctx.state);
-  ctx.server.DiscardMulti(ctx.state);
+  ctx.pubsub().UnsubscribeAll(ctx.state);
+  ctx.multi().Discard(ctx.state);
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
@@ -215,12 +218,11 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
     }
   }
   if (parser.HasNext() || parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
-  Server& server = ctx.server;
-  co_await server.AcceptPending();
-  std::vector<std::string> per_engine(server.pool().size());
+  co_await ctx.clients().AcceptPending();
+  std::vector<std::string> per_engine(ctx.pool().size());
   int64_t now = ctx.now_ms;
-  co_await server.pool().AwaitAll([&](unsigned i) {
-    for (ConnState* st : server.engine_state(i).clients) {
+  co_await ctx.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : ctx.clients().on(i)) {
       if (filter_ids &&
           std::find(ids.begin(), ids.end(), st->conn->id()) == ids.end()) {
         continue;
@@ -263,12 +265,11 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
     }
     if (parser.HasError()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
-  Server& server = ctx.server;
-  co_await server.AcceptPending();
+  co_await ctx.clients().AcceptPending();
   ConnState* me = &ctx.state;
   std::atomic<int64_t> killed{0};
-  co_await server.pool().AwaitAll([&](unsigned i) {
-    for (ConnState* st : server.engine_state(i).clients) {
+  co_await ctx.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : ctx.clients().on(i)) {
       if (skipme && !old_form && st == me) continue;
       if (id && st->conn->id() != *id) continue;
       if (!addr.empty() && st->conn->remote_address() != addr) continue;
@@ -301,11 +302,10 @@ awaitable<void> ClientUnblock(CmdArgs args, ConnCmdContext& ctx) {
   }
   std::optional<int64_t> id = ParseInt64(args[2]);
   if (!id) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
-  Server& server = ctx.server;
   std::atomic<int64_t> unblocked{0};
   // The blocked client lives on its own engine: look for it there, and interrupt it there.
-  co_await server.pool().AwaitAll([&](unsigned i) {
-    for (ConnState* st : server.engine_state(i).clients) {
+  co_await ctx.pool().AwaitAll([&](unsigned i) {
+    for (ConnState* st : ctx.clients().on(i)) {
       if (static_cast<int64_t>(st->conn->id()) != *id || !st->blocked) continue;
       if (st->blocked->Interrupt(reason)) unblocked.fetch_add(1, std::memory_order_relaxed);
     }

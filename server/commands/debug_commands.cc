@@ -17,7 +17,9 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/values/list_value.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/conn_state.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -73,14 +75,14 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
     if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
     size = *s;
   }
-  const Config& config = ctx.server.config();
+  const Config& config = ctx.config();
   if (size > config.proto_max_bulk_len.load(std::memory_order_relaxed)) {
     co_return ctx.SendStatus(OpStatus::kStringTooLong);
   }
   if (!PopulateMayFit(*count, size, config.maxmemory.load(std::memory_order_relaxed))) {
     co_return ctx.SendStatus(OpStatus::kPopulateTooLarge);
   }
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   // One byte per shard: the shards write in parallel (vector<bool> would share words).
@@ -119,7 +121,7 @@ awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
 
 // DEBUG OBJECT key
 awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view key = args[2];
@@ -224,7 +226,7 @@ awaitable<void> MemoryUsage(CmdArgs args, ConnCmdContext& ctx) {
     if (parser.HasError()) co_return ctx.SendStatus(parser.error());
   }
   if (parser.HasNext()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view key = args[2];

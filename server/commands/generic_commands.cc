@@ -8,7 +8,8 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -157,7 +158,7 @@ void CmdPersist(CmdArgs args, ShardCmdContext& ctx) {
 
 // KEYS pattern
 awaitable<void> CmdKeys(CmdArgs args, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   std::vector<std::vector<std::string>> found(ss.size());
   std::string_view pattern = args[1];
   bool all = pattern == "*";
@@ -209,7 +210,7 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
     }
   }
   if (parser.HasError()) co_return ctx.SendStatus(parser.error());
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned sid = static_cast<unsigned>(cursor >> kShardShift);
   uint64_t table_cursor = cursor & ((uint64_t(1) << kShardShift) - 1);
   std::vector<std::string> keys;
@@ -246,7 +247,7 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
 // its key count, then a uniform entry of that shard (DbSlice::RandomEntry). When that shard has
 // emptied meanwhile, the other shards are tried in turn.
 awaitable<void> CmdRandomKey(CmdArgs, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   thread_local absl::BitGen gen;
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
@@ -318,8 +319,8 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
     std::string encoding;
     bool shared_int;  // Redis shares the objects of integers 0..9999
   };
-  std::optional<ObjectInfo> info = co_await ctx.server.shard_set().Await(
-      ctx.server.shard_set().ShardOf(key), [&](Shard& shard) {
+  std::optional<ObjectInfo> info = co_await ctx.shard_set().Await(
+      ctx.shard_set().ShardOf(key), [&](Shard& shard) {
         std::optional<ObjectInfo> out;
         // Redis 7.0 counts OBJECT's lookup as a hit or a miss but raises no `keymiss`.
         PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
@@ -333,7 +334,7 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
       });
   if (!info) co_return ctx.rb.SendNull();
   if (sub == "ENCODING") co_return ctx.rb.SendBulk(info->encoding);
-  std::string policy = ctx.server.config().maxmemory_policy();
+  std::string policy = ctx.config().maxmemory_policy();
   bool lfu = policy.find("lfu") != std::string::npos;
   bool lru = policy.find("lru") != std::string::npos;
   if (sub == "REFCOUNT") {

@@ -15,7 +15,11 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/cycle_clock.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
+#include "server/server_stats.h"
+#include "server/client_registry.h"
+#include "server/pubsub/pubsub.h"
 #include "server/version.h"
 
 namespace dashkv {
@@ -78,10 +82,10 @@ int64_t TotalSystemMemory() {
   return static_cast<int64_t>(pages) * page;
 }
 
-void AppendServer(std::string& out, Server& server, int64_t now_ms) {
+void AppendServer(std::string& out, const ConnCmdContext& ctx, int64_t now_ms) {
   utsname u;
   uname(&u);
-  int64_t uptime = (now_ms - server.start_time_ms()) / 1000;
+  int64_t uptime = (now_ms - ctx.stats().start_time_ms()) / 1000;
   StrAppend(&out, "# Server\r\nredis_version:", kRedisVersion,
                   "\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n"
                   "redis_mode:standalone\r\nos:",
@@ -90,29 +94,29 @@ void AppendServer(std::string& out, Server& server, int64_t now_ms) {
                   "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:",
                   __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__,
                   "\r\nprocess_id:", getpid(), "\r\nprocess_supervised:no\r\nrun_id:", RunId(),
-                  "\r\ntcp_port:", server.port().load(), "\r\nserver_time_usec:", NowUs(),
+                  "\r\ntcp_port:", ctx.clients().port().load(), "\r\nserver_time_usec:", NowUs(),
                   "\r\nuptime_in_seconds:", uptime, "\r\nuptime_in_days:", uptime / 86400,
-                  "\r\nhz:", server.config().hz.load(),
-                  "\r\nconfigured_hz:", server.config().hz.load(),
+                  "\r\nhz:", ctx.config().hz.load(),
+                  "\r\nconfigured_hz:", ctx.config().hz.load(),
                   "\r\nexecutable:/proc/", getpid(), "/exe\r\nconfig_file:\r\n"
                   "io_threads_active:0\r\ndashkv_version:", kDashkvVersion,
-                  "\r\ndashkv_threads:", server.pool().size(), "\r\n");
+                  "\r\ndashkv_threads:", ctx.pool().size(), "\r\n");
 }
 
-void AppendClients(std::string& out, Server& server) {
-  StrAppend(&out, "# Clients\r\nconnected_clients:", server.connected_clients().load(),
+void AppendClients(std::string& out, const ConnCmdContext& ctx) {
+  StrAppend(&out, "# Clients\r\nconnected_clients:", ctx.clients().connected(),
                   "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
-                  "blocked_clients:", server.blocked_clients().load(),
+                  "blocked_clients:", ctx.stats().blocked_clients().load(),
                   "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
 }
 
-void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
+void AppendMemory(std::string& out, const ConnCmdContext& ctx, const std::vector<ShardFigures>& shards) {
   int64_t used = UsedMemory();
   int64_t rss = static_cast<int64_t>(ProcessRssBytes());
   int64_t peak = std::max(used, PeakUsedMemory());
   int64_t tables = 0;
   for (const auto& s : shards) tables += static_cast<int64_t>(s.table_bytes);
-  int64_t maxmemory = server.config().maxmemory.load();
+  int64_t maxmemory = ctx.config().maxmemory.load();
   int64_t total = TotalSystemMemory();
   StrAppend(
       &out, "# Memory\r\nused_memory:", used, "\r\nused_memory_human:", HumanBytes(used),
@@ -123,13 +127,13 @@ void AppendMemory(std::string& out, Server& server, const std::vector<ShardFigur
       "\r\nused_memory_dataset:", used, "\r\nused_memory_tables:", tables,
       "\r\ntotal_system_memory:", total, "\r\ntotal_system_memory_human:", HumanBytes(total),
       "\r\nmaxmemory:", maxmemory, "\r\nmaxmemory_human:", HumanBytes(maxmemory),
-      "\r\nmaxmemory_policy:", server.config().maxmemory_policy(),
+      "\r\nmaxmemory_policy:", ctx.config().maxmemory_policy(),
       "\r\nmem_fragmentation_ratio:",
       absl::StrFormat("%.2f", used ? static_cast<double>(rss) / used : 0.0),
       "\r\nmem_allocator:", AllocatorName(), "\r\nlazyfree_pending_objects:0\r\n");
 }
 
-void AppendStats(std::string& out, Server& server, const std::vector<ShardFigures>& shards) {
+void AppendStats(std::string& out, const ConnCmdContext& ctx, const std::vector<ShardFigures>& shards) {
   ShardStats sum;
   uint64_t commands = 0, connections = 0, hops = 0, errors = 0;
   for (const auto& s : shards) {
@@ -141,10 +145,10 @@ void AppendStats(std::string& out, Server& server, const std::vector<ShardFigure
     hops += s.shard_hops;
     errors += s.error_replies;
   }
-  const PubSubRegistry& reg = server.pubsub().registry();
+  const PubSubRegistry& reg = ctx.pubsub().registry();
   StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
-                  "\r\ninstantaneous_ops_per_sec:", server.instantaneous_ops(),
+                  "\r\ninstantaneous_ops_per_sec:", ctx.stats().instantaneous_ops(),
                   "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
                   "\r\nevicted_keys:0\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
@@ -166,12 +170,12 @@ void AppendCpu(std::string& out) {
                   "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
 }
 
-void AppendCommandStats(std::string& out, Server& server,
+void AppendCommandStats(std::string& out, const ConnCmdContext& ctx,
                         const std::vector<ShardFigures>& shards) {
   StrAppend(&out, "# Commandstats\r\n");
   const double ticks_per_us = CycleClock::TicksPerUsec();
   // Subcommands count on their own ("cmdstat_client|id"), as in Redis.
-  server.registry().ForEachSpec([&](const CommandSpec& spec) {
+  ctx.registry().ForEachSpec([&](const CommandSpec& spec) {
     CommandStat sum;
     for (const auto& s : shards) {
       const CommandStat& c = s.command_stats[spec.id];
@@ -218,8 +222,7 @@ void AppendKeyspace(std::string& out, const std::vector<ShardFigures>& shards, u
 
 // INFO [section [section ...]]
 awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
-  Server& server = ctx.server;
-  ShardSet& ss = server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   std::vector<std::string> sections;
   for (size_t i = 1; i < args.size(); ++i) sections.push_back(AsciiStrToLower(args[i]));
   bool everything = sections.empty();
@@ -247,7 +250,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
         f.dbs[db] = {0, 0, 0};
       }
     }
-    EngineState& es = server.engine_state(shard.index());
+    EngineStats& es = ctx.stats().engine(shard.index());
     f.commands_processed = es.commands_processed.load(std::memory_order_relaxed);
     f.connections_received = es.connections_received.load(std::memory_order_relaxed);
     f.rejected_calls = es.rejected_calls.load(std::memory_order_relaxed);
@@ -262,19 +265,19 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     if (!out.empty()) out += "\r\n";
     fn();
   };
-  section("server", [&] { AppendServer(out, server, now); });
-  section("clients", [&] { AppendClients(out, server); });
-  section("memory", [&] { AppendMemory(out, server, shards); });
+  section("server", [&] { AppendServer(out, ctx, now); });
+  section("clients", [&] { AppendClients(out, ctx); });
+  section("memory", [&] { AppendMemory(out, ctx, shards); });
   section("persistence", [&] {
     StrAppend(&out, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n"
                           "rdb_bgsave_in_progress:0\r\naof_enabled:0\r\n");
   });
-  section("stats", [&] { AppendStats(out, server, shards); });
+  section("stats", [&] { AppendStats(out, ctx, shards); });
   section("replication", [&] {
     StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
   });
   section("cpu", [&] { AppendCpu(out); });
-  section("commandstats", [&] { AppendCommandStats(out, server, shards); }, false);
+  section("commandstats", [&] { AppendCommandStats(out, ctx, shards); }, false);
   section("errorstats", [&] { AppendErrorStats(out, shards); });
   section("modules", [&] { StrAppend(&out, "# Modules\r\n"); });
   section("cluster", [&] { StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });

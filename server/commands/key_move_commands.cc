@@ -14,7 +14,9 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/key_move_ops.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/conn_state.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -68,7 +70,7 @@ awaitable<OpStatus> CopyAcrossShards(ConnCmdContext& ctx, std::string_view src_k
                                      SourceLookup lookup, std::string_view dst_key,
                                      unsigned dst_db, IfExists mode,
                                      std::string_view store_event) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   OpResult<DetachedEntry> entry = co_await ss.Await(ss.ShardOf(src_key), [&](Shard& shard) {
@@ -94,7 +96,7 @@ awaitable<void> CmdRenameMulti(CmdArgs args, ConnCmdContext& ctx) {
   OpStatus st = co_await CopyAcrossShards(ctx, src, SourceLookup::kWrite, dst, ctx.state.db,
                                           mode, /*store_event=*/"");
   if (st == OpStatus::kOk) {
-    ShardSet& ss = ctx.server.shard_set();
+    ShardSet& ss = ctx.shard_set();
     unsigned db = ctx.state.db;
     int64_t now = ctx.now_ms;
     // The last hop raises both events, so that they come in Redis's order after the
@@ -181,7 +183,7 @@ void CmdCopy(CmdArgs args, ShardCmdContext& ctx) {
 
 // COPY with the two keys on different shards.
 awaitable<void> CmdCopyMulti(CmdArgs args, ConnCmdContext& ctx) {
-  OpResult<CopyOptions> opts = ParseCopy(args, ctx.state.db, ctx.server.shard_set().num_dbs());
+  OpResult<CopyOptions> opts = ParseCopy(args, ctx.state.db, ctx.shard_set().num_dbs());
   if (!opts) co_return ctx.SendStatus(opts.status());
   OpStatus st = co_await CopyAcrossShards(ctx, args[1], SourceLookup::kRead, args[2],
                                           opts->dst_db, opts->mode, "copy_to");

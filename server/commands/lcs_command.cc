@@ -15,7 +15,8 @@
 #include "server/command_registry.h"
 #include "server/commands/string_ops.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 namespace {
@@ -110,7 +111,7 @@ void CmdLcsShard(CmdArgs args, ShardCmdContext& ctx) {
 // The keys on two shards: one hop copies both values (one_hop: it also releases the locks).
 awaitable<void> CmdLcsMulti(CmdArgs args, ConnCmdContext& ctx) {
   const LcsOptions o = ParseLcsOptions(args);
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, 1, 2);
   std::optional<std::string> values[3];
   const unsigned db = ctx.state.db;
@@ -120,7 +121,7 @@ awaitable<void> CmdLcsMulti(CmdArgs args, ConnCmdContext& ctx) {
     for (uint32_t i : groups.indexes[shard.index()]) values[i] = LcsOperand(slice, args[i], now);
   });
   ReplyLcs(ctx.rb, o, values[1], values[2],
-           ctx.server.config().proto_max_bulk_len.load(std::memory_order_relaxed));
+           ctx.config().proto_max_bulk_len.load(std::memory_order_relaxed));
 }
 
 }  // namespace

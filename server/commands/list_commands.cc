@@ -19,7 +19,8 @@
 #include "server/commands/string_ops.h"
 #include "server/values/list_value.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -313,8 +314,8 @@ void CmdLMove(CmdArgs args, ShardCmdContext& ctx) {
 // Redis's order: the destination's push, then the source's pop (and `del`), raised by a last
 // hop on the source's shard when anyone listens.
 awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from, ListEnd to) {
-  ShardSet& ss = ctx.server.shard_set();
-  const Config& config = ctx.server.config();
+  ShardSet& ss = ctx.shard_set();
+  const Config& config = ctx.config();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view src = args[1], dst = args[2];
@@ -429,8 +430,8 @@ bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
 awaitable<void> CmdLMPop(CmdArgs args, ConnCmdContext& ctx) {
   LMPopArgs a;
   if (!ParseLMPop(args, ctx, &a)) co_return;
-  ShardSet& ss = ctx.server.shard_set();
-  const Config& config = ctx.server.config();
+  ShardSet& ss = ctx.shard_set();
+  const Config& config = ctx.config();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   size_t i = a.first_key, end = a.first_key + a.num_keys;

@@ -11,7 +11,8 @@
 #include "server/command_registry.h"
 #include "server/conn_state.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -49,7 +50,7 @@ void SendConfirmation(io::ReplyBuilder& rb, std::string_view what,
 }
 
 void Subscribe(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
-  PubSub& pubsub = ctx.server.pubsub();
+  PubSub& pubsub = ctx.pubsub();
   for (size_t i = 1; i < args.size(); ++i) {
     pubsub.Subscribe(ctx.state, kind, args[i]);
     SendConfirmation(ctx.rb, Names(kind).subscribe, args[i], ctx.state.pubsub->ReplyCount(kind));
@@ -59,7 +60,7 @@ void Subscribe(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
 // Without names: every name of `kind` the client has, one confirmation each (or one with a nil
 // name when it has none).
 void Unsubscribe(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
-  PubSub& pubsub = ctx.server.pubsub();
+  PubSub& pubsub = ctx.pubsub();
   ClientSubscriptions* subs = ctx.state.pubsub.get();
   const std::string_view what = Names(kind).unsubscribe;
   if (args.size() > 1) {
@@ -106,16 +107,14 @@ void CmdSUnsubscribe(CmdArgs args, ConnCmdContext& ctx) {
 
 // PUBLISH channel message
 awaitable<void> CmdPublish(CmdArgs args, ConnCmdContext& ctx) {
-  Server& server = ctx.server;
-  ctx.rb.SendLong(server.pubsub().Publish(server.pool(), ctx.state.conn->engine().index(),
+  ctx.rb.SendLong(ctx.pubsub().Publish(ctx.pool(), ctx.state.conn->engine().index(),
                                           PubSubKind::kChannel, args[1], args[2]));
   co_return;
 }
 
 // SPUBLISH shardchannel message
 awaitable<void> CmdSPublish(CmdArgs args, ConnCmdContext& ctx) {
-  Server& server = ctx.server;
-  ctx.rb.SendLong(server.pubsub().Publish(server.pool(), ctx.state.conn->engine().index(),
+  ctx.rb.SendLong(ctx.pubsub().Publish(ctx.pool(), ctx.state.conn->engine().index(),
                                           PubSubKind::kShardChannel, args[1], args[2]));
   co_return;
 }
@@ -126,8 +125,7 @@ awaitable<void> PublishRun(std::span<const CmdArgs> calls, ConnCmdContext& ctx) 
   std::vector<std::pair<std::string_view, std::string_view>> messages;
   messages.reserve(calls.size());
   for (CmdArgs args : calls) messages.emplace_back(args[1], args[2]);
-  Server& server = ctx.server;
-  for (int64_t n : server.pubsub().PublishMany(server.pool(), ctx.state.conn->engine().index(),
+  for (int64_t n : ctx.pubsub().PublishMany(ctx.pool(), ctx.state.conn->engine().index(),
                                                kKind, messages)) {
     ctx.rb.SendLong(n);
   }
@@ -138,13 +136,13 @@ awaitable<void> PublishRun(std::span<const CmdArgs> calls, ConnCmdContext& ctx) 
 void SendNames(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
   std::optional<std::string_view> pattern;
   if (args.size() == 3) pattern = args[2];
-  std::vector<std::string> names = ctx.server.pubsub().registry().Names(kind, pattern);
+  std::vector<std::string> names = ctx.pubsub().registry().Names(kind, pattern);
   ctx.rb.SendBulkArray(names);
 }
 
 // PUBSUB NUMSUB|SHARDNUMSUB [channel ...]: a flat array of name, count (also in RESP3).
 void SendNumSub(CmdArgs args, ConnCmdContext& ctx, PubSubKind kind) {
-  const PubSubRegistry& registry = ctx.server.pubsub().registry();
+  const PubSubRegistry& registry = ctx.pubsub().registry();
   ctx.rb.StartArray((args.size() - 2) * 2);
   for (size_t i = 2; i < args.size(); ++i) {
     ctx.rb.SendBulk(args[i]);
@@ -167,7 +165,7 @@ void PubSubNumSub(CmdArgs args, ConnCmdContext& ctx) {
 
 // PUBSUB NUMPAT
 void PubSubNumPat(CmdArgs, ConnCmdContext& ctx) {
-  const PubSubRegistry& registry = ctx.server.pubsub().registry();
+  const PubSubRegistry& registry = ctx.pubsub().registry();
   ctx.rb.SendLong(static_cast<int64_t>(registry.Size(PubSubKind::kPattern)));
 }
 

@@ -9,7 +9,9 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
+#include "server/server_stats.h"
 
 namespace dashkv {
 
@@ -19,7 +21,7 @@ using boost::asio::awaitable;
 
 // DBSIZE
 awaitable<void> CmdDbSize(CmdArgs, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   std::vector<int64_t> sizes(ss.size());
   unsigned db = ctx.state.db;
   co_await ss.AwaitAll([&](Shard& shard) {
@@ -46,7 +48,7 @@ bool ParseFlushMode(CmdArgs args, ConnCmdContext& ctx) {
 awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
   unsigned db = ctx.state.db;
-  co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
+  co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     if (DbSlice* slice = shard.db_if_exists(db)) slice->Clear();
   });
   ctx.rb.SendOk();
@@ -55,7 +57,7 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
 // FLUSHALL [ASYNC|SYNC]
 awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
-  co_await ctx.server.shard_set().AwaitAll([&](Shard& shard) {
+  co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     for (unsigned i = 0; i < shard.num_dbs(); ++i) {
       if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
     }
@@ -74,7 +76,7 @@ void CmdTime(CmdArgs, ConnCmdContext& ctx) {
 // CONFIG GET parameter [parameter ...]
 void ConfigGet(CmdArgs args, ConnCmdContext& ctx) {
   std::vector<std::string_view> patterns(args.begin() + 2, args.end());
-  auto pairs = ctx.server.config().Get(patterns);
+  auto pairs = ctx.config().Get(patterns);
   ctx.rb.StartMap(pairs.size());
   for (const auto& [name, value] : pairs) {
     ctx.rb.SendBulk(name);
@@ -88,7 +90,7 @@ void ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
-  std::string err = ctx.server.config().Set(pairs);
+  std::string err = ctx.config().Set(pairs);
   if (!err.empty()) return ctx.rb.SendError(err);
   ctx.rb.SendOk();
 }
@@ -100,8 +102,11 @@ void ConfigRewrite(CmdArgs, ConnCmdContext& ctx) {
 
 // CONFIG RESETSTAT: resets every engine's counters (a hop to each).
 awaitable<void> ConfigResetStat(CmdArgs, ConnCmdContext& ctx) {
-  Server& server = ctx.server;
-  co_await server.pool().AwaitAll([&server](unsigned i) { server.ResetStats(i); });
+  ServerStats& stats = ctx.stats();
+  co_await ctx.shard_set().AwaitAll([&stats](Shard& shard) {
+    stats.Reset(shard.index());
+    shard.stats() = ShardStats{};
+  });
   ctx.rb.SendOk();
 }
 
@@ -195,20 +200,20 @@ void SendCommandDocs(const CommandSpec& spec, io::ReplyBuilder& rb) {
 
 // COMMAND: every command's COMMAND INFO entry.
 void CmdCommand(CmdArgs, ConnCmdContext& ctx) {
-  const CommandRegistry& reg = ctx.server.registry();
+  const CommandRegistry& reg = ctx.registry();
   ctx.rb.StartArray(reg.size());
   for (const auto& spec : reg.all()) SendCommandInfo(*spec, ctx.rb);
 }
 
 // COMMAND COUNT: top-level commands only, as Redis counts them.
 void CommandCount(CmdArgs, ConnCmdContext& ctx) {
-  ctx.rb.SendLong(static_cast<int64_t>(ctx.server.registry().size()));
+  ctx.rb.SendLong(static_cast<int64_t>(ctx.registry().size()));
 }
 
 // COMMAND INFO [command-name ...]; a name may be a subcommand's ("client|list").
 void CommandInfo(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() == 2) return CmdCommand(args, ctx);
-  const CommandRegistry& reg = ctx.server.registry();
+  const CommandRegistry& reg = ctx.registry();
   ctx.rb.StartArray(args.size() - 2);
   for (size_t i = 2; i < args.size(); ++i) {
     if (const CommandSpec* spec = reg.FindFullName(args[i])) {
@@ -221,7 +226,7 @@ void CommandInfo(CmdArgs args, ConnCmdContext& ctx) {
 
 // COMMAND DOCS [command-name ...]; unknown names are left out.
 void CommandDocs(CmdArgs args, ConnCmdContext& ctx) {
-  const CommandRegistry& reg = ctx.server.registry();
+  const CommandRegistry& reg = ctx.registry();
   std::vector<const CommandSpec*> specs;
   if (args.size() == 2) {
     for (const auto& spec : reg.all()) specs.push_back(spec.get());
@@ -256,7 +261,7 @@ void CommandList(CmdArgs args, ConnCmdContext& ctx) {
     return ctx.SendStatus(OpStatus::kSyntaxError);
   }
   std::vector<std::string_view> names;
-  ctx.server.registry().ForEachSpec([&](const CommandSpec& spec) {
+  ctx.registry().ForEachSpec([&](const CommandSpec& spec) {
     if (by_pattern && !GlobMatch(pattern, spec.name, GlobCase::kNoCase)) return;
     if (by_category && std::none_of(spec.categories.begin(), spec.categories.end(),
                                     [&](std::string_view c) {
@@ -272,7 +277,7 @@ void CommandList(CmdArgs args, ConnCmdContext& ctx) {
 // COMMAND GETKEYS command [arg ...]
 void CommandGetKeys(CmdArgs args, ConnCmdContext& ctx) {
   CmdArgs cmd = args.subspan(2);
-  const CommandSpec* spec = ctx.server.registry().Lookup(cmd);
+  const CommandSpec* spec = ctx.registry().Lookup(cmd);
   io::ReplyBuilder& rb = ctx.rb;
   if (!spec) return rb.SendError("ERR Invalid command specified");
   if (!spec->HasKeys()) return rb.SendError("ERR The command has no key arguments");

@@ -15,7 +15,8 @@
 #include "server/commands/random_reply.h"
 #include "server/commands/set_ops.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 #include "server/values/set_algebra.h"
 
 namespace dashkv {
@@ -200,10 +201,10 @@ void CmdSMove(CmdArgs args, ShardCmdContext& ctx) {
 
 // SMOVE source destination member, keys on two shards: check both, remove, then add.
 awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  SetLimits limits = SetLimits::From(ctx.server.config());
+  SetLimits limits = SetLimits::From(ctx.config());
   std::string_view src = args[1], dst = args[2], member = args[3];
   OpStatus dst_status = co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
     PrimeIterator d = shard.db(db).FindReadOnlyQuiet(dst, now);
@@ -273,7 +274,7 @@ awaitable<void> CmdSInterCard(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<NumKeysArgs> parsed = ParseSInterCard(args);
   if (!parsed) co_return ctx.SendStatus(parsed.status());
   size_t first = 2, last = 1 + parsed->numkeys;
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::optional<unsigned> sid = SingleShardOfRange(ss, args, first, last);

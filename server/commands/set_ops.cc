@@ -4,7 +4,8 @@
 
 #include "core/glob.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -179,7 +180,7 @@ OpResult<int64_t> OpSMove(DbSlice& db, std::string_view src, std::string_view ds
 
 boost::asio::awaitable<OpResult<std::vector<std::unique_ptr<GatheredSet>>>> GatherSets(
     ConnCmdContext& ctx, CmdArgs args, size_t first, size_t last) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, first, last);
   std::vector<std::unique_ptr<GatheredSet>> sets(last - first + 1);
   std::vector<OpStatus> status(last - first + 1, OpStatus::kOk);
@@ -216,10 +217,10 @@ std::vector<SetOperand> OperandsOf(const std::vector<std::unique_ptr<GatheredSet
 boost::asio::awaitable<OpResult<StoreResult>> StoreSetRemote(
     ConnCmdContext& ctx, std::string_view key, const std::vector<std::string>& members,
     std::string_view event) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  SetLimits limits = SetLimits::From(ctx.server.config());
+  SetLimits limits = SetLimits::From(ctx.config());
   co_return co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
     return StoreSet(shard.db(db), key, members, limits, event, now);
   });

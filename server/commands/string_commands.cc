@@ -15,7 +15,8 @@
 #include "server/command_registry.h"
 #include "server/commands/string_ops.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -368,7 +369,7 @@ void CmdMGetShard(CmdArgs args, ShardCmdContext& ctx) {
 // MGET key [key ...] with keys on several shards: one hop per shard (one_hop: the same message
 // takes the locks), replies in argument order.
 awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, 1, args.size() - 1);
   std::vector<std::optional<std::string>> values(args.size());  // each shard fills its indexes
   unsigned db = ctx.state.db;
@@ -450,7 +451,7 @@ void CmdMSetShard(CmdArgs args, ShardCmdContext& ctx) {
 template <MSetMode kMode>
 awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() % 2 == 0) co_return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, 1, args.size() - 1, 2);
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;

@@ -7,7 +7,8 @@
 #include "server/cmd_args.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 namespace {
@@ -19,7 +20,7 @@ awaitable<void> CmdSwapDb(CmdArgs args, ConnCmdContext& ctx) {
   if (!first) co_return ctx.rb.SendError("ERR invalid first DB index");
   std::optional<int64_t> second = ParseInt64(args[2]);
   if (!second) co_return ctx.rb.SendError("ERR invalid second DB index");
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   const int64_t dbs = ss.num_dbs();
   if (*first < 0 || *first >= dbs || *second < 0 || *second >= dbs) {
     co_return ctx.SendStatus(OpStatus::kInvalidDbIndex);

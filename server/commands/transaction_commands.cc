@@ -1,11 +1,14 @@
-// Transaction commands: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7 semantics). The queueing
-// happens in Server::Dispatch, EXEC's transaction in server/multi_exec.cc.
+// Transaction commands: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7 semantics). Queueing
+// is MultiExec::Queue (called by Server::Dispatch), EXEC MultiExec::Exec (server/tx/multi_exec.h).
 #include "core/str_util.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
+#include "server/tx/multi_exec.h"
+#include "server/storage/shard_set.h"
 #include "server/tx/transaction.h"
 #include "server/tx/watch.h"
 
@@ -25,13 +28,13 @@ void CmdMulti(CmdArgs, ConnCmdContext& ctx) {
 // EXEC
 awaitable<void> CmdExec(CmdArgs, ConnCmdContext& ctx) {
   if (!ctx.state.in_multi) co_return ctx.SendStatus(OpStatus::kExecWithoutMulti);
-  co_await ctx.server.Exec(ctx);
+  co_await ctx.multi().Exec(ctx);
 }
 
 // DISCARD
 void CmdDiscard(CmdArgs, ConnCmdContext& ctx) {
   if (!ctx.state.in_multi) return ctx.SendStatus(OpStatus::kDiscardWithoutMulti);
-  ctx.server.DiscardMulti(ctx.state);
+  ctx.multi().Discard(ctx.state);
   ctx.rb.SendOk();
 }
 
@@ -40,7 +43,7 @@ awaitable<void> CmdWatch(CmdArgs args, ConnCmdContext& ctx) {
   if (ctx.state.in_multi) co_return ctx.SendStatus(OpStatus::kWatchInMulti);
   ConnState& state = ctx.state;
   if (!state.watch_state) state.watch_state = std::make_shared<WatchState>();
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = state.db;
   int64_t now = ctx.now_ms;
   // Keys not watched yet by this client, and whether each is live now (on its shard).
@@ -67,7 +70,7 @@ awaitable<void> CmdWatch(CmdArgs args, ConnCmdContext& ctx) {
 
 // UNWATCH
 void CmdUnwatch(CmdArgs, ConnCmdContext& ctx) {
-  ctx.server.Unwatch(ctx.state);
+  ctx.multi().Unwatch(ctx.state);
   ctx.rb.SendOk();
 }
 

@@ -13,7 +13,9 @@
 #include "server/commands/random_reply.h"
 #include "server/commands/set_ops.h"
 #include "server/commands/zset_ops.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/conn_state.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -293,7 +295,7 @@ awaitable<void> CmdZRangeStoreMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (!spec) co_return ctx.SendStatus(spec.status());
   OpStatus bounds = CheckRangeBounds(*spec);
   if (bounds != OpStatus::kOk) co_return ctx.SendStatus(bounds);
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   OpResult<ScoredMembers> items =
@@ -306,7 +308,7 @@ awaitable<void> CmdZRangeStoreMulti(CmdArgs args, ConnCmdContext& ctx) {
         return CollectRange(AsZset((*f)->second), *spec);
       });
   if (!items) co_return ctx.SendStatus(items.status());
-  ZsetLimits limits = ZsetLimits::From(ctx.server.config());
+  ZsetLimits limits = ZsetLimits::From(ctx.config());
   OpResult<StoreResult> n = co_await ss.Await(ss.ShardOf(args[1]), [&](Shard& shard) {
     return StoreZset(shard.db(db), args[1], *items, limits, "zrangestore", now);
   });
@@ -386,7 +388,7 @@ awaitable<void> CmdZMPop(CmdArgs args, ConnCmdContext& ctx) {
   if (p.HasNext()) p.SetError(OpStatus::kSyntaxError);
   if (p.HasError()) co_return ctx.SendStatus(p.error());
   // Keys in order: the first non-empty sorted set is popped (one hop per key's shard).
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   for (size_t i = 2; i < 2 + *numkeys; ++i) {
@@ -502,10 +504,10 @@ awaitable<void> CmdZAlgebra(CmdArgs args, ConnCmdContext& ctx) {
     if (za.status() == OpStatus::kNoInputKey) co_return ctx.rb.SendError(NoInputKeyText(ctx.spec.name));
     co_return ctx.SendStatus(za.status());
   }
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  ZsetLimits limits = ZsetLimits::From(ctx.server.config());
+  ZsetLimits limits = ZsetLimits::From(ctx.config());
   size_t first = za->first_key, last = za->first_key + za->numkeys - 1;
   std::optional<unsigned> sid = SingleShardOfRange(ss, args, first, last);
   if (sid && kStore && ss.ShardOf(args[1]) != *sid) sid.reset();
@@ -553,7 +555,7 @@ awaitable<void> CmdZInterCard(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<NumKeysArgs> parsed = ParseSInterCard(args);
   if (!parsed) co_return ctx.SendStatus(parsed.status());
   size_t first = 2, last = 1 + parsed->numkeys;
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::optional<unsigned> sid = SingleShardOfRange(ss, args, first, last);

@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "server/tx/multi_key.h"
-#include "server/server.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
 
@@ -262,7 +263,7 @@ OpResult<std::vector<ZOperand>> LocalZOperands(DbSlice& db, CmdArgs args, size_t
 
 boost::asio::awaitable<OpResult<std::vector<std::unique_ptr<GatheredZset>>>> GatherZsets(
     ConnCmdContext& ctx, CmdArgs args, size_t first, size_t last) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, first, last);
   std::vector<std::unique_ptr<GatheredZset>> sets(last - first + 1);
   std::vector<OpStatus> status(last - first + 1, OpStatus::kOk);

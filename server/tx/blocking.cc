@@ -86,7 +86,9 @@ bool BlockingRegistry::Add(const std::shared_ptr<BlockedClient>& client,
 }
 
 void BlockingRegistry::UpdateInterest() {
-  if (changes_ != nullptr) changes_->SetInterest(slot_, queues_.empty() ? 0u : uint32_t{kWantWrites});
+  if (changes_ != nullptr) {
+    changes_->SetInterest(slot_, queues_.empty() ? 0u : uint32_t{kWantWrites});
+  }
 }
 
 void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) {
@@ -126,7 +128,7 @@ void BlockingRegistry::MarkReady(unsigned db, std::string_view key) {
   std::string lk = LockKeyOf(db, key);
   if (!queues_.contains(lk) || !ready_set_.insert(lk).second) return;
   ready_.push_back(std::move(lk));
-  // The command hooks (server.cc, transaction.cc) usually serve first; this message covers the
+  // The command hooks (pipeline_runner.cc, transaction.cc) usually serve first; this message covers the
   // writes made elsewhere (coordinator hops without intent locks).
   io::Engine* engine = io::Engine::Current();
   if (!post_pending_ && engine != nullptr) {

@@ -13,7 +13,7 @@
 //
 //   Waking: the registry listens to the shard's changes (server/storage/key_change.h): a key
 //   written while clients wait on it becomes "ready". Ready keys are served right after the command
-//   that made them ready (Server::RunShardCommand), after a transaction releases its intent
+//   that made them ready (PipelineRunner::RunShardCommand), after a transaction releases its intent
 //   locks (a key locked by a running transaction or EXEC is served only at its release, so a
 //   woken client never sees a transaction half done), and otherwise by a message the shard
 //   posts to itself. Serving walks the key's queue in FIFO order:

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "server/cmd_context.h"
-#include "server/server.h"
+#include "server/conn_state.h"
+#include "server/config.h"
+#include "server/storage/shard_set.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -31,7 +33,7 @@ struct KeysByShard {
 template <typename Fn>
 boost::asio::awaitable<int64_t> SumOverKeys(ConnCmdContext& ctx, CmdArgs args, size_t first,
                                             size_t last, Fn fn) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, first, last);
   std::vector<int64_t> sums(ss.size(), 0);
   unsigned db = ctx.state.db;

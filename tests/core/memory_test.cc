@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <mimalloc.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
@@ -157,8 +159,10 @@ TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
     EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // a new high, no drop
     blocks.resize(128);                               // frees 8 MiB
     EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));   // once more, past the purge delay
     EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // the drop was taken
     blocks.clear();
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
     EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
     // A release spread over several calls: once one drop is big enough, every further fall
     // is returned too, however small, until a call sees none.
@@ -168,10 +172,42 @@ TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
     EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
     blocks.resize(100);  // frees 0.75 MiB
     EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));
-    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // no fall: it stops
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));   // no fall: once more, then it stops
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));
     blocks.resize(90);   // a small fall after a pause is not enough
     EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));
   }).join();
+}
+
+// Blocks allocated on one thread and freed on another: the allocating thread's heap holds the
+// pages, so its call must see the fall although its own counter did not move.
+TEST(MemoryTest, ReturnFreedMemoryIfDroppedSeesFreesOfOtherThreads) {
+  constexpr int64_t kDrop = 4 << 20;
+  std::vector<std::unique_ptr<char[]>> blocks;
+  std::mutex mu;
+  std::condition_variable cv;
+  int step = 0;
+  std::thread owner([&] {
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));
+    for (int i = 0; i < 128; ++i) blocks.emplace_back(new char[64 << 10]);  // 8 MiB
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kDrop));  // a new high
+    {
+      std::unique_lock lock(mu);
+      step = 1;
+      cv.notify_all();
+      cv.wait(lock, [&] { return step == 2; });
+    }
+    EXPECT_TRUE(ReturnFreedMemoryIfDropped(kDrop));  // freed by the other thread
+  });
+  std::thread freer([&] {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return step == 1; });
+    blocks.clear();
+    step = 2;
+    cv.notify_all();
+  });
+  owner.join();
+  freer.join();
 }
 
 TEST(MemoryTest, Rss) {

@@ -64,7 +64,7 @@ void CmdXThrow(CmdArgs args, ShardCmdContext& ctx) {
 // XHOP uses Await for the first key's shard then AwaitMany for all of them; XHOPREAD and
 // XHOPWRITE (one-hop commands) their single OnlyHop.
 asio::awaitable<void> CmdXHop(CmdArgs args, ConnCmdContext& ctx) {
-  ShardSet& ss = ctx.server.shard_set();
+  ShardSet& ss = ctx.shard_set();
   const std::string kind(args[1]);
   const unsigned thrower = ss.ShardOf(args[2]);
   absl::InlinedVector<unsigned, 2> sids;

@@ -1,9 +1,10 @@
-// Server::ClientCron: the once-a-second upkeep of one engine's clients (idle timeout, and the
-// memory of closed connections given back to the OS).
+#include "server/client_registry.h"
+
 #include "core/memory.h"
 #include "io/connection.h"
+#include "server/config.h"
+#include "server/conn_state.h"
 #include "server/pubsub/pubsub.h"
-#include "server/server.h"
 
 namespace dashkv {
 namespace {
@@ -14,11 +15,24 @@ constexpr int64_t kReturnMemoryDrop = 8 << 20;
 
 }  // namespace
 
-void Server::ClientCron(unsigned engine, int64_t now_ms) {
+ClientRegistry::ClientRegistry(io::EnginePool& pool, const Config& config)
+    : pool_(pool), config_(config), engines_(pool.size()) {}
+
+void ClientRegistry::Add(unsigned engine, ConnState* state) {
+  engines_[engine].clients.insert(state);
+  connected_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ClientRegistry::Remove(unsigned engine, ConnState* state) {
+  engines_[engine].clients.erase(state);
+  connected_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ClientRegistry::Cron(unsigned engine, int64_t now_ms) {
   const int64_t timeout_s = config_.timeout.load(std::memory_order_relaxed);
   if (timeout_s > 0) {
     // As Redis's clientsCronHandleTimeout: blocked and subscribed clients are exempt.
-    for (ConnState* st : engine_states_[engine].clients) {
+    for (ConnState* st : engines_[engine].clients) {
       if (st->blocked || InSubscribedMode(*st)) continue;
       if (now_ms - st->conn->last_command_ms() > timeout_s * 1000) st->conn->Shutdown();
     }
@@ -26,6 +40,14 @@ void Server::ClientCron(unsigned engine, int64_t now_ms) {
   // mimalloc keeps a thread's freed pages until that thread frees more: an engine that went
   // idle after many connections closed would hold their memory resident for good.
   ReturnFreedMemoryIfDropped(kReturnMemoryDrop);
+}
+
+boost::asio::awaitable<void> ClientRegistry::AcceptPending() {
+  if (!accept_pending_) co_return;
+  co_await pool_.Await(0, [this] {
+    accept_pending_();
+    return true;
+  });
 }
 
 }  // namespace dashkv

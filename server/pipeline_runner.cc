@@ -1,0 +1,265 @@
+#include "server/pipeline_runner.h"
+
+#include <absl/container/inlined_vector.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "core/base/logging.h"
+#include "io/connection.h"
+#include "server/config.h"
+#include "server/cycle_clock.h"
+#include "server/server_stats.h"
+#include "server/storage/shard_set.h"
+#include "server/tx/lock_plan.h"
+#include "server/tx/transaction.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+PipelineRunner::PipelineRunner(const ServerServices& services)
+    : services_(services), shard_set_(services.shard_set), stats_(services.stats) {}
+
+std::optional<unsigned> PipelineRunner::SingleShardOf(const CommandSpec& spec,
+                                                      CmdArgs args) const {
+  unsigned sid = shard_set_.ShardOf(args[spec.first_key]);
+  if (spec.last_key == spec.first_key || shard_set_.size() == 1) return sid;
+  size_t last = spec.last_key < 0 ? args.size() + spec.last_key : size_t(spec.last_key);
+  for (size_t k = spec.first_key + spec.key_step; k <= last; k += spec.key_step) {
+    if (shard_set_.ShardOf(args[k]) != sid) return std::nullopt;
+  }
+  return sid;
+}
+
+void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
+  if (cmds.size() < 2) return;  // nothing to overlap
+  PrimeTable& table = shard.db(db).table();
+  // Two stages: the buckets of every key, then (buckets now cached) the values they hold.
+  constexpr size_t kMax = 64;
+  uint64_t hashes[kMax];
+  std::string_view keys[kMax];
+  size_t n = 0;
+  for (const PendingCmd& c : cmds) {
+    if (c.sid != shard.index()) continue;
+    keys[n] = c.args[c.spec->first_key];
+    hashes[n] = HashBytes(keys[n]);
+    table.Prefetch(hashes[n]);
+    if (++n == kMax) break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    PrimeIterator it = table.Find(keys[i], hashes[i]);
+    if (!it.is_done()) it->second.PrefetchData();
+  }
+}
+
+void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
+                                     io::ReplyBuilder& rb, int64_t now_ms) {
+  ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, services_.config);
+  const uint64_t errors = rb.error_count();
+  const size_t reply_start = rb.size();
+  const uint64_t start = CycleClock::Now();
+  const bool ran = RunShardHandler(cmd, ctx, reply_start);
+  if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
+    // It left its keys as they were (a failed command changed nothing; a failed allocation
+    // may have left a write half done, so its writes stay modified).
+    shard.changes().MarkUnmodified();
+  }
+  shard.FinishChanges();
+  // Serve the clients this command unblocked before anything else runs (server/tx/blocking.h).
+  if (shard.blocking().has_ready()) shard.blocking().ServeReady();
+  stats_.RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start,
+                    rb.error_count() - errors, rb);
+  ++shard.stats().commands;
+}
+
+bool PipelineRunner::RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx,
+                                     size_t reply_start) {
+  try {
+    cmd.spec->shard_handler(cmd.args, ctx);
+    return true;
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
+    SendAllocationFailure(ctx.rb, reply_start, *cmd.spec, e);
+  }
+  return false;
+}
+
+void PipelineRunner::RunConnCommand(const CommandSpec& spec, CmdArgs args, ConnCmdContext& ctx) {
+  const uint64_t errors = ctx.rb.error_count();
+  const uint64_t start = CycleClock::Now();
+  const size_t reply_start = ctx.rb.size();
+  try {
+    spec.conn_handler(args, ctx);
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  }
+  stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
+                    ctx.rb.error_count() - errors, ctx.rb);
+}
+
+asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, CmdArgs args,
+                                                      ConnCmdContext& ctx) {
+  const uint64_t errors = ctx.rb.error_count();
+  const uint64_t start = CycleClock::Now();
+  co_await RunCoordinator(spec, args, ctx);
+  stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
+                    ctx.rb.error_count() - errors, ctx.rb);
+}
+
+asio::awaitable<void> PipelineRunner::RunCoordinator(const CommandSpec& spec, CmdArgs args,
+                                                     ConnCmdContext& ctx) {
+  const size_t reply_start = ctx.rb.size();
+  const bool write = spec.HasFlag(kCmdWrite);
+  bool needs_locks = shard_set_.size() > 1 && ctx.locks == nullptr &&
+                     !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
+                     (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
+  if (!needs_locks) {
+    try {
+      co_await spec.coord_handler(args, ctx);
+    } catch (const std::exception& e) {
+      if (!IsAllocationFailure(e)) throw;
+      SendAllocationFailure(ctx.rb, reply_start, spec, e);
+    }
+    co_return;
+  }
+  KeyLocks locks(shard_set_);
+  AddCommandLocks(locks, spec, args, ctx.state.db);
+  // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop
+  // (transaction.h).
+  locks.set_one_hop(spec.one_hop);
+  bool ok = true;
+  try {
+    if (!spec.one_hop || write) co_await locks.Acquire();
+    ctx.locks = &locks;
+    co_await spec.coord_handler(args, ctx);
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
+    ok = false;
+    SendAllocationFailure(ctx.rb, reply_start, spec, e);
+  }
+  ctx.locks = nullptr;
+  if (!ok) {
+    // Failed midway: its locks may be held, partly granted, or partly released by its hop: all
+    // are given back. (Whatever it changed was told to the change listeners on its shards.)
+    locks.Abandon();
+    co_return;
+  }
+  if (locks.held()) locks.Release();
+}
+
+size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds,
+                               size_t from, bool from_granted, bool check_locks,
+                               io::ReplyBuilder& rb, uint32_t* reply_ends, int64_t now_ms) {
+  for (size_t i = from; i < cmds.size(); ++i) {
+    const PendingCmd& c = cmds[i];
+    if (c.sid != shard.index()) continue;
+    if (check_locks && !shard.locks().empty() && !(from_granted && i == from) &&
+        LocksBlock(shard.locks(), *c.spec, c.args, db)) {
+      return i;
+    }
+    RunShardCommand(c, shard, db, rb, now_ms);
+    if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
+  }
+  return cmds.size();
+}
+
+asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db,
+                                                       std::span<const PendingCmd> cmds,
+                                                       size_t blocked, io::ReplyBuilder& rb,
+                                                       uint32_t* reply_ends, int64_t now_ms) {
+  co_return co_await shard_set_.AwaitAsync<size_t>(
+      sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
+        const PendingCmd& c = cmds[blocked];
+        Shard* sp = &shard;
+        // Transient: granted in FIFO order behind the transactions holding or awaiting the keys.
+        shard.locks().Enqueue(
+            ShardLockRequest(*c.spec, c.args, db),
+            [&, sp, blocked, done = std::move(done)]() mutable {
+              done(RunCmds(*sp, db, cmds, blocked, /*from_granted=*/true, /*check_locks=*/true,
+                           rb, reply_ends, now_ms));
+            },
+            /*transient=*/true);
+      });
+}
+
+asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state,
+                                                    std::span<const PendingCmd> cmds,
+                                                    io::ReplyBuilder& out, int64_t now_ms,
+                                                    bool check_locks, KeyLocks* release) {
+  DCHECK(release == nullptr || !check_locks);
+  const unsigned db = state.db;
+  const unsigned my_engine = state.conn->engine().index();
+  auto release_on = [release](Shard& shard) {
+    if (release != nullptr && !release->request(shard.index()).empty()) release->ReleaseOn(shard);
+  };
+  unsigned first = cmds[0].sid;
+  bool single = true;
+  for (const PendingCmd& c : cmds) single &= c.sid == first;
+  if (single) {
+    size_t next;
+    if (first == my_engine) {
+      Shard& shard = *Shard::Current();
+      PrefetchKeys(shard, db, cmds);
+      next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+      release_on(shard);
+    } else {
+      // The connection is suspended until the hop returns, so the shard may write into `out`.
+      BumpCounter(stats_.engine(my_engine).shard_hops);
+      next = co_await shard_set_.Await(first, [&](Shard& shard) {
+        PrefetchKeys(shard, db, cmds);
+        size_t n = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+        release_on(shard);
+        return n;
+      });
+    }
+    while (next < cmds.size()) {
+      next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms);
+    }
+    co_return;
+  }
+  // Several shards: each writes its commands' replies into its own builder, in parallel; the
+  // replies are then put back in request order.
+  state.shard_replies.resize(shard_set_.size());
+  state.reply_ends.resize(cmds.size());
+  absl::InlinedVector<unsigned, 8> targets;
+  absl::InlinedVector<uint64_t, 8> errors_before(shard_set_.size(), 0);
+  absl::InlinedVector<size_t, 8> next(shard_set_.size(), cmds.size());
+  for (const PendingCmd& c : cmds) {
+    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
+      targets.push_back(c.sid);
+      state.shard_replies[c.sid].Clear();
+      state.shard_replies[c.sid].set_version(out.version());
+      errors_before[c.sid] = state.shard_replies[c.sid].error_count();
+    }
+  }
+  BumpCounter(stats_.engine(my_engine).shard_hops,
+              targets.size() - (std::find(targets.begin(), targets.end(), my_engine) !=
+                                targets.end()));
+  co_await shard_set_.AwaitMany(targets, [&](Shard& shard) {
+    io::ReplyBuilder& rb = state.shard_replies[shard.index()];
+    PrefetchKeys(shard, db, cmds);
+    next[shard.index()] = RunCmds(shard, db, cmds, 0, false, check_locks, rb,
+                                  state.reply_ends.data(), now_ms);
+    release_on(shard);
+  });
+  for (unsigned t : targets) {  // shards blocked by a transaction's locks (rare)
+    while (next[t] < cmds.size()) {
+      next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], state.shard_replies[t],
+                                        state.reply_ends.data(), now_ms);
+    }
+  }
+  absl::InlinedVector<uint32_t, 8> pos(shard_set_.size(), 0);
+  for (size_t k = 0; k < cmds.size(); ++k) {
+    unsigned sid = cmds[k].sid;
+    const std::string& buf = state.shard_replies[sid].buffer();
+    out.SendRaw(std::string_view(buf).substr(pos[sid], state.reply_ends[k] - pos[sid]));
+    pos[sid] = state.reply_ends[k];
+  }
+  for (unsigned t : targets) {
+    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
+  }
+}
+
+}  // namespace dashkv

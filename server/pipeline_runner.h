@@ -1,0 +1,139 @@
+// PipelineRunner: runs a sequence of commands in order on behalf of one connection — a
+// pipelined batch (Server::Dispatch) or the queued commands of an EXEC (MultiExec::Exec).
+// Consecutive single-shard commands are grouped per owning shard (one message per shard, the
+// shards in parallel) and their replies put back in request order; every other command runs on
+// the connection's thread (a connection handler) or as a coordinator (hops to its shards,
+// under intent locks when it spans several). Each command is counted in ServerStats.
+// Thread: the connection's thread; shard commands run on their shards' threads.
+//
+// Design: a command that cannot get memory
+//   Handlers do not throw, with one exception: std::bad_alloc (operator new found no memory,
+//   core/memory.h) and std::length_error (a container asked for more than max_size()), which a
+//   request sized by the client (a count, a length) can cause however carefully it is bounded.
+//   That is not a bug but a failed command: it gets "-ERR out of memory" in place of whatever
+//   part of its reply it had written, and the server goes on. Any other exception is a bug and
+//   still aborts (io/engine.h). The catch sits around one command's execution:
+//   - a shard command, on its shard (RunShardHandler: every path runs it, inline, in a hop, in
+//     a pipeline group, in EXEC, after waiting for a lock), so its reply slot is filled there;
+//   - a connection command and a batch run, on the connection's thread;
+//   - a coordinator command around its whole coroutine (RunCoordinator): an exception thrown in
+//     one of its hops is caught on the shard and rethrown in the coordinator (EnginePool::Await,
+//     AwaitMany, which let every branch finish first), whose locks are then given back whether
+//     held, partly granted or partly released (KeyLocks::Abandon).
+//   State after a failure: standard containers and the DashTable (a directory or segment
+//   allocated before anything is relinked) keep their invariants when an allocation throws, and
+//   the raw blocks of listpacks, intsets and strings abort rather than throw (core/memory.h).
+//   The client-sized reservations that do throw are made before a command modifies anything (a
+//   reply or a temporary), so in practice the command changed nothing; a write that did fail
+//   midway may have applied part of its effect (on some shards of a multi-shard write), and its
+//   keys' watchers are told, but no structure is left broken. MULTI/EXEC goes on with the next
+//   queued command, as with any other error reply.
+#pragma once
+
+#include <utility>  // before asio: awaitable.hpp uses std::exchange
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "io/reply_builder.h"
+#include "server/cmd_context.h"
+#include "server/command_registry.h"
+#include "server/conn_state.h"
+#include "server/services.h"
+
+namespace dashkv {
+
+class KeyLocks;
+
+class PipelineRunner {
+ public:
+  explicit PipelineRunner(const ServerServices& services);
+
+  // How Run treats its groups of shard commands.
+  struct GroupOptions {
+    // A command whose key a transaction holds waits for it (server/tx/transaction.h). Without,
+    // the caller holds the locks of every key of the commands (EXEC).
+    bool check_locks = true;
+    // When set (EXEC), the group that ends the sequence releases these locks on its shards in
+    // its own messages, right after running its commands.
+    KeyLocks* release_at_end = nullptr;
+  };
+
+  // Runs items [0, n) in order. `as_shard_cmd(j)` returns item j as a single-shard command
+  // (std::optional<PendingCmd>) or nullopt; each maximal run of those is grouped per shard.
+  // `run_other(i)` (a coroutine returning size_t) runs what starts at item i otherwise and
+  // returns the index to go on from. `now_ms` is the clock the shard commands see; run_other
+  // may refresh it.
+  template <typename AsShardCmd, typename RunOther>
+  boost::asio::awaitable<void> Run(ConnState& state, size_t n, AsShardCmd as_shard_cmd,
+                                   RunOther run_other, io::ReplyBuilder& out, int64_t& now_ms,
+                                   GroupOptions options) {
+    size_t i = 0;
+    while (i < n) {
+      state.pending.clear();
+      size_t j = i;
+      for (; j < n; ++j) {
+        std::optional<PendingCmd> cmd = as_shard_cmd(j);
+        if (!cmd) break;
+        state.pending.push_back(*cmd);
+      }
+      if (j > i) {
+        KeyLocks* release = j == n ? options.release_at_end : nullptr;
+        co_await RunShardGroup(state, state.pending, out, now_ms, options.check_locks, release);
+        i = j;
+        continue;
+      }
+      i = co_await run_other(i);
+    }
+  }
+
+  // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
+  // (then its coordinator handler runs it).
+  std::optional<unsigned> SingleShardOf(const CommandSpec& spec, CmdArgs args) const;
+
+  // Runs a connection command (kConn) or a coordinator (kCoord) on the connection's thread and
+  // counts it. A coordinator with several shards runs inside intent locks on its keys (or whole
+  // shards for a global command) unless ctx already holds locks (EXEC).
+  void RunConnCommand(const CommandSpec& spec, CmdArgs args, ConnCmdContext& ctx);
+  boost::asio::awaitable<void> RunCoordCommand(const CommandSpec& spec, CmdArgs args,
+                                               ConnCmdContext& ctx);
+
+  // Runs one shard command on `shard` (its thread) and counts it, with its duties after: the
+  // change listeners' pending work, then the clients it unblocked.
+  void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
+                       int64_t now_ms);
+
+ private:
+  // Runs shard commands grouped per owning shard; replies in request order.
+  boost::asio::awaitable<void> RunShardGroup(ConnState& state, std::span<const PendingCmd> cmds,
+                                             io::ReplyBuilder& out, int64_t now_ms,
+                                             bool check_locks, KeyLocks* release);
+  // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
+  // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
+  // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
+  // `reply_ends` is set, reply_ends[i] gets rb's size after command i.
+  size_t RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
+                 bool from_granted, bool check_locks, io::ReplyBuilder& rb, uint32_t* reply_ends,
+                 int64_t now_ms);
+  // Waits on shard `sid` until cmds[blocked]'s keys are free, then resumes RunCmds there.
+  boost::asio::awaitable<size_t> WaitAndRunCmds(unsigned sid, unsigned db,
+                                                std::span<const PendingCmd> cmds, size_t blocked,
+                                                io::ReplyBuilder& rb, uint32_t* reply_ends,
+                                                int64_t now_ms);
+  // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
+  // group pays its cache misses in parallel rather than one after another.
+  void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
+  // Runs the shard handler of `cmd`; returns false when it failed for lack of memory (then its
+  // reply, from `reply_start` on in ctx.rb, was replaced by the error; see Design above).
+  bool RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start);
+  boost::asio::awaitable<void> RunCoordinator(const CommandSpec& spec, CmdArgs args,
+                                              ConnCmdContext& ctx);
+
+  const ServerServices& services_;
+  ShardSet& shard_set_;
+  ServerStats& stats_;
+};
+
+}  // namespace dashkv

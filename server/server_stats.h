@@ -1,0 +1,97 @@
+// ServerStats: the server's counters — per-engine command and error statistics (INFO stats,
+// commandstats, errorstats), the operations-per-second sample, blocked clients, start time.
+// Thread: each EngineStats is written only by its own engine; its atomics may be read (relaxed)
+// by any thread, its maps only on its engine (INFO hops there).
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/reply_builder.h"
+#include "server/command_registry.h"
+
+namespace dashkv {
+
+// Adds n to a counter that only one thread writes (no atomic read-modify-write needed).
+inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Per-command counters of one engine (INFO commandstats).
+struct CommandStat {
+  uint64_t calls = 0;
+  uint64_t ticks = 0;  // CycleClock ticks spent in the handler
+  uint64_t failed = 0;
+  uint64_t rejected = 0;
+};
+
+// The counters of one engine.
+struct alignas(64) EngineStats {
+  std::atomic<uint64_t> commands_processed{0};
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<uint64_t> rejected_calls{0};
+  // Messages sent to other shards by the pipeline runner (one per remote shard per group).
+  std::atomic<uint64_t> shard_hops{0};
+  std::atomic<uint64_t> error_replies{0};
+  // Engine-local (read by INFO through a hop to this engine).
+  std::vector<CommandStat> command_stats;                  // by CommandSpec::id
+  absl::flat_hash_map<std::string, uint64_t> error_stats;  // by error code ("ERR", ...)
+};
+
+class ServerStats {
+ public:
+  ServerStats(unsigned engines, size_t num_command_ids);
+
+  // Engine-local counters of engine `i`; its maps only on engine i.
+  EngineStats& engine(unsigned i) { return engines_[i]; }
+
+  // Counts one run of `spec` on `engine` that took `ticks` and sent `errors` errors (the last
+  // one with code rb.last_error_code()). REQUIRES: runs on `engine`.
+  void RecordCall(unsigned engine, const CommandSpec& spec, uint64_t ticks, uint64_t errors,
+                  const io::ReplyBuilder& rb) {
+    EngineStats& es = engines_[engine];
+    CommandStat& st = es.command_stats[spec.id];
+    ++st.calls;
+    st.ticks += ticks;
+    if (errors > 0) [[unlikely]] {
+      ++st.failed;
+      RecordErrorCode(es, rb);
+    }
+  }
+  // Counts a command refused before it ran (unknown, arity, NOAUTH, OOM); `spec` is nullptr
+  // for an unknown command. REQUIRES: runs on `engine`.
+  void RecordRejected(unsigned engine, const CommandSpec* spec, const io::ReplyBuilder& rb);
+  // Resets the counters of engine `i` (CONFIG RESETSTAT). REQUIRES: runs on engine i.
+  void Reset(unsigned i);
+
+  // Samples the command rate (instantaneous_ops_per_sec). REQUIRES: always the same thread,
+  // about every 100 ms.
+  void SampleOps(int64_t now_ms);
+  // Commands per second over the last sampling period.
+  int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
+
+  // Clients parked in a blocking command (INFO blocked_clients).
+  std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
+  int64_t start_time_ms() const { return start_time_ms_; }
+
+ private:
+  // Counts rb's last error by its code (INFO errorstats).
+  static void RecordErrorCode(EngineStats& es, const io::ReplyBuilder& rb);
+
+  std::vector<EngineStats> engines_;
+  const int64_t start_time_ms_;
+  std::atomic<int64_t> blocked_clients_{0};
+  std::atomic<int64_t> instantaneous_ops_{0};
+  // Owned by the sampling thread.
+  uint64_t last_ops_total_ = 0;
+  int64_t last_ops_sample_ms_ = 0;
+  std::array<int64_t, 16> ops_samples_{};
+  size_t ops_sample_index_ = 0;
+};
+
+}  // namespace dashkv

@@ -1,0 +1,30 @@
+// ServerServices: what connection-thread command handlers may use of the server, each part
+// behind its own narrow interface (ConnCmdContext hands them out). The Server owns them all.
+#pragma once
+
+namespace dashkv {
+
+namespace io {
+class EnginePool;
+}  // namespace io
+
+class ClientRegistry;
+class CommandRegistry;
+class Config;
+class MultiExec;
+class PubSub;
+class ServerStats;
+class ShardSet;
+
+struct ServerServices {
+  Config& config;
+  io::EnginePool& pool;
+  ShardSet& shard_set;
+  PubSub& pubsub;
+  const CommandRegistry& registry;
+  ServerStats& stats;
+  ClientRegistry& clients;
+  MultiExec& multi;
+};
+
+}  // namespace dashkv

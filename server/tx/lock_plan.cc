@@ -1,0 +1,63 @@
+#include "server/tx/lock_plan.h"
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace dashkv {
+namespace {
+
+LockMode ModeOf(const CommandSpec& spec) {
+  return spec.HasFlag(kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+}
+
+// Returns the key a command writes in another database than the connection's, if any.
+std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpec& spec,
+                                                               CmdArgs args) {
+  if (spec.other_db_key == nullptr) return std::nullopt;
+  return spec.other_db_key(args);
+}
+
+}  // namespace
+
+void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db) {
+  switch (spec.tx_scope) {
+    case TxScope::kAllShared:
+      return locks.AddAllShards(LockMode::kShared);
+    case TxScope::kAllExclusive:
+      return locks.AddAllShards(LockMode::kExclusive);
+    case TxScope::kNone:
+      return;
+    case TxScope::kKeys:
+      break;
+  }
+  LockMode mode = ModeOf(spec);
+  for (uint32_t k : spec.KeysOf(args)) locks.Add(db, args[k], mode);
+  if (auto other = OtherDbKey(spec, args)) {
+    locks.Add(other->first, other->second, LockMode::kExclusive);
+  }
+}
+
+LockRequest ShardLockRequest(const CommandSpec& spec, CmdArgs args, unsigned db) {
+  LockRequest req;
+  LockMode mode = ModeOf(spec);
+  for (uint32_t k : spec.KeysOf(args)) req.Add(LockHashOf(db, args[k]), mode);
+  if (auto other = OtherDbKey(spec, args)) {
+    req.Add(LockHashOf(other->first, other->second), LockMode::kExclusive);
+  }
+  return req;
+}
+
+bool LocksBlock(const IntentLockTable& table, const CommandSpec& spec, CmdArgs args,
+                unsigned db) {
+  LockMode mode = ModeOf(spec);
+  for (uint32_t k : spec.KeysOf(args)) {
+    if (table.Conflicts(LockHashOf(db, args[k]), mode)) return true;
+  }
+  if (auto other = OtherDbKey(spec, args)) [[unlikely]] {
+    return table.Conflicts(LockHashOf(other->first, other->second), LockMode::kExclusive);
+  }
+  return false;
+}
+
+}  // namespace dashkv

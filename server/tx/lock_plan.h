@@ -1,0 +1,25 @@
+// The lock plan: which intent locks (server/tx/transaction.h) a command needs, read from its
+// command-table entry — its keys (exclusive if it writes, shared if it reads), a key it writes
+// in another database (MOVE, COPY ... DB), or whole shards for a global command (TxScope).
+#pragma once
+
+#include "core/intent_lock.h"
+#include "server/cmd_args.h"
+#include "server/command_registry.h"
+#include "server/tx/transaction.h"
+
+namespace dashkv {
+
+// Adds the intent locks that `spec` called with `args` in database `db` needs.
+void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db);
+
+// The locks a single-shard command needs on its shard (a pipelined command that waits behind a
+// transaction). REQUIRES: spec.tx_scope == TxScope::kKeys.
+LockRequest ShardLockRequest(const CommandSpec& spec, CmdArgs args, unsigned db);
+
+// Returns whether a lock held or awaited in `table` blocks the single-shard command `spec`
+// called with `args` in database `db`.
+bool LocksBlock(const IntentLockTable& table, const CommandSpec& spec, CmdArgs args,
+                unsigned db);
+
+}  // namespace dashkv
