@@ -1,5 +1,6 @@
-// DEBUG (POPULATE, OBJECT, SLEEP, HELP) and MEMORY (USAGE, HELP), and the subcommand table of
-// OBJECT (whose handler lives with the keyspace commands in generic_commands.cc).
+// DEBUG (POPULATE, OBJECT, SET-ACTIVE-EXPIRE, SLEEP, HELP) and MEMORY (USAGE, HELP), and the
+// subcommand table of OBJECT (whose handler lives with the keyspace commands in
+// generic_commands.cc).
 #include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -169,6 +170,15 @@ awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
+// DEBUG SET-ACTIVE-EXPIRE 0|1
+// The argument is read as Redis reads it (atoi): a number other than 0 turns the cycle on;
+// 0, or text that does not start with a number, turns it off.
+awaitable<void> DebugSetActiveExpire(CmdArgs args, ConnCmdContext& ctx) {
+  const bool on = std::atoi(std::string(args[2]).c_str()) != 0;
+  co_await ctx.server.shard_set().AwaitAll([on](Shard& shard) { shard.set_active_expire(on); });
+  ctx.rb.SendOk();
+}
+
 // DEBUG HELP
 awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
   static constexpr std::string_view kHelp[] = {
@@ -180,6 +190,10 @@ awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
       "    it is used instead of the 'key' prefix. These are not propagated to",
       "    replicas. Cluster slots are not respected so keys not belonging to the",
       "    current node can be created in cluster mode.",
+      "SET-ACTIVE-EXPIRE <0|1>",
+      "    Setting it to 0 disables expiring keys in background when they are not",
+      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+      "    default.",
       "SLEEP <seconds>",
       "    Stop the server for <seconds>. Decimals allowed.",
       "HELP",
@@ -202,6 +216,7 @@ struct DebugSubcommand {
 constexpr DebugSubcommand kDebugSubcommands[] = {
     {"populate", 3, 5, DebugPopulate},
     {"object", 3, 3, DebugObject},
+    {"set-active-expire", 3, 3, DebugSetActiveExpire},
     {"sleep", 3, 3, DebugSleep},
     {"help", 2, 2, DebugHelp},
 };

@@ -36,6 +36,7 @@ void Shard::SwapDbs(unsigned db1, unsigned db2) {
 }
 
 size_t Shard::ActiveExpireCycle(int64_t now_ms) {
+  if (!active_expire_) return 0;
   size_t deleted = 0;
   for (auto& db : dbs_) {
     if (db && db->expires() > 0) deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle);

@@ -82,8 +82,11 @@ class Shard {
   BlockingRegistry& blocking() { return blocking_; }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
-  // number of keys deleted. Called by the shard's periodic timer.
+  // number of keys deleted; none while the cycle is off. Called by the shard's periodic timer.
   size_t ActiveExpireCycle(int64_t now_ms);
+  // Turns the active expiry cycle on or off (DEBUG SET-ACTIVE-EXPIRE, sent to every shard):
+  // while off, expired keys go only when accessed or collected from a full segment.
+  void set_active_expire(bool on) { active_expire_ = on; }
 
   // Returns the shard of the calling thread (nullptr off engine threads). The one thread-local
   // "current shard" pointer (STYLE.md).
@@ -102,6 +105,7 @@ class Shard {
   IntentLockTable locks_;
   WatchTable watches_{this};
   BlockingRegistry blocking_{this};
+  bool active_expire_ = true;
 };
 
 }  // namespace dashkv

@@ -1,5 +1,6 @@
 """Small shared helpers for the integration tests."""
 
+import contextlib
 import os
 import time
 
@@ -25,6 +26,19 @@ def wait_until(pred, timeout=5.0, interval=0.01, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def active_expiry_off(c):
+    """Turns the server's active expiry cycle off (DEBUG SET-ACTIVE-EXPIRE 0) for the block, so
+    that expired keys stay until accessed; `c` is a RawClient or redis-py client. The server
+    is shared by the session: the cycle is turned back on however the block ends."""
+    call = c.call if hasattr(c, "call") else c.execute_command
+    assert call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == "OK"
+    try:
+        yield
+    finally:
+        call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
 
 
 def assert_err(reply, text):
