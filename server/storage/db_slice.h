@@ -70,7 +70,8 @@ class DbSlice {
   // queued). A new entry holds an empty string: the caller stores the new object in it.
   OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms);
 
-  // Erases the entry and tells the listeners why. Invalidates iterators.
+  // Erases the entry and tells the listeners why; an expired or evicted key is counted
+  // (ShardStats) and raises the `expired` or `evicted` event. Invalidates iterators.
   void Erase(PrimeIterator it, RemoveReason reason = RemoveReason::kDeleted);
   // Erases `key` if it is live; returns whether it did.
   bool EraseKey(std::string_view key, int64_t now_ms,

@@ -12,7 +12,6 @@ constexpr unsigned kExpireBucketsPerCycle = 512;
 
 Shard::Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve)
     : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {
-  changes_.SetInterest(changes_.Add(&stats_), kWantRemovals);
   watches_.Attach(&changes_);
   blocking_.Attach(&changes_);
 }
