@@ -4,6 +4,8 @@ import contextlib
 import os
 import time
 
+import redis
+
 from resp_client import Error
 
 
@@ -39,6 +41,36 @@ def active_expiry_off(c):
         yield
     finally:
         call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def dirties(server, r, watch, cmd, setup=(), watch_db=0, run=None):
+    """Returns whether a write aborts a transaction that WATCHes the keys `watch` (a list) in
+    database `watch_db`: runs the commands `setup` on redis-py client `r`, WATCHes on a fresh
+    connection, has `r` run `cmd` (an error reply counts as run) or, when given, calls `run()`
+    to make the write instead, then EXECs."""
+    for c in setup:
+        r.execute_command(*c)
+    w = redis.Redis(host=server.host, port=server.port, db=watch_db, decode_responses=True,
+                    socket_timeout=20)
+    try:
+        with w.pipeline() as p:
+            p.watch(*watch)
+            if run is not None:
+                run()
+            else:
+                try:
+                    r.execute_command(*cmd)
+                except redis.ResponseError:
+                    pass
+            p.multi()
+            p.ping()
+            try:
+                p.execute()
+                return False
+            except redis.WatchError:
+                return True
+    finally:
+        w.close()
 
 
 def assert_err(reply, text):

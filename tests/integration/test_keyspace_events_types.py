@@ -8,7 +8,7 @@ import threading
 import pytest
 import redis
 
-from helpers import wait_until
+from helpers import dirties, wait_until
 
 SENTINEL = "kev-sentinel"
 
@@ -291,31 +291,6 @@ def test_blocked_command_served_later(server, r, ev, block_cmd, push_cmd, expect
     assert ev.collect(r) == expected
 
 
-def watch_dirtied(server, r, key, cmd, blocked=None):
-    """WATCHes `key` on a fresh connection, runs `cmd` on another (served to `blocked`, a
-    command blocked meanwhile, when given), then returns whether EXEC failed."""
-    w = _client(server)
-    try:
-        with w.pipeline() as p:
-            p.watch(key)
-            if blocked is None:
-                try:
-                    r.execute_command(*cmd)
-                except redis.ResponseError:
-                    pass
-            else:
-                serve_blocked(server, r, blocked, cmd)
-            p.multi()
-            p.ping()
-            try:
-                p.execute()
-                return False
-            except redis.WatchError:
-                return True
-    finally:
-        w.close()
-
-
 # (setup, watched key, command, dirtied)
 WATCH_CASES = [
     # writes that change their key dirty the watch
@@ -370,9 +345,7 @@ WATCH_CASES = [
 @pytest.mark.parametrize("setup,key,cmd,dirtied", WATCH_CASES,
                          ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_watch(server, r, setup, key, cmd, dirtied):
-    for c in setup:
-        r.execute_command(*c)
-    assert watch_dirtied(server, r, key, cmd) == dirtied
+    assert dirties(server, r, [key], cmd, setup) == dirtied
 
 
 @pytest.mark.parametrize("block_cmd,push_cmd,watched", [
@@ -384,7 +357,8 @@ def test_watch(server, r, setup, key, cmd, dirtied):
 ])
 def test_blocked_serve_dirties_watch(server, r, block_cmd, push_cmd, watched):
     # The watched destination is written only by the serve of the blocked command.
-    assert watch_dirtied(server, r, watched, push_cmd, blocked=block_cmd)
+    assert dirties(server, r, [watched], push_cmd,
+                   run=lambda: serve_blocked(server, r, block_cmd, push_cmd))
 
 
 def test_no_events_when_off(r, server):
