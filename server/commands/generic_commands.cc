@@ -224,10 +224,21 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
       uint64_t c = table_cursor;
       // Visits at most 10x COUNT buckets per call, like Redis's bound on empty buckets.
       for (int64_t visits = 0; visits < count * 10; ++visits) {
-        c = slice->Scan(c, now, [&](PrimeIterator it) {
-          if (!type.empty() && TypeName(it->second) != type) return;
+        c = slice->ScanWithExpired(c, [&](PrimeIterator it) {
           std::string_view key = it->first.GetString(&scratch);
-          if (match_all || GlobMatch(pattern, key)) keys.emplace_back(key);
+          if (!match_all && !GlobMatch(pattern, key)) return;
+          // Redis filters a key that matches in two steps: TYPE looks it up as a read (a hit
+          // or a miss, `keymiss`; an expired key is deleted there), then an expired key is
+          // deleted (`expired`) and left out.
+          if (!type.empty()) {
+            const std::string name(key);  // `key` may point into the entry the lookup deletes
+            PrimeIterator found = slice->FindReadOnly(name, now);
+            if (!found.is_done() && TypeName(found->second) == type) keys.push_back(name);
+          } else if (DbSlice::IsExpired(it, now)) {
+            slice->Erase(it, RemoveReason::kExpired);
+          } else {
+            keys.emplace_back(key);
+          }
         });
         if (c == 0 || static_cast<int64_t>(keys.size()) >= count) break;
       }

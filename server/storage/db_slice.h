@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/op_status.h"
@@ -106,6 +107,14 @@ class DbSlice {
     return table_.Traverse(cursor, [&](PrimeIterator it) {
       if (!IsExpired(it, now_ms)) fn(it);
     });
+  }
+
+  // Visits every entry of the next buckets from `cursor`, expired ones too, for SCAN (which
+  // deletes the expired keys it would return, as Redis's does): `fn(it)` may erase the entry it
+  // is given, and changes nothing else. Returns the next cursor, 0 at the end.
+  template <typename Fn>
+  uint64_t ScanWithExpired(uint64_t cursor, Fn&& fn) {
+    return table_.Traverse(cursor, std::forward<Fn>(fn));
   }
 
   // Deletes expired keys in up to `max_buckets` buckets; returns the number deleted.
