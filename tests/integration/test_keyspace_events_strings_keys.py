@@ -385,6 +385,8 @@ class TestLookupStats:
         (S("SET", "z", "1", "GET"), 0, 1), (S("EXISTS", "e"), 1, 0), (S("TYPE", "e"), 1, 0),
         (S("OBJECT", "ENCODING", "e"), 1, 0), (S("COPY", "e", "n"), 1, 0),
         (S("EXPIRE", "e", "10"), 0, 0), (S("SETRANGE", "e", "0", "x"), 0, 0),
+        # BITOP's sources are read lookups, as the other STORE forms' (Redis 7.0.15).
+        (S("BITOP", "AND", "d", "e", "m"), 1, 1), (S("BITOP", "NOT", "d", "m"), 0, 1),
     ])
     def test_hits_and_misses(self, r, cmd, hits, misses):
         r.set("e", "1")
