@@ -46,8 +46,7 @@ int64_t RdbStringLength(const CompactObj& value) {
 
 // Redis's one error for an unknown DEBUG subcommand or a wrong number of arguments.
 void SendDebugUsage(ConnCmdContext& ctx, std::string_view sub) {
-  ctx.rb.SendError(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                          "'. Try DEBUG HELP."));
+  ctx.rb.SendError(SubcommandSyntaxText("DEBUG", sub));
 }
 
 // Returns whether `count` keys with values of `size` bytes could fit in maxmemory (when set) or
@@ -65,13 +64,13 @@ bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) {
-    co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+    co_return ctx.SendStatus(OpStatus::kNotPositive);
   }
   std::string_view prefix = args.size() > 3 ? args[3] : "key";
   int64_t size = 0;
   if (args.size() > 4) {
     std::optional<int64_t> s = ParseInt64(args[4]);
-    if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+    if (!s || *s < 0) co_return ctx.SendStatus(OpStatus::kNotPositive);
     size = *s;
   }
   const Config& config = ctx.server.config();
@@ -138,7 +137,7 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
                  DebugObjectExtra(value));
     return out;
   });
-  if (!line) co_return ctx.rb.SendError("ERR no such key");
+  if (!line) co_return ctx.SendStatus(OpStatus::kNoSuchKey);
   ctx.rb.SendSimpleString(*line);
 }
 

@@ -190,7 +190,7 @@ constexpr unsigned kShardShift = 48;
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
   const std::optional<uint64_t> parsed_cursor = ParseUint64(args[1]);
-  if (!parsed_cursor) co_return ctx.rb.SendError("ERR invalid cursor");
+  if (!parsed_cursor) co_return ctx.SendStatus(OpStatus::kInvalidCursor);
   const uint64_t cursor = *parsed_cursor;
   std::string_view pattern;
   std::string type;
@@ -315,12 +315,10 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
     co_return;
   }
   if (sub != "ENCODING" && sub != "REFCOUNT" && sub != "IDLETIME" && sub != "FREQ") {
-    co_return ctx.rb.SendError(
-        StrCat("ERR unknown subcommand '", args[1], "'. Try OBJECT HELP."));
+    co_return ctx.rb.SendError(UnknownSubcommandText(args[0], args[1]));
   }
   if (args.size() != 3) {
-    co_return ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'object|",
-                                            AsciiStrToLower(sub), "' command"));
+    co_return ctx.rb.SendError(WrongArgsText(StrCat("object|", AsciiStrToLower(sub))));
   }
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;

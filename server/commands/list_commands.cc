@@ -50,14 +50,13 @@ void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
 template <ListEnd kEnd>
 void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() > 3) {
-    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
-                                   "' command"));
+    return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
   }
   bool with_count = args.size() == 3;
   int64_t count = 1;
   if (with_count) {
     std::optional<int64_t> c = ParseInt64(args[2]);
-    if (!c || *c < 0) return ctx.rb.SendError("ERR value is out of range, must be positive");
+    if (!c || *c < 0) return SendError(ctx, OpStatus::kNotPositive);
     count = *c;
   }
   OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
@@ -371,7 +370,7 @@ struct LMPopArgs {
 bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
   std::optional<int64_t> numkeys = ParseInt64(args[1]);
   if (!numkeys || *numkeys <= 0) {
-    ctx.rb.SendError("ERR numkeys should be greater than 0");
+    ctx.SendStatus(OpStatus::kNumkeysNotPositive);
     return false;
   }
   if (static_cast<uint64_t>(*numkeys) > args.size() - 3) {
