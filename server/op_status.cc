@@ -116,6 +116,10 @@ std::string_view StatusText(OpStatus status) {
       return "UNBLOCKED client unblocked via CLIENT UNBLOCK";
     case OpStatus::kUnblockReason:
       return "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+    case OpStatus::kWrongPass:
+      return "WRONGPASS invalid username-password pair or user is disabled.";
+    case OpStatus::kBadClientName:
+      return "ERR Client names cannot contain spaces, newlines or special characters.";
     case OpStatus::kBitposBit:
       return "ERR The bit argument must be 1 or 0.";
     case OpStatus::kBitfieldType:

@@ -71,6 +71,9 @@ enum class OpStatus : uint8_t {
   kTimeoutOutOfRange,   // "timeout is out of range"
   kUnblocked,           // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
   kUnblockReason,       // "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+  // Connections (AUTH, HELLO, CLIENT).
+  kWrongPass,           // "WRONGPASS invalid username-password pair or user is disabled."
+  kBadClientName,       // "Client names cannot contain spaces, newlines or special characters."
   // Bit argument checks of core/bitops.h (StringOpError).
   kBitposBit,           // "The bit argument must be 1 or 0."
   kBitfieldType,        // "Invalid bitfield type. Use something like i16 u8. ..."

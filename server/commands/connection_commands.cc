@@ -24,7 +24,7 @@ using boost::asio::awaitable;
 // PING [message]
 void CmdPing(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() > 2) {
-    return ctx.rb.SendError("ERR wrong number of arguments for 'ping' command");
+    return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
   }
   if (InSubscribedMode(ctx.state) && !ctx.rb.resp3()) {  // RESP2 subscribed mode: as Redis
     ctx.rb.StartArray(2);
@@ -62,7 +62,7 @@ void CmdAuth(CmdArgs args, ConnCmdContext& ctx) {
         "Are you sure your configuration is correct?");
   }
   if (!CheckPassword(ctx, user, password)) {
-    return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
+    return ctx.SendStatus(OpStatus::kWrongPass);
   }
   ctx.state.SetAuthenticated(true);
   ctx.rb.SendOk();
@@ -96,7 +96,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
       std::string_view user = parser.Next();
       std::string_view password = parser.Next();
       if (!CheckPassword(ctx, user, password)) {
-        return ctx.rb.SendError("WRONGPASS invalid username-password pair or user is disabled.");
+        return ctx.SendStatus(OpStatus::kWrongPass);
       }
       ctx.state.SetAuthenticated(true);
     } else if (EqualsIgnoreCase(parser.Peek(), "SETNAME") && parser.remaining() >= 2) {
@@ -109,8 +109,7 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
     }
   }
   if (has_setname && !ValidClientName(setname)) {
-    return ctx.rb.SendError(
-        "ERR Client names cannot contain spaces, newlines or special characters.");
+    return ctx.SendStatus(OpStatus::kBadClientName);
   }
   if (ctx.config().auth_required.load(std::memory_order_relaxed) &&
       !ctx.state.authenticated) {
@@ -327,8 +326,7 @@ void ClientGetName(CmdArgs, ConnCmdContext& ctx) {
 // CLIENT SETNAME connection-name
 void ClientSetName(CmdArgs args, ConnCmdContext& ctx) {
   if (!ValidClientName(args[2])) {
-    return ctx.rb.SendError(
-        "ERR Client names cannot contain spaces, newlines or special characters.");
+    return ctx.SendStatus(OpStatus::kBadClientName);
   }
   ctx.state.name = std::string(args[2]);
   ctx.rb.SendOk();

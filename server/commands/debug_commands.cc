@@ -1,5 +1,6 @@
-// DEBUG (POPULATE, OBJECT, SLEEP, HELP) and MEMORY (USAGE, HELP), and the subcommand table of
-// OBJECT (whose handler lives with the keyspace commands in generic_commands.cc).
+// DEBUG (POPULATE, OBJECT, SET-ACTIVE-EXPIRE, SLEEP, HELP) and MEMORY (USAGE, HELP), and the
+// subcommand table of OBJECT (whose handler lives with the keyspace commands in
+// generic_commands.cc).
 #include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -47,8 +48,7 @@ int64_t RdbStringLength(const CompactObj& value) {
 
 // Redis's one error for an unknown DEBUG subcommand or a wrong number of arguments.
 void SendDebugUsage(ConnCmdContext& ctx, std::string_view sub) {
-  ctx.rb.SendError(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                          "'. Try DEBUG HELP."));
+  ctx.rb.SendError(SubcommandSyntaxText("DEBUG", sub));
 }
 
 // Returns whether `count` keys with values of `size` bytes could fit in maxmemory (when set) or
@@ -66,13 +66,13 @@ bool PopulateMayFit(int64_t count, int64_t size, int64_t maxmemory) {
 awaitable<void> DebugPopulate(CmdArgs args, ConnCmdContext& ctx) {
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) {
-    co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+    co_return ctx.SendStatus(OpStatus::kNotPositive);
   }
   std::string_view prefix = args.size() > 3 ? args[3] : "key";
   int64_t size = 0;
   if (args.size() > 4) {
     std::optional<int64_t> s = ParseInt64(args[4]);
-    if (!s || *s < 0) co_return ctx.rb.SendError("ERR value is out of range, must be positive");
+    if (!s || *s < 0) co_return ctx.SendStatus(OpStatus::kNotPositive);
     size = *s;
   }
   const Config& config = ctx.config();
@@ -139,7 +139,7 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
                  DebugObjectExtra(value));
     return out;
   });
-  if (!line) co_return ctx.rb.SendError("ERR no such key");
+  if (!line) co_return ctx.SendStatus(OpStatus::kNoSuchKey);
   ctx.rb.SendSimpleString(*line);
 }
 
@@ -171,6 +171,15 @@ awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
+// DEBUG SET-ACTIVE-EXPIRE 0|1
+// The argument is read as Redis reads it (atoi): a number other than 0 turns the cycle on;
+// 0, or text that does not start with a number, turns it off.
+awaitable<void> DebugSetActiveExpire(CmdArgs args, ConnCmdContext& ctx) {
+  const bool on = std::atoi(std::string(args[2]).c_str()) != 0;
+  co_await ctx.server.shard_set().AwaitAll([on](Shard& shard) { shard.set_active_expire(on); });
+  ctx.rb.SendOk();
+}
+
 // DEBUG HELP
 awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
   static constexpr std::string_view kHelp[] = {
@@ -182,6 +191,10 @@ awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
       "    it is used instead of the 'key' prefix. These are not propagated to",
       "    replicas. Cluster slots are not respected so keys not belonging to the",
       "    current node can be created in cluster mode.",
+      "SET-ACTIVE-EXPIRE <0|1>",
+      "    Setting it to 0 disables expiring keys in background when they are not",
+      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+      "    default.",
       "SLEEP <seconds>",
       "    Stop the server for <seconds>. Decimals allowed.",
       "HELP",
@@ -204,6 +217,7 @@ struct DebugSubcommand {
 constexpr DebugSubcommand kDebugSubcommands[] = {
     {"populate", 3, 5, DebugPopulate},
     {"object", 3, 3, DebugObject},
+    {"set-active-expire", 3, 3, DebugSetActiveExpire},
     {"sleep", 3, 3, DebugSleep},
     {"help", 2, 2, DebugHelp},
 };

@@ -191,7 +191,7 @@ constexpr unsigned kShardShift = 48;
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
   const std::optional<uint64_t> parsed_cursor = ParseUint64(args[1]);
-  if (!parsed_cursor) co_return ctx.rb.SendError("ERR invalid cursor");
+  if (!parsed_cursor) co_return ctx.SendStatus(OpStatus::kInvalidCursor);
   const uint64_t cursor = *parsed_cursor;
   std::string_view pattern;
   std::string type;
@@ -225,10 +225,21 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
       uint64_t c = table_cursor;
       // Visits at most 10x COUNT buckets per call, like Redis's bound on empty buckets.
       for (int64_t visits = 0; visits < count * 10; ++visits) {
-        c = slice->Scan(c, now, [&](PrimeIterator it) {
-          if (!type.empty() && TypeName(it->second) != type) return;
+        c = slice->ScanWithExpired(c, [&](PrimeIterator it) {
           std::string_view key = it->first.GetString(&scratch);
-          if (match_all || GlobMatch(pattern, key)) keys.emplace_back(key);
+          if (!match_all && !GlobMatch(pattern, key)) return;
+          // Redis filters a key that matches in two steps: TYPE looks it up as a read (a hit
+          // or a miss, `keymiss`; an expired key is deleted there), then an expired key is
+          // deleted (`expired`) and left out.
+          if (!type.empty()) {
+            const std::string name(key);  // `key` may point into the entry the lookup deletes
+            PrimeIterator found = slice->FindReadOnly(name, now);
+            if (!found.is_done() && TypeName(found->second) == type) keys.push_back(name);
+          } else if (DbSlice::IsExpired(it, now)) {
+            slice->Erase(it, RemoveReason::kExpired);
+          } else {
+            keys.emplace_back(key);
+          }
         });
         if (c == 0 || static_cast<int64_t>(keys.size()) >= count) break;
       }
@@ -305,12 +316,10 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
     co_return;
   }
   if (sub != "ENCODING" && sub != "REFCOUNT" && sub != "IDLETIME" && sub != "FREQ") {
-    co_return ctx.rb.SendError(
-        StrCat("ERR unknown subcommand '", args[1], "'. Try OBJECT HELP."));
+    co_return ctx.rb.SendError(UnknownSubcommandText(args[0], args[1]));
   }
   if (args.size() != 3) {
-    co_return ctx.rb.SendError(StrCat("ERR wrong number of arguments for 'object|",
-                                            AsciiStrToLower(sub), "' command"));
+    co_return ctx.rb.SendError(WrongArgsText(StrCat("object|", AsciiStrToLower(sub))));
   }
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;

@@ -69,8 +69,7 @@ void ReplyLookupError(ShardCmdContext& ctx, OpStatus st, OnMissing on_missing) {
 template <bool kReplyOk>
 void CmdHSet(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() % 2 != 0) {
-    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
-                                   "' command"));
+    return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
   }
   OpResult<PrimeIterator> res = FindOrAddHash(ctx.db, args[1], ctx.now_ms);
   if (!res) return SendOpError(ctx, res.status());
@@ -294,7 +293,7 @@ void CmdHRandField(CmdArgs args, ShardCmdContext& ctx) {
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void CmdHScan(CmdArgs args, ShardCmdContext& ctx) {
   const std::optional<uint64_t> parsed_cursor = ParseUint64(args[2]);
-  if (!parsed_cursor) return ctx.rb.SendError("ERR invalid cursor");
+  if (!parsed_cursor) return ctx.SendStatus(OpStatus::kInvalidCursor);
   const uint64_t cursor = *parsed_cursor;
   ArgParser parser(args, 3);
   std::string_view pattern;

@@ -5,11 +5,10 @@
 //  - LMPOP (a coordinator): it visits its keys in argument order, one hop per run of consecutive
 //    keys on the same shard, and pops from the first non-empty list, under intent locks on all
 //    its keys (server/tx/transaction.h): atomic, as one command.
-//  - RPOPLPUSH / LMOVE with the two keys on different shards: pop on the source's shard, then
-//    push on the destination's shard, under intent locks on both keys, so no other command sees
-//    the element in neither list. If the destination turns out not to be a list, the element
-//    is pushed back to the end of the source it came from (recreating the source list if it
-//    became empty).
+//  - RPOPLPUSH / LMOVE with the two keys on different shards: under intent locks on both keys,
+//    read the element on the source's shard, push it on the destination's shard, then pop it
+//    on the source's shard; no other command sees the element in both lists or in neither. A
+//    destination that is not a list fails the push, and nothing has changed.
 // Empty lists are deleted, as Redis never keeps them.
 #include <vector>
 
@@ -52,14 +51,13 @@ void CmdPush(CmdArgs args, ShardCmdContext& ctx) {
 template <ListEnd kEnd>
 void CmdPop(CmdArgs args, ShardCmdContext& ctx) {
   if (args.size() > 3) {
-    return ctx.rb.SendError(StrCat("ERR wrong number of arguments for '", ctx.spec.name,
-                                   "' command"));
+    return ctx.rb.SendError(WrongArgsText(ctx.spec.name));
   }
   bool with_count = args.size() == 3;
   int64_t count = 1;
   if (with_count) {
     std::optional<int64_t> c = ParseInt64(args[2]);
-    if (!c || *c < 0) return ctx.rb.SendError("ERR value is out of range, must be positive");
+    if (!c || *c < 0) return SendError(ctx, OpStatus::kNotPositive);
     count = *c;
   }
   OpResult<PrimeIterator> res = FindMutableList(ctx.db, args[1], ctx.now_ms);
@@ -311,46 +309,27 @@ void CmdLMove(CmdArgs args, ShardCmdContext& ctx) {
 }
 
 // The cross-shard form of LMOVE/RPOPLPUSH (see the file comment). Its keyspace events come in
-// Redis's order: the destination's push, then the source's pop (and `del`), raised by a last
-// hop on the source's shard when anyone listens.
+// Redis's order: the destination's push, then the source's pop (and `del`).
 awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from, ListEnd to) {
   ShardSet& ss = ctx.shard_set();
   const Config& config = ctx.config();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view src = args[1], dst = args[2];
-  struct Popped {
-    OpStatus status = OpStatus::kOk;
-    std::optional<std::string> value;  // nullopt: the source is missing
-    bool emptied = false;              // the pop deleted the source
-    bool notify = false;               // its events are to be raised after the push
-  };
-  // Hop 1: pop from the source (a wrong-typed destination is found in hop 2 and undone in 3).
-  Popped popped = co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
-    Popped out;
-    DbSlice& slice = shard.db(db);
-    OpResult<PrimeIterator> it = FindMutableList(slice, src, now);
-    if (!it) {
-      if (it.status() != OpStatus::kKeyNotFound) out.status = it.status();
-      return out;
-    }
-    ListValue* list = GetList((*it)->second);
-    out.value = list->Pop(from, ListOptions(config));
-    out.notify = shard.changes().notifies(kNotifyList) || shard.changes().notifies(kNotifyGeneric);
-    if (list->empty()) {
-      slice.Erase(*it, RemoveReason::kDeleted);
-      out.emptied = true;
-    } else {
-      (*it)->second.set_object_encoding(list->encoding());
-    }
-    return out;
-  });
-  if (popped.status != OpStatus::kOk) co_return ctx.SendStatus(popped.status);
-  if (!popped.value) {
-    co_return ctx.rb.SendNull();
-  }
-  const std::string& value = *popped.value;
-  // Hop 2: push to the destination.
+  // Hop 1: the element the pop will take (nullopt: no source). Redis looks the source up as a
+  // write: no keyspace hit or miss.
+  OpResult<std::optional<std::string>> peeked = co_await ss.Await(
+      ss.ShardOf(src), [&](Shard& shard) -> OpResult<std::optional<std::string>> {
+        PrimeIterator it = shard.db(db).FindReadOnlyQuiet(src, now);
+        if (it.is_done()) return std::optional<std::string>();
+        if (it->second.type() != ObjType::kList) return OpStatus::kWrongType;
+        return GetList(it->second)->Index(from == ListEnd::kHead ? 0 : -1);
+      });
+  if (!peeked) co_return ctx.SendStatus(peeked.status());
+  if (!*peeked) co_return ctx.rb.SendNull();
+  const std::string& value = **peeked;
+  // Hop 2: push to the destination (a wrong type or a full table fails here, before anything
+  // changed).
   OpStatus pushed = co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
     DbSlice& slice = shard.db(db);
     OpResult<PrimeIterator> it = FindOrAddList(slice, dst, now);
@@ -360,25 +339,15 @@ awaitable<void> MoveAcrossShards(CmdArgs args, ConnCmdContext& ctx, ListEnd from
     slice.Notify(kNotifyList, PushEvent(to), dst);
     return OpStatus::kOk;
   });
-  if (pushed == OpStatus::kOk) {
-    if (popped.notify) {
-      co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
-        DbSlice& slice = shard.db(db);
-        slice.Notify(kNotifyList, PopEvent(from), src);
-        if (popped.emptied) slice.Notify(kNotifyGeneric, "del", src);
-      });
-    }
-    co_return ctx.rb.SendBulk(value);
-  }
-  // Hop 3: give the element back to the source end it came from (no event: as far as
-  // observers of the keyspace go, nothing moved).
+  if (pushed != OpStatus::kOk) co_return ctx.SendStatus(pushed);
+  // Hop 3: pop the element read in hop 1 (the locks kept the source as it was; only the active
+  // expiry cycle may have deleted it since, and then there is nothing left to pop).
   co_await ss.Await(ss.ShardOf(src), [&](Shard& shard) {
-    OpResult<PrimeIterator> it = FindOrAddList(shard.db(db), src, now);
-    if (!it) return;  // the source was replaced by a non-list meanwhile
-    GetList((*it)->second)->Push(value, from, ListOptions(config));
-    FinishListWrite(shard.db(db), *it, src);
+    DbSlice& slice = shard.db(db);
+    OpResult<PrimeIterator> it = FindMutableList(slice, src, now);
+    if (it) OpListPop(slice, *it, src, from, 1, ListOptions(config));
   });
-  ctx.SendStatus(pushed);
+  ctx.rb.SendBulk(value);
 }
 
 awaitable<void> CmdRPopLPushMulti(CmdArgs args, ConnCmdContext& ctx) {
@@ -402,7 +371,7 @@ struct LMPopArgs {
 bool ParseLMPop(CmdArgs args, ConnCmdContext& ctx, LMPopArgs* out) {
   std::optional<int64_t> numkeys = ParseInt64(args[1]);
   if (!numkeys || *numkeys <= 0) {
-    ctx.rb.SendError("ERR numkeys should be greater than 0");
+    ctx.SendStatus(OpStatus::kNumkeysNotPositive);
     return false;
   }
   if (static_cast<uint64_t>(*numkeys) > args.size() - 3) {

@@ -217,7 +217,8 @@ awaitable<void> CmdSMoveMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (!removed) co_return ctx.SendStatus(removed.status());
   if (*removed == 1) {
     co_await ss.Await(ss.ShardOf(dst), [&](Shard& shard) {
-      (void)OpSAddOne(shard.db(db), dst, member, limits, now);
+      // A failed insert (the table could not grow) left the destination as it was.
+      if (!OpSAddOne(shard.db(db), dst, member, limits, now)) shard.changes().MarkUnmodified();
     });
   }
   ctx.rb.SendLong(*removed);

@@ -129,6 +129,13 @@ OpResult<StoreResult> StoreSet(DbSlice& db, std::string_view key,
 
 OpResult<bool> OpSAddOne(DbSlice& db, std::string_view key, std::string_view member,
                          const SetLimits& limits, int64_t now_ms) {
+  // A set that holds the member already stays as it is: no mutable lookup, so its watchers are
+  // not told of a change.
+  PrimeIterator present = db.FindReadOnlyQuiet(key, now_ms);
+  if (!present.is_done() && present->second.type() == ObjType::kSet &&
+      AsSet(present->second).Contains(member)) {
+    return false;
+  }
   OpResult<DbSlice::AddResult> added = db.FindOrAddOfType(key, ObjType::kSet, now_ms);
   if (!added) return added.status();
   bool is_new = true;

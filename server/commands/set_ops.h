@@ -69,7 +69,7 @@ OpResult<StoreResult> StoreSet(DbSlice& db, std::string_view key,
                                const std::vector<std::string>& members, const SetLimits& limits,
                                std::string_view event, int64_t now_ms);
 // Adds one member to the set at `key`, creating it, and raises `sadd` if it was new. Returns
-// whether it was new.
+// whether it was new; a set that held it already is left untouched (no change is told).
 OpResult<bool> OpSAddOne(DbSlice& db, std::string_view key, std::string_view member,
                          const SetLimits& limits, int64_t now_ms);
 // SMOVE with both keys in `db`: 1 if moved (or present with src == dst), 0 otherwise. Raises

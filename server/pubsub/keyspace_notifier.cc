@@ -5,22 +5,13 @@
 namespace dashkv {
 
 void KeyspaceNotifier::Attach(ChangeListeners* changes) {
-  changes->SetInterest(changes->Add(this), kWantEvents | kWantRemovals);
+  changes->SetInterest(changes->Add(this), kWantEvents);
 }
 
 void KeyspaceNotifier::OnEvent(unsigned db, NotifyClass cls, std::string_view event,
                                std::string_view key) {
   uint32_t flags = flags_->load(std::memory_order_relaxed);
   if (flags & cls) Publish(flags, db, event, key);
-}
-
-void KeyspaceNotifier::AfterRemove(unsigned db, std::string_view key, RemoveReason reason) {
-  uint32_t flags = flags_->load(std::memory_order_relaxed);
-  if (reason == RemoveReason::kExpired && (flags & kNotifyExpired)) {
-    Publish(flags, db, "expired", key);
-  } else if (reason == RemoveReason::kEvicted && (flags & kNotifyEvicted)) {
-    Publish(flags, db, "evicted", key);
-  }
 }
 
 void KeyspaceNotifier::Publish(uint32_t flags, unsigned db, std::string_view event,

@@ -1,6 +1,6 @@
 // KeyspaceNotifier: Redis keyspace notifications (notify-keyspace-events), a change listener of
-// one shard (server/storage/key_change.h). The events a command raises (DbSlice::Notify), and
-// `expired` / `evicted` for keys the shard removed for those reasons, are published on
+// one shard (server/storage/key_change.h). The events a command or DbSlice raises (`new`,
+// `keymiss`, and `expired` / `evicted` for keys removed for those reasons) are published on
 // `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>` (message: the
 // key) to subscribers on every thread, in the order the shard made the changes (PubSub keeps
 // one publisher's messages in order).
@@ -26,12 +26,11 @@ class KeyspaceNotifier : public ChangeListener {
                    const std::atomic<uint32_t>* flags)
       : pubsub_(pubsub), pool_(pool), engine_(engine), flags_(flags) {}
 
-  // Registers the notifier with the shard's listeners (events and removals).
+  // Registers the notifier with the shard's listeners (events).
   void Attach(ChangeListeners* changes);
 
   void OnEvent(unsigned db, NotifyClass cls, std::string_view event,
                std::string_view key) override;
-  void AfterRemove(unsigned db, std::string_view key, RemoveReason reason) override;
 
  private:
   void Publish(uint32_t flags, unsigned db, std::string_view event, std::string_view key);

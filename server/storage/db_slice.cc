@@ -126,9 +126,20 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
 
 void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
   const bool tell = changes_->wants(kWantRemovals);
+  // `expired` and `evicted` are events of their own class (x, e), raised here for every path.
+  NotifyClass event_class = kNotifyExpired;
+  std::string_view event;
+  if (reason == RemoveReason::kExpired) {
+    ++stats_->expired_keys;
+    if (changes_->notifies(kNotifyExpired)) [[unlikely]] event = "expired";
+  } else if (reason == RemoveReason::kEvicted) {
+    ++stats_->evicted_keys;
+    event_class = kNotifyEvicted;
+    if (changes_->notifies(kNotifyEvicted)) [[unlikely]] event = "evicted";
+  }
   if (changes_->wants(kWantBefore)) [[unlikely]] changes_->Before(db_index_, it, 0);
 #ifdef NDEBUG
-  const bool keep_key = tell;
+  const bool keep_key = tell || !event.empty();
 #else
   const bool keep_key = true;
 #endif
@@ -143,6 +154,7 @@ void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
   if (it->first.HasExpire()) --expires_;
   table_.Erase(it);
   if (tell) changes_->Removed(db_index_, removed_key_, reason);
+  if (!event.empty()) [[unlikely]] changes_->Event(db_index_, event_class, event, removed_key_);
 }
 
 bool DbSlice::EraseKey(std::string_view key, int64_t now_ms, RemoveReason reason) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/op_status.h"
@@ -70,7 +71,8 @@ class DbSlice {
   // queued). A new entry holds an empty string: the caller stores the new object in it.
   OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms);
 
-  // Erases the entry and tells the listeners why. Invalidates iterators.
+  // Erases the entry and tells the listeners why; an expired or evicted key is counted
+  // (ShardStats) and raises the `expired` or `evicted` event. Invalidates iterators.
   void Erase(PrimeIterator it, RemoveReason reason = RemoveReason::kDeleted);
   // Erases `key` if it is live; returns whether it did.
   bool EraseKey(std::string_view key, int64_t now_ms,
@@ -105,6 +107,14 @@ class DbSlice {
     return table_.Traverse(cursor, [&](PrimeIterator it) {
       if (!IsExpired(it, now_ms)) fn(it);
     });
+  }
+
+  // Visits every entry of the next buckets from `cursor`, expired ones too, for SCAN (which
+  // deletes the expired keys it would return, as Redis's does): `fn(it)` may erase the entry it
+  // is given, and changes nothing else. Returns the next cursor, 0 at the end.
+  template <typename Fn>
+  uint64_t ScanWithExpired(uint64_t cursor, Fn&& fn) {
+    return table_.Traverse(cursor, std::forward<Fn>(fn));
   }
 
   // Deletes expired keys in up to `max_buckets` buckets; returns the number deleted.

@@ -11,7 +11,8 @@
 //   BeforeFlush   every key of database `db` is about to go (FLUSHDB, FLUSHALL).
 //   BeforeSwap,   two databases are about to trade / have traded their contents (SWAPDB).
 //   AfterSwap
-//   OnEvent       a keyspace event a command (or DbSlice) raised: class, name and key.
+//   OnEvent       a keyspace event a command (or DbSlice: `new`, `keymiss`, `expired`,
+//                 `evicted`) raised: class, name and key.
 // A listener says which of these it wants now (SetInterest); a kind nobody wants costs the
 // write path one branch.
 // Thread: owned by shard thread.

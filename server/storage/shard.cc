@@ -12,7 +12,6 @@ constexpr unsigned kExpireBucketsPerCycle = 512;
 
 Shard::Shard(unsigned index, unsigned num_dbs, std::shared_ptr<ChunkReserve> chunk_reserve)
     : index_(index), chunk_reserve_(std::move(chunk_reserve)), dbs_(num_dbs) {
-  changes_.SetInterest(changes_.Add(&stats_), kWantRemovals);
   watches_.Attach(&changes_);
   blocking_.Attach(&changes_);
 }
@@ -36,6 +35,7 @@ void Shard::SwapDbs(unsigned db1, unsigned db2) {
 }
 
 size_t Shard::ActiveExpireCycle(int64_t now_ms) {
+  if (!active_expire_) return 0;
   size_t deleted = 0;
   for (auto& db : dbs_) {
     if (db && db->expires() > 0) deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle);

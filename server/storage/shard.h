@@ -15,19 +15,15 @@
 
 namespace dashkv {
 
-// Counters of one shard; INFO sums them over all shards (read on the shard's thread). Counts
-// removals as a change listener (server/storage/key_change.h).
-struct ShardStats : public ChangeListener {
+// Counters of one shard; INFO sums them over all shards (read on the shard's thread). DbSlice
+// counts the keyspace hits and misses of its lookups and the keys it removes as expired or
+// evicted.
+struct ShardStats {
   uint64_t expired_keys = 0;
   uint64_t evicted_keys = 0;
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t commands = 0;  // commands run on this shard
-
-  void AfterRemove(unsigned, std::string_view, RemoveReason reason) override {
-    expired_keys += reason == RemoveReason::kExpired;
-    evicted_keys += reason == RemoveReason::kEvicted;
-  }
 };
 
 class Shard {
@@ -44,7 +40,7 @@ class Shard {
   // Returns database `db`, creating it on first use. REQUIRES: db < num_dbs().
   DbSlice& db(unsigned db);
   // The listeners every change of this shard's keys is told to (server/storage/key_change.h):
-  // in order, the stats, WATCH, the blocked clients, then those the server adds at start-up.
+  // in order, WATCH, the blocked clients, then those the server adds at start-up.
   ChangeListeners& changes() { return changes_; }
   // Ends a command or a shard task: runs the AfterWrite listeners of the writes it made (and,
   // in debug builds, checks that it changed no entry it found by a read-only lookup). Cheap
@@ -82,8 +78,11 @@ class Shard {
   BlockingRegistry& blocking() { return blocking_; }
 
   // Deletes expired keys with bounded work (a slice of buckets per database). Returns the
-  // number of keys deleted. Called by the shard's periodic timer.
+  // number of keys deleted; none while the cycle is off. Called by the shard's periodic timer.
   size_t ActiveExpireCycle(int64_t now_ms);
+  // Turns the active expiry cycle on or off (DEBUG SET-ACTIVE-EXPIRE, sent to every shard):
+  // while off, expired keys go only when accessed or collected from a full segment.
+  void set_active_expire(bool on) { active_expire_ = on; }
 
   // Returns the shard of the calling thread (nullptr off engine threads). The one thread-local
   // "current shard" pointer (STYLE.md).
@@ -102,6 +101,7 @@ class Shard {
   IntentLockTable locks_;
   WatchTable watches_{this};
   BlockingRegistry blocking_{this};
+  bool active_expire_ = true;
 };
 
 }  // namespace dashkv

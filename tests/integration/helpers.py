@@ -1,7 +1,10 @@
 """Small shared helpers for the integration tests."""
 
+import contextlib
 import os
 import time
+
+import redis
 
 from resp_client import Error
 
@@ -25,6 +28,49 @@ def wait_until(pred, timeout=5.0, interval=0.01, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def active_expiry_off(c):
+    """Turns the server's active expiry cycle off (DEBUG SET-ACTIVE-EXPIRE 0) for the block, so
+    that expired keys stay until accessed; `c` is a RawClient or redis-py client. The server
+    is shared by the session: the cycle is turned back on however the block ends."""
+    call = c.call if hasattr(c, "call") else c.execute_command
+    assert call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == "OK"
+    try:
+        yield
+    finally:
+        call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def dirties(server, r, watch, cmd, setup=(), watch_db=0, run=None):
+    """Returns whether a write aborts a transaction that WATCHes the keys `watch` (a list) in
+    database `watch_db`: runs the commands `setup` on redis-py client `r`, WATCHes on a fresh
+    connection, has `r` run `cmd` (an error reply counts as run) or, when given, calls `run()`
+    to make the write instead, then EXECs."""
+    for c in setup:
+        r.execute_command(*c)
+    w = redis.Redis(host=server.host, port=server.port, db=watch_db, decode_responses=True,
+                    socket_timeout=20)
+    try:
+        with w.pipeline() as p:
+            p.watch(*watch)
+            if run is not None:
+                run()
+            else:
+                try:
+                    r.execute_command(*cmd)
+                except redis.ResponseError:
+                    pass
+            p.multi()
+            p.ping()
+            try:
+                p.execute()
+                return False
+            except redis.WatchError:
+                return True
+    finally:
+        w.close()
 
 
 def assert_err(reply, text):

@@ -159,6 +159,12 @@ class TestSubcommandDispatch:
          "ERR unknown subcommand or wrong number of arguments for 'OBJECT'. Try DEBUG HELP."),
         (("DEBUG", "HELP", "x"),
          "ERR unknown subcommand or wrong number of arguments for 'HELP'. Try DEBUG HELP."),
+        # The subcommand is quoted up to 128 bytes.
+        (("object", "x" * 200), "ERR unknown subcommand '%s'. Try OBJECT HELP." % ("x" * 128)),
+        (("CLIENT", "x" * 200), "ERR unknown subcommand '%s'. Try CLIENT HELP." % ("x" * 128)),
+        (("debug", "x" * 200),
+         "ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP."
+         % ("x" * 128)),
     ])
     def test_errors(self, raw, args, text):
         assert_err(raw.call(*args), text)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from helpers import assert_err, wait_until
+from helpers import active_expiry_off, assert_err, wait_until
 
 INVALID = ("ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - "
            "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
@@ -217,3 +217,78 @@ class TestAcrossThreads:
         pipe.execute()
         assert [d for _, d in drain(p)] == ["set", "append", "del", "rpush", "del", "hset"]
         p.close()
+
+
+class TestExpiredKeysMetByKeyspaceReads:
+    """With the active cycle off, expired keys stay until something meets them. Redis 7.0's
+    SCAN deletes (`expired`) those of them it would return; KEYS and DBSIZE leave them."""
+
+    STALE = ["ev:stale:%d" % i for i in range(6)]  # over every shard
+
+    def stale_keys(self, r):
+        for k in self.STALE:
+            r.set(k, "v", px=1)
+        r.set("ev:live", "v")
+        r.rpush("ev:list", "a")
+        time.sleep(0.02)  # past the deadlines; the cycle is off, nothing reads the keys
+
+    def hits_misses(self, r):
+        stats = r.info("stats")
+        return stats["keyspace_hits"], stats["keyspace_misses"], stats["expired_keys"]
+
+    def scan_all(self, r, *args):
+        keys, cursor = [], 0
+        while True:
+            cursor, batch = r.scan(cursor, *args)
+            keys += batch
+            if cursor == 0:
+                return sorted(keys)
+
+    def expired_events(self, keys):
+        return sorted([keyspace(0, k, "expired") for k in keys] +
+                      [keyevent(0, "expired", k) for k in keys])
+
+    def test_scan_deletes_the_expired_keys_it_would_return(self, r, events):
+        with active_expiry_off(r):
+            self.stale_keys(r)
+            events("KEA")
+            p = subscribe(r)
+            assert sorted(r.keys("*")) == ["ev:list", "ev:live"]
+            assert r.dbsize() == len(self.STALE) + 2
+            assert drain(p) == []
+            # Keys the pattern leaves out stay, however expired.
+            assert self.scan_all(r, "ev:stale:1") == []
+            assert r.dbsize() == len(self.STALE) + 1
+            assert sorted(drain(p)) == self.expired_events(["ev:stale:1"])
+            before = self.hits_misses(r)
+            assert self.scan_all(r) == ["ev:list", "ev:live"]
+            assert r.dbsize() == 2
+            assert sorted(drain(p)) == self.expired_events(
+                [k for k in self.STALE if k != "ev:stale:1"])
+            after = self.hits_misses(r)
+            assert [b - a for a, b in zip(before, after)] == [0, 0, len(self.STALE) - 1]
+        p.close()
+
+    def test_scan_with_type_looks_each_matching_key_up(self, r, events):
+        # TYPE reads every key the pattern matched: a hit, or a miss (`keymiss`) for an expired
+        # key, which the lookup deletes (`expired` first).
+        with active_expiry_off(r):
+            self.stale_keys(r)
+            events("KEAm")
+            p = subscribe(r)
+            before = self.hits_misses(r)
+            assert self.scan_all(r, None, None, "list") == ["ev:list"]
+            after = self.hits_misses(r)
+            assert [b - a for a, b in zip(before, after)] == [2, len(self.STALE),
+                                                              len(self.STALE)]
+            got = drain(p)
+            assert sorted(got) == sorted(
+                self.expired_events(self.STALE) +
+                [keyspace(0, k, "keymiss") for k in self.STALE] +
+                [keyevent(0, "keymiss", k) for k in self.STALE])
+            for k in self.STALE:
+                mine = [m for m in got if m[0].endswith(":" + k) or m[1] == k]
+                assert [m[1] if m[0].startswith("__keyspace") else m[0].split(":")[1]
+                        for m in mine] == ["expired", "expired", "keymiss", "keymiss"], k
+        p.close()
+

@@ -8,7 +8,7 @@ import threading
 import pytest
 import redis
 
-from helpers import wait_until
+from helpers import dirties, wait_until
 
 SENTINEL = "kev-sentinel"
 
@@ -291,31 +291,6 @@ def test_blocked_command_served_later(server, r, ev, block_cmd, push_cmd, expect
     assert ev.collect(r) == expected
 
 
-def watch_dirtied(server, r, key, cmd, blocked=None):
-    """WATCHes `key` on a fresh connection, runs `cmd` on another (served to `blocked`, a
-    command blocked meanwhile, when given), then returns whether EXEC failed."""
-    w = _client(server)
-    try:
-        with w.pipeline() as p:
-            p.watch(key)
-            if blocked is None:
-                try:
-                    r.execute_command(*cmd)
-                except redis.ResponseError:
-                    pass
-            else:
-                serve_blocked(server, r, blocked, cmd)
-            p.multi()
-            p.ping()
-            try:
-                p.execute()
-                return False
-            except redis.WatchError:
-                return True
-    finally:
-        w.close()
-
-
 # (setup, watched key, command, dirtied)
 WATCH_CASES = [
     # writes that change their key dirty the watch
@@ -370,9 +345,7 @@ WATCH_CASES = [
 @pytest.mark.parametrize("setup,key,cmd,dirtied", WATCH_CASES,
                          ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_watch(server, r, setup, key, cmd, dirtied):
-    for c in setup:
-        r.execute_command(*c)
-    assert watch_dirtied(server, r, key, cmd) == dirtied
+    assert dirties(server, r, [key], cmd, setup) == dirtied
 
 
 @pytest.mark.parametrize("block_cmd,push_cmd,watched", [
@@ -384,7 +357,8 @@ def test_watch(server, r, setup, key, cmd, dirtied):
 ])
 def test_blocked_serve_dirties_watch(server, r, block_cmd, push_cmd, watched):
     # The watched destination is written only by the serve of the blocked command.
-    assert watch_dirtied(server, r, watched, push_cmd, blocked=block_cmd)
+    assert dirties(server, r, [watched], push_cmd,
+                   run=lambda: serve_blocked(server, r, block_cmd, push_cmd))
 
 
 def test_no_events_when_off(r, server):
@@ -400,3 +374,51 @@ def test_no_events_when_off(r, server):
         assert e.collect(r) == []
     finally:
         e.close()
+
+
+# Redis 7.0.15 looks up the sources of the STORE forms as reads: each counts a keyspace hit or
+# miss, and a missing one raises `keymiss`. The sources of SMOVE and LMOVE are looked up as
+# writes: no hit, no miss. Keys without a tag: with --threads 2 some commands span shards.
+# (command, keyspace hits, keyspace misses, keys that raise keymiss)
+SOURCE_LOOKUPS = [
+    (("SUNIONSTORE", "lk:d", "lk:s", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("SINTERSTORE", "lk:d", "lk:s", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("SINTERSTORE", "lk:d", "lk:miss", "lk:s"), 1, 1, ["lk:miss"]),
+    (("SDIFFSTORE", "lk:d", "lk:s", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("SINTERCARD", "2", "lk:s", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("SMOVE", "lk:s", "lk:d", "a"), 0, 0, []),
+    (("SMOVE", "lk:miss", "lk:d", "a"), 0, 0, []),
+    (("ZUNIONSTORE", "lk:d", "2", "lk:z", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("ZINTERSTORE", "lk:d", "2", "lk:z", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("ZDIFFSTORE", "lk:d", "2", "lk:z", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("ZINTERCARD", "2", "lk:z", "lk:miss"), 1, 1, ["lk:miss"]),
+    (("ZRANGESTORE", "lk:d", "lk:z", "0", "-1"), 1, 0, []),
+    (("ZRANGESTORE", "lk:d", "lk:miss", "0", "-1"), 0, 1, ["lk:miss"]),
+    (("LMOVE", "lk:l", "lk:d", "LEFT", "LEFT"), 0, 0, []),
+    (("LMOVE", "lk:miss", "lk:d", "LEFT", "LEFT"), 0, 0, []),
+    (("RPOPLPUSH", "lk:miss", "lk:d"), 0, 0, []),
+]
+
+
+@pytest.mark.parametrize("cmd,hits,misses,keymiss", SOURCE_LOOKUPS,
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_source_lookups(server, r, cmd, hits, misses, keymiss):
+    r.sadd("lk:s", "a", "b")
+    r.zadd("lk:z", {"a": 1})
+    r.rpush("lk:l", "a")
+
+    def stats():
+        info = r.info("stats")
+        return info["keyspace_hits"], info["keyspace_misses"]
+
+    r.config_set("notify-keyspace-events", "KEm")
+    e = Events(server)
+    try:
+        before = stats()
+        r.execute_command(*cmd)
+        after = stats()
+        assert (after[0] - before[0], after[1] - before[1]) == (hits, misses)
+        assert e.collect(r) == [("keymiss", k) for k in keymiss]
+    finally:
+        e.close()
+        r.config_set("notify-keyspace-events", "")

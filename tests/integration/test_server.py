@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from helpers import ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, arity, assert_err, wait_until
+from helpers import (ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, active_expiry_off, arity, assert_err,
+                     wait_until)
 from resp_client import Map, Simple, Verbatim
 
 
@@ -511,6 +512,29 @@ class TestTimeDebugMemory:
                    "ERR unknown subcommand or wrong number of arguments for 'FOO'. "
                    "Try DEBUG HELP.")
         assert_err(raw.call("DEBUG"), arity("debug"))
+
+    def test_debug_set_active_expire(self, raw):
+        keys = ["ae%d" % i for i in range(16)]  # spread over every shard
+        with active_expiry_off(raw):
+            for k in keys:
+                raw.call("SET", k, "v", "PX", "1")
+            raw.call("SET", "kept", "v")
+            # Several cycles' worth of time (hz 10): none of them deletes a key.
+            time.sleep(0.5)
+            assert raw.call("DBSIZE") == len(keys) + 1
+            # An access still deletes the expired key it meets.
+            assert raw.call("GET", keys[0]) is None
+            assert raw.call("DBSIZE") == len(keys)
+        # Back on: the cycle deletes the rest.
+        wait_until(lambda: raw.call("DBSIZE") == 1, what="the active cycle to expire the keys")
+        # Redis reads the argument with atoi: any text is 0 (off), any other number is on.
+        for arg in ("abc", "2", "-1", "1"):
+            reply = raw.call("DEBUG", "SET-ACTIVE-EXPIRE", arg)
+            assert reply == "OK" and isinstance(reply, Simple), arg
+        for args in (("DEBUG", "SET-ACTIVE-EXPIRE"), ("DEBUG", "set-active-expire", "1", "2")):
+            assert_err(raw.call(*args),
+                       "ERR unknown subcommand or wrong number of arguments for '%s'. "
+                       "Try DEBUG HELP." % args[1])
 
     def test_memory_usage(self, raw):
         raw.call("SET", "small", "v")

@@ -41,8 +41,6 @@ class DbSliceTest : public ::testing::Test {
     return keys;
   }
 
-  DbSliceTest() { changes_.SetInterest(changes_.Add(&stats_), kWantRemovals); }
-
   ChangeListeners changes_;
   ShardStats stats_;
   DbSlice db_{0, &stats_, &changes_};

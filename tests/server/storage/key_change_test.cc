@@ -63,7 +63,6 @@ constexpr uint32_t kEverything = kWantBefore | kWantWrites | kWantRemovals | kWa
 class KeyChangeTest : public ::testing::Test {
  protected:
   KeyChangeTest() {
-    changes_.SetInterest(changes_.Add(&stats_), kWantRemovals);
     slot_ = changes_.Add(&rec_);
     changes_.SetInterest(slot_, kEverything);
     changes_.set_notify_classes(&classes_);
@@ -230,7 +229,8 @@ TEST_F(KeyChangeTest, AListenerHearsOnlyWhatItAskedFor) {
   db_.EraseKey("b", kNow);
   EXPECT_THAT(rec_.Take(), IsEmpty());
   EXPECT_FALSE(changes_.wants(kWantWrites));
-  EXPECT_TRUE(changes_.wants(kWantRemovals));  // the stats
+  // Nobody listens to removals (the counters are DbSlice's own): an erase keeps no key copy.
+  EXPECT_FALSE(changes_.wants(kWantRemovals));
 }
 
 TEST_F(KeyChangeTest, EventsAreRaisedOnlyForPublishedClasses) {
@@ -247,6 +247,28 @@ TEST_F(KeyChangeTest, EventsAreRaisedOnlyForPublishedClasses) {
               ElementsAre(StrCat("event 3 ", static_cast<int>(kNotifyString), " set a"),
                           "before 3 (insert)", StrCat("event 3 ", static_cast<int>(kNotifyNew), " new n"),
                           StrCat("event 3 ", static_cast<int>(kNotifyKeyMiss), " keymiss missing")));
+}
+
+TEST_F(KeyChangeTest, ExpiredAndEvictedKeysAreCountedAndRaiseTheirEvents) {
+  // Nobody listens to removals: the counters and the events come from the erase itself.
+  changes_.SetInterest(slot_, kWantEvents);
+  Add("e1", kNow + 10);
+  Add("e2", kNow + 10);
+  Add("ev1");
+  Add("ev2");
+  Add("del");
+  db_.Erase(db_.FindMutable("ev1", kNow), RemoveReason::kEvicted);
+  EXPECT_TRUE(db_.FindReadOnly("e1", kNow + 10).is_done());
+  EXPECT_THAT(rec_.Take(), IsEmpty());  // classes x and e not published
+  classes_ = kNotifyKeyevent | kNotifyExpired | kNotifyEvicted;
+  db_.Erase(db_.FindMutable("ev2", kNow), RemoveReason::kEvicted);
+  EXPECT_EQ(db_.ActiveExpire(kNow + 10, 1000), 1u);
+  EXPECT_TRUE(db_.EraseKey("del", kNow));  // a deletion raises no event of its own here
+  EXPECT_THAT(rec_.Take(),
+              ElementsAre(StrCat("event 3 ", static_cast<int>(kNotifyEvicted), " evicted ev2"),
+                          StrCat("event 3 ", static_cast<int>(kNotifyExpired), " expired e2")));
+  EXPECT_EQ(stats_.expired_keys, 2u);
+  EXPECT_EQ(stats_.evicted_keys, 2u);
 }
 
 TEST(ShardChangeTest, SwapDbsIsToldBeforeAndAfterAndRenumbersTheSlices) {
