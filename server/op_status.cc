@@ -116,6 +116,8 @@ std::string_view StatusText(OpStatus status) {
       return "UNBLOCKED client unblocked via CLIENT UNBLOCK";
     case OpStatus::kUnblockReason:
       return "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+    case OpStatus::kNoAuth:
+      return "NOAUTH Authentication required.";
     case OpStatus::kWrongPass:
       return "WRONGPASS invalid username-password pair or user is disabled.";
     case OpStatus::kBadClientName:

@@ -72,6 +72,7 @@ enum class OpStatus : uint8_t {
   kUnblocked,           // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
   kUnblockReason,       // "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
   // Connections (AUTH, HELLO, CLIENT).
+  kNoAuth,              // "NOAUTH Authentication required."
   kWrongPass,           // "WRONGPASS invalid username-password pair or user is disabled."
   kBadClientName,       // "Client names cannot contain spaces, newlines or special characters."
   // Bit argument checks of core/bitops.h (StringOpError).

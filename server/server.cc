@@ -137,7 +137,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       if (spec == nullptr) {
         spec = registry_.Lookup(args);  // a known container's command, for its counters
       } else if (need_auth && !spec->HasFlag(kCmdNoAuth)) {
-        out.SendError("NOAUTH Authentication required.");
+        SendStatus(out, OpStatus::kNoAuth);
       } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
       } else {

@@ -176,7 +176,7 @@ awaitable<void> DebugSleep(CmdArgs args, ConnCmdContext& ctx) {
 // 0, or text that does not start with a number, turns it off.
 awaitable<void> DebugSetActiveExpire(CmdArgs args, ConnCmdContext& ctx) {
   const bool on = std::atoi(std::string(args[2]).c_str()) != 0;
-  co_await ctx.server.shard_set().AwaitAll([on](Shard& shard) { shard.set_active_expire(on); });
+  co_await ctx.shard_set().AwaitAll([on](Shard& shard) { shard.set_active_expire(on); });
   ctx.rb.SendOk();
 }
 
