@@ -68,7 +68,8 @@ class ConnState : public io::ConnectionState {
   // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
 
-  // Scratch space of the pipeline runner (server/pipeline_runner.h), kept to avoid allocations per batch.
+  // Scratch space of the pipeline runner (server/pipeline_runner.h), kept to avoid allocations
+  // per batch.
   std::vector<PendingCmd> pending;
   std::vector<io::ReplyBuilder> shard_replies;  // one per shard (multi-shard groups)
   std::vector<uint32_t> reply_ends;             // end offset of each command's reply

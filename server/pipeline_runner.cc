@@ -103,18 +103,10 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
                                                       ConnCmdContext& ctx) {
   const uint64_t errors = ctx.rb.error_count();
   const uint64_t start = CycleClock::Now();
-  co_await RunCoordinator(spec, args, ctx);
-  stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
-                    ctx.rb.error_count() - errors, ctx.rb);
-}
-
-asio::awaitable<void> PipelineRunner::RunCoordinator(const CommandSpec& spec, CmdArgs args,
-                                                     ConnCmdContext& ctx) {
   const size_t reply_start = ctx.rb.size();
-  const bool write = spec.HasFlag(kCmdWrite);
-  bool needs_locks = shard_set_.size() > 1 && ctx.locks == nullptr &&
-                     !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
-                     (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
+  const bool needs_locks = shard_set_.size() > 1 && ctx.locks == nullptr &&
+                           !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
+                           (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
   if (!needs_locks) {
     try {
       co_await spec.coord_handler(args, ctx);
@@ -122,31 +114,34 @@ asio::awaitable<void> PipelineRunner::RunCoordinator(const CommandSpec& spec, Cm
       if (!IsAllocationFailure(e)) throw;
       SendAllocationFailure(ctx.rb, reply_start, spec, e);
     }
-    co_return;
+  } else {
+    KeyLocks locks(shard_set_);
+    AddCommandLocks(locks, spec, args, ctx.state.db);
+    // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop
+    // (transaction.h).
+    locks.set_one_hop(spec.one_hop);
+    bool ok = true;
+    try {
+      if (!spec.one_hop || spec.HasFlag(kCmdWrite)) co_await locks.Acquire();
+      ctx.locks = &locks;
+      co_await spec.coord_handler(args, ctx);
+    } catch (const std::exception& e) {
+      if (!IsAllocationFailure(e)) throw;
+      ok = false;
+      SendAllocationFailure(ctx.rb, reply_start, spec, e);
+    }
+    ctx.locks = nullptr;
+    if (!ok) {
+      // Failed midway: its locks may be held, partly granted, or partly released by its hop:
+      // all are given back. (Whatever it changed was told to the change listeners on its
+      // shards.)
+      locks.Abandon();
+    } else if (locks.held()) {
+      locks.Release();
+    }
   }
-  KeyLocks locks(shard_set_);
-  AddCommandLocks(locks, spec, args, ctx.state.db);
-  // A one-hop read takes its locks in its hop; a one-hop write releases them in its hop
-  // (transaction.h).
-  locks.set_one_hop(spec.one_hop);
-  bool ok = true;
-  try {
-    if (!spec.one_hop || write) co_await locks.Acquire();
-    ctx.locks = &locks;
-    co_await spec.coord_handler(args, ctx);
-  } catch (const std::exception& e) {
-    if (!IsAllocationFailure(e)) throw;
-    ok = false;
-    SendAllocationFailure(ctx.rb, reply_start, spec, e);
-  }
-  ctx.locks = nullptr;
-  if (!ok) {
-    // Failed midway: its locks may be held, partly granted, or partly released by its hop: all
-    // are given back. (Whatever it changed was told to the change listeners on its shards.)
-    locks.Abandon();
-    co_return;
-  }
-  if (locks.held()) locks.Release();
+  stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
+                    ctx.rb.error_count() - errors, ctx.rb);
 }
 
 size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds,
@@ -184,10 +179,10 @@ asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db
       });
 }
 
-asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state,
-                                                    std::span<const PendingCmd> cmds,
-                                                    io::ReplyBuilder& out, int64_t now_ms,
-                                                    bool check_locks, KeyLocks* release) {
+asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyBuilder& out,
+                                                    int64_t now_ms, bool check_locks,
+                                                    KeyLocks* release) {
+  const std::span<const PendingCmd> cmds = state.pending;
   DCHECK(release == nullptr || !check_locks);
   const unsigned db = state.db;
   const unsigned my_engine = state.conn->engine().index();

@@ -16,7 +16,7 @@
 //   - a shard command, on its shard (RunShardHandler: every path runs it, inline, in a hop, in
 //     a pipeline group, in EXEC, after waiting for a lock), so its reply slot is filled there;
 //   - a connection command and a batch run, on the connection's thread;
-//   - a coordinator command around its whole coroutine (RunCoordinator): an exception thrown in
+//   - a coordinator command around its whole coroutine (RunCoordCommand): an exception thrown in
 //     one of its hops is caught on the shard and rethrown in the coordinator (EnginePool::Await,
 //     AwaitMany, which let every branch finish first), whose locks are then given back whether
 //     held, partly granted or partly released (KeyLocks::Abandon).
@@ -51,43 +51,41 @@ class PipelineRunner {
  public:
   explicit PipelineRunner(const ServerServices& services);
 
-  // How Run treats its groups of shard commands.
-  struct GroupOptions {
-    // A command whose key a transaction holds waits for it (server/tx/transaction.h). Without,
-    // the caller holds the locks of every key of the commands (EXEC).
-    bool check_locks = true;
-    // When set (EXEC), the group that ends the sequence releases these locks on its shards in
-    // its own messages, right after running its commands.
-    KeyLocks* release_at_end = nullptr;
-  };
+  // A sequence runs as a loop over its items (Dispatch and Exec each have one, with their own
+  // rules for what joins a group and what else an item may be):
+  //   for (size_t i = 0; i < n;) {
+  //     if (size_t j = GatherShardCmds(state, i, n, as_shard_cmd); j > i) {
+  //       co_await RunShardGroup(state, out, now_ms, ...);
+  //       i = j;
+  //     } else {
+  //       ... run item i on the connection's thread (RunConnCommand, RunCoordCommand) ...
+  //     }
+  //   }
+  // The loop stays in the caller's coroutine: a coroutine level more per batch costs ~10% of
+  // the instructions of a pipeline-1 GET.
 
-  // Runs items [0, n) in order. `as_shard_cmd(j)` returns item j as a single-shard command
-  // (std::optional<PendingCmd>) or nullopt; each maximal run of those is grouped per shard.
-  // `run_other(i)` (a coroutine returning size_t) runs what starts at item i otherwise and
-  // returns the index to go on from. `now_ms` is the clock the shard commands see; run_other
-  // may refresh it.
-  template <typename AsShardCmd, typename RunOther>
-  boost::asio::awaitable<void> Run(ConnState& state, size_t n, AsShardCmd as_shard_cmd,
-                                   RunOther run_other, io::ReplyBuilder& out, int64_t& now_ms,
-                                   GroupOptions options) {
-    size_t i = 0;
-    while (i < n) {
-      state.pending.clear();
-      size_t j = i;
-      for (; j < n; ++j) {
-        std::optional<PendingCmd> cmd = as_shard_cmd(j);
-        if (!cmd) break;
-        state.pending.push_back(*cmd);
-      }
-      if (j > i) {
-        KeyLocks* release = j == n ? options.release_at_end : nullptr;
-        co_await RunShardGroup(state, state.pending, out, now_ms, options.check_locks, release);
-        i = j;
-        continue;
-      }
-      i = co_await run_other(i);
+  // Puts into state.pending the single-shard commands of the maximal run of items from `i`
+  // on (below `n`) that `as_shard_cmd(j)` (returning std::optional<PendingCmd>) accepts;
+  // returns the index after the run.
+  template <typename AsShardCmd>
+  static size_t GatherShardCmds(ConnState& state, size_t i, size_t n, AsShardCmd&& as_shard_cmd) {
+    state.pending.clear();
+    for (; i < n; ++i) {
+      std::optional<PendingCmd> cmd = as_shard_cmd(i);
+      if (!cmd) break;
+      state.pending.push_back(*cmd);
     }
+    return i;
   }
+
+  // Runs state.pending grouped per owning shard (one message per shard, the shards in
+  // parallel); replies in request order. With `check_locks`, a command whose key a
+  // transaction holds waits for it (server/tx/transaction.h); without, the caller holds the
+  // locks of every key of the commands (EXEC). With `release` (EXEC's last group), each shard
+  // releases its locks of `release` right after running its commands, in the same message.
+  boost::asio::awaitable<void> RunShardGroup(ConnState& state, io::ReplyBuilder& out,
+                                             int64_t now_ms, bool check_locks = true,
+                                             KeyLocks* release = nullptr);
 
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
@@ -106,10 +104,6 @@ class PipelineRunner {
                        int64_t now_ms);
 
  private:
-  // Runs shard commands grouped per owning shard; replies in request order.
-  boost::asio::awaitable<void> RunShardGroup(ConnState& state, std::span<const PendingCmd> cmds,
-                                             io::ReplyBuilder& out, int64_t now_ms,
-                                             bool check_locks, KeyLocks* release);
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
   // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
   // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
@@ -128,8 +122,6 @@ class PipelineRunner {
   // Runs the shard handler of `cmd`; returns false when it failed for lack of memory (then its
   // reply, from `reply_start` on in ctx.rb, was replaced by the error; see Design above).
   bool RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start);
-  boost::asio::awaitable<void> RunCoordinator(const CommandSpec& spec, CmdArgs args,
-                                              ConnCmdContext& ctx);
 
   const ServerServices& services_;
   ShardSet& shard_set_;

@@ -130,7 +130,13 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     state.last_cmd = spec;
     return PendingCmd{spec, batch[j], *sid};
   };
-  auto run_other = [&](size_t i) -> asio::awaitable<size_t> {
+  size_t i = 0;
+  while (i < batch.size()) {
+    if (size_t j = PipelineRunner::GatherShardCmds(state, i, batch.size(), as_shard_cmd); j > i) {
+      co_await runner_.RunShardGroup(state, out, now_ms);
+      i = j;
+      continue;
+    }
     io::CmdArgs args = batch[i++];
     const CommandSpec* spec = Resolve(args, out);
     if (spec == nullptr || rejected(*spec)) {
@@ -145,11 +151,11 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       stats_.RecordRejected(my_engine, spec, out);
       state.multi_error |= state.in_multi;  // a refused command inside MULTI aborts the EXEC
-      co_return i;
+      continue;
     }
     if (state.in_multi && !spec->HasFlag(kCmdMultiControl)) {
       multi_.Queue(state, *spec, args, out);
-      co_return i;
+      continue;
     }
     state.last_cmd = spec;
     if (spec->batch_handler != nullptr) {
@@ -161,7 +167,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       co_await RunBatch(*spec, batch.subspan(i - 1, end - i + 1), state, out, now_ms);
       now_ms = NowMs();
-      co_return end;
+      i = end;
+      continue;
     }
     ConnCmdContext ctx(services_, state, out, now_ms, *spec);
     if (spec->kind == HandlerKind::kConn) {
@@ -170,11 +177,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       co_await runner_.RunCoordCommand(*spec, args, ctx);
       now_ms = NowMs();  // the command may have suspended for a while
     }
-    if (conn.close_requested()) co_return batch.size();  // the rest is not run
+    if (conn.close_requested()) break;  // the rest is not run
     need_auth = need_auth && !state.authenticated;
-    co_return i;
-  };
-  co_await runner_.Run(state, batch.size(), as_shard_cmd, run_other, out, now_ms, {});
+  }
   EngineStats& es = stats_.engine(my_engine);
   BumpCounter(es.commands_processed, batch.size());
   BumpCounter(es.error_replies, out.error_count() - errors_before);

@@ -110,7 +110,8 @@ void AppendClients(std::string& out, const ConnCmdContext& ctx) {
                   "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
 }
 
-void AppendMemory(std::string& out, const ConnCmdContext& ctx, const std::vector<ShardFigures>& shards) {
+void AppendMemory(std::string& out, const ConnCmdContext& ctx,
+                  const std::vector<ShardFigures>& shards) {
   int64_t used = UsedMemory();
   int64_t rss = static_cast<int64_t>(ProcessRssBytes());
   int64_t peak = std::max(used, PeakUsedMemory());
@@ -133,7 +134,8 @@ void AppendMemory(std::string& out, const ConnCmdContext& ctx, const std::vector
       "\r\nmem_allocator:", AllocatorName(), "\r\nlazyfree_pending_objects:0\r\n");
 }
 
-void AppendStats(std::string& out, const ConnCmdContext& ctx, const std::vector<ShardFigures>& shards) {
+void AppendStats(std::string& out, const ConnCmdContext& ctx,
+                 const std::vector<ShardFigures>& shards) {
   ShardStats sum;
   uint64_t commands = 0, connections = 0, hops = 0, errors = 0;
   for (const auto& s : shards) {

@@ -128,8 +128,8 @@ void BlockingRegistry::MarkReady(unsigned db, std::string_view key) {
   std::string lk = LockKeyOf(db, key);
   if (!queues_.contains(lk) || !ready_set_.insert(lk).second) return;
   ready_.push_back(std::move(lk));
-  // The command hooks (pipeline_runner.cc, transaction.cc) usually serve first; this message covers the
-  // writes made elsewhere (coordinator hops without intent locks).
+  // The command hooks (pipeline_runner.cc, transaction.cc) usually serve first; this message
+  // covers the writes made elsewhere (coordinator hops without intent locks).
   io::Engine* engine = io::Engine::Current();
   if (!post_pending_ && engine != nullptr) {
     post_pending_ = true;

@@ -207,7 +207,13 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     if (!sid) return std::nullopt;
     return PendingCmd{spec, args_of(j), *sid};
   };
-  auto run_other = [&](size_t i) -> asio::awaitable<size_t> {
+  for (size_t i = 0; i < cmds.size();) {
+    if (size_t j = PipelineRunner::GatherShardCmds(state, i, cmds.size(), as_shard_cmd); j > i) {
+      KeyLocks* release = use_locks && j == cmds.size() ? &locks : nullptr;
+      co_await runner_.RunShardGroup(state, out, now_ms, /*check_locks=*/!use_locks, release);
+      i = j;
+      continue;
+    }
     const CommandSpec& spec = *cmds[i].spec;
     ConnCmdContext sub(services_, state, out, now_ms, spec);
     sub.locks = use_locks ? &locks : nullptr;
@@ -217,11 +223,8 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     } else {
       co_await runner_.RunCoordCommand(spec, args_of(i), sub);
     }
-    co_return i + 1;
-  };
-  co_await runner_.Run(state, cmds.size(), as_shard_cmd, run_other, out, now_ms,
-                       {.check_locks = !use_locks,
-                        .release_at_end = use_locks ? &locks : nullptr});
+    ++i;
+  }
   if (only != nullptr) {
     only->blocking().set_deferred(false);
     only->blocking().ServeReady();

@@ -4,14 +4,14 @@
 // Thread: the connection's thread; it reaches shards through ShardSet hops.
 //
 // Design
-//   EXEC with several shards: the keys of every queued command (in the database each one will
-//   run in, following SELECTs in the queue) and every watched key are locked as one KeyLocks
-//   request (server/tx/transaction.h); whole shards for a queued global command. Under the
-//   locks the watch flag and the watched keys' expiry are checked, then the commands run in order exactly
-//   as a pipeline does — consecutive single-shard commands grouped per shard, one parallel hop
-//   per group — but without lock checks (the transaction holds every lock they need), and
-//   coordinator commands run inside the same locks. Then the locks are released. With one shard,
-//   nothing suspends between the commands, so no locks are needed at all.
+//   EXEC with several shards: the keys of every queued command (in the database each one will run
+//   in, following SELECTs in the queue) and every watched key are locked as one KeyLocks request
+//   (server/tx/transaction.h); whole shards for a queued global command. Under the locks the watch
+//   flag and the watched keys' expiry are checked, then the commands run in order exactly as a
+//   pipeline does — consecutive single-shard commands grouped per shard, one parallel hop per group
+//   — but without lock checks (the transaction holds every lock they need), and coordinator
+//   commands run inside the same locks. Then the locks are released. With one shard, nothing
+//   suspends between the commands, so no locks are needed at all.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange

@@ -132,7 +132,7 @@ class KeyLocks {
 };
 
 // Runs fn(Shard&) on the shards `sids` in parallel as the only hop of a one-hop command
-// (CommandSpec::one_hop) under `locks` (the command's own, from RunCoordinator; nullptr or
+// (CommandSpec::one_hop) under `locks` (the command's own, from RunCoordCommand; nullptr or
 // another operation's locks: a plain hop). `sids` must be the shards of the locks. fn must
 // overwrite everything it outputs: a read may run twice (see Design).
 template <typename F>

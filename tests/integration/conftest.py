@@ -33,7 +33,10 @@ if TARGET not in ("dashkv", "redis"):
     raise pytest.UsageError("DASHKV_TEST_TARGET must be 'dashkv' or 'redis', got %r" % TARGET)
 
 STARTUP_TIMEOUT = 15.0
-SERVER_PARAMS = ["redis"] if TARGET == "redis" else ["threads1", "threads2"]
+# dashkv runs at every thread count of DASHKV_TEST_THREADS (comma-separated, default 1,2; the
+# sanitizer runs add 4).
+THREAD_COUNTS = [int(t) for t in os.environ.get("DASHKV_TEST_THREADS", "1,2").split(",")]
+SERVER_PARAMS = ["redis"] if TARGET == "redis" else ["threads%d" % t for t in THREAD_COUNTS]
 
 
 def pytest_configure(config):
