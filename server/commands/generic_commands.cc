@@ -343,9 +343,9 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
       });
   if (!info) co_return ctx.rb.SendNull();
   if (sub == "ENCODING") co_return ctx.rb.SendBulk(info->encoding);
-  std::string policy = ctx.config().maxmemory_policy();
-  bool lfu = policy.find("lfu") != std::string::npos;
-  bool lru = policy.find("lru") != std::string::npos;
+  const MaxmemoryPolicy policy = ctx.config().eviction_policy();
+  const bool lfu = IsLfuPolicy(policy);
+  const bool lru = IsLruPolicy(policy);
   if (sub == "REFCOUNT") {
     // As Redis: shared integer objects report INT_MAX unless an LRU/LFU policy disables sharing.
     co_return ctx.rb.SendLong(info->shared_int && !lfu && !lru ? 2147483647 : 1);
