@@ -1,13 +1,14 @@
 #include "core/rdb_encoding.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 
 #include "core/base/parse_int.h"
 #include "core/lzf.h"
-#include "core/numbers.h"
+#include "core/numbers.h"  // Int64ToString
 
 namespace dashkv {
 
@@ -191,11 +192,15 @@ absl::StatusOr<double> RdbReader::ReadTextDouble() {
       return -std::numeric_limits<double>::infinity();
   }
   if (*len > remaining()) return ShortRead();
-  std::string_view text = in_.substr(pos_, *len);
+  // Read as Redis reads it (sscanf "%lg"): the leading number, after optional whitespace.
+  char buf[256];
+  std::memcpy(buf, in_.data() + pos_, *len);
+  buf[*len] = '\0';
   pos_ += *len;
-  std::optional<double> v = ParseDouble(text);
-  if (!v) return Corrupt("invalid double");
-  return *v;
+  char* end = nullptr;
+  double v = std::strtod(buf, &end);
+  if (end == buf) return Corrupt("invalid double");
+  return v;
 }
 
 }  // namespace dashkv

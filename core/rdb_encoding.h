@@ -67,7 +67,9 @@ void AppendRdbBinaryDouble(std::string* out, double v);
 // Errors are absl::DataLoss statuses naming what was wrong.
 class RdbReader {
  public:
+  // REQUIRES: `in` outlives the reader.
   explicit RdbReader(std::string_view in) : in_(in) {}
+  RdbReader(std::string&&) = delete;  // would dangle
 
   size_t offset() const { return pos_; }
   size_t remaining() const { return in_.size() - pos_; }
@@ -80,7 +82,8 @@ class RdbReader {
   absl::StatusOr<std::string> ReadString();
   // Reads an 8-byte binary double (ZSET_2).
   absl::StatusOr<double> ReadBinaryDouble();
-  // Reads a text double (ZSET v1): a length byte (253 NaN, 254 +inf, 255 -inf) and the digits.
+  // Reads a text double (ZSET v1): a length byte (253 NaN, 254 +inf, 255 -inf) and the text,
+  // read as Redis reads it (sscanf "%lg": the leading number; no number is an error).
   absl::StatusOr<double> ReadTextDouble();
 
  private:

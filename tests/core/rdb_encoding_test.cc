@@ -88,9 +88,11 @@ TEST(RdbEncodingTest, RefusesLengthsBeyondTheInput) {
     EXPECT_FALSE(t.ReadString().ok()) << cut;
   }
   // Unknown length and string encodings.
-  RdbReader bad_len(std::string("\x82", 1));
+  std::string bad_len_text("\x82", 1);
+  RdbReader bad_len(bad_len_text);
   EXPECT_FALSE(bad_len.ReadLen().ok());
-  RdbReader bad_enc(std::string("\xc4", 1));
+  std::string bad_enc_text("\xc4", 1);
+  RdbReader bad_enc(bad_enc_text);
   EXPECT_FALSE(bad_enc.ReadString().ok());
 }
 
@@ -106,8 +108,12 @@ TEST(RdbEncodingTest, Doubles) {
   EXPECT_EQ(*t.ReadTextDouble(), std::numeric_limits<double>::infinity());
   EXPECT_EQ(*t.ReadTextDouble(), -std::numeric_limits<double>::infinity());
   EXPECT_TRUE(std::isnan(*t.ReadTextDouble()));
-  RdbReader garbage(std::string("\x02" "zz", 3));
+  std::string garbage_text("\x02" "zz", 3);
+  RdbReader garbage(garbage_text);
   EXPECT_FALSE(garbage.ReadTextDouble().ok());
+  std::string prefix_text("\x04" " 1*5", 5);  // sscanf's reading: the leading number
+  RdbReader prefix(prefix_text);
+  EXPECT_EQ(*prefix.ReadTextDouble(), 1.0);
 }
 
 }  // namespace

@@ -352,3 +352,101 @@ class TestHostilePayloads:
         assert decision(rb, payload) == ("err", "Bad")
         assert decision(pb, payload) == ("err", "Bad")
         server.assert_alive()
+
+
+def rdb_len(n):
+    if n < 64:
+        return bytes([n])
+    if n < 16384:
+        return bytes([0x40 | (n >> 8), n & 0xff])
+    return b"\x80" + struct.pack(">I", n)
+
+
+def rdb_str(s):
+    return rdb_len(len(s)) + s
+
+
+def ziplist(items):
+    """A ziplist of bytes (as strings) and ints (immediate, int8, int16, int32 or int64)."""
+    entries = b""
+    prev = 0
+    last = 10
+    for item in items:
+        last = 10 + len(entries)
+        e = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
+        if isinstance(item, int):
+            if 0 <= item <= 12:
+                e += bytes([0xf1 + item])
+            elif -128 <= item <= 127:
+                e += b"\xfe" + struct.pack("<b", item)
+            elif -32768 <= item <= 32767:
+                e += b"\xc0" + struct.pack("<h", item)
+            elif -2**31 <= item < 2**31:
+                e += b"\xd0" + struct.pack("<i", item)
+            else:
+                e += b"\xe0" + struct.pack("<q", item)
+        elif len(item) < 64:
+            e += bytes([len(item)]) + item
+        else:
+            e += bytes([0x40 | (len(item) >> 8), len(item) & 0xff]) + item
+        prev = len(e)
+        entries += e
+    return struct.pack("<IIH", 10 + len(entries) + 1, last, len(items)) + entries + b"\xff"
+
+
+def zipmap(pairs):
+    out = bytes([len(pairs)])
+    for f, v in pairs:
+        out += bytes([len(f)]) + f + bytes([len(v)]) + b"\x00" + v
+    return out + b"\xff"
+
+
+def legacy_payloads():
+    """Bodies of the pre-7.0 encodings Redis 7.0 still loads."""
+    zl_list = ziplist([b"a", 12, -5, 300, 70000, 2**40, b"x" * 70])
+    zl_pairs = ziplist([b"f1", b"v1", b"f2", 7, b"f3", b"x" * 10])
+    zl_zset = ziplist([b"a", 1, b"b", b"2.5", b"c", -3])
+    return {
+        "linkedlist": b"\x01" + rdb_len(3) + rdb_str(b"a") + rdb_str(b"bb") + b"\xc0\x07",
+        "ziplist-list": b"\x0a" + rdb_str(zl_list),
+        "quicklist-v1": b"\x0e" + rdb_len(2) + rdb_str(zl_list) + rdb_str(ziplist([b"tail"])),
+        "quicklist-v2-plain": b"\x12" + rdb_len(2) + b"\x01" + rdb_str(b"plain" * 10) +
+                              b"\x02" + rdb_str(bytes.fromhex("0a000000010081610 2ff".replace(" ", ""))),
+        "zipmap": b"\x09" + rdb_str(zipmap([(b"f", b"v"), (b"g", b"12"), (b"h", b"")])),
+        "hash-ziplist": b"\x0d" + rdb_str(zl_pairs),
+        "zset-ziplist": b"\x0c" + rdb_str(zl_zset),
+        "zset-v1": b"\x03" + rdb_len(2) + rdb_str(b"a") + b"\x031.5" + rdb_str(b"b") + b"\xfe",
+        "hash-plain": b"\x04" + rdb_len(2) + rdb_str(b"f") + rdb_str(b"v") + rdb_str(b"g") +
+                      b"\xc1\x39\x30",
+        "set-plain": b"\x02" + rdb_len(3) + rdb_str(b"a") + b"\xc0\x05" + rdb_str(b"c"),
+        "zset-v2": b"\x05" + rdb_len(2) + rdb_str(b"a") + struct.pack("<d", 1.5) +
+                   rdb_str(b"b") + struct.pack("<d", float("inf")),
+    }
+
+
+@pytest.mark.usefixtures("deep")
+class TestLegacyEncodings:
+    def test_loaded_like_redis(self, server, rb, pb):
+        for name, body in legacy_payloads().items():
+            payload = sign(body)
+            ours = decision(rb, payload)
+            assert ours[0] == "ok", (name, ours)
+            assert ours == decision(pb, payload), name
+        server.assert_alive()
+
+    def test_damage_decided_like_redis(self, server, rb, pb):
+        rng = random.Random(77)
+        mismatches = []
+        for name, body in legacy_payloads().items():
+            variants = [body[:cut] for cut in range(len(body))]
+            for _ in range(60):
+                d = bytearray(body)
+                d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+                variants.append(bytes(d))
+            for v in variants:
+                payload = sign(v)
+                ours, theirs = decision(rb, payload), decision(pb, payload)
+                if ours != theirs:
+                    mismatches.append((name, v.hex(), ours, theirs))
+        assert mismatches == [], "\n".join(map(str, mismatches))
+        server.assert_alive()
