@@ -241,7 +241,7 @@ class TestTtl:
 
 class TestEvents:
     def test_restore_and_del_events(self, rb):
-        rb.config_set("notify-keyspace-events", "KEA")
+        rb.config_set("notify-keyspace-events", "KEAn")
         try:
             rb.set("k", "v")
             payload = rb.dump("k")
@@ -253,11 +253,12 @@ class TestEvents:
             rb.restore("r1", 1, payload, absttl=True, replace=True)
             got = []
             deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and len(got) < 3:
+            while time.monotonic() < deadline and len(got) < 5:
                 m = p.get_message(timeout=0.2)
                 if m and m["type"] == "pmessage":
                     got.append((m["channel"].split(b":", 1)[1], m["data"]))
-            assert got == [(b"restore", b"r1"), (b"restore", b"r1"), (b"del", b"r1")]
+            assert got == [(b"new", b"r1"), (b"restore", b"r1"), (b"new", b"r1"),
+                           (b"restore", b"r1"), (b"del", b"r1")]
             p.close()
         finally:
             rb.config_set("notify-keyspace-events", "")
