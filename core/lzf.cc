@@ -49,6 +49,32 @@ size_t LzfDecompress(std::string_view in, char* out, size_t out_len) {
   return op;
 }
 
+size_t LzfDecompressedSize(std::string_view in) {
+  const auto* ip = reinterpret_cast<const unsigned char*>(in.data());
+  const unsigned char* const in_end = ip + in.size();
+  size_t op = 0;
+  while (ip < in_end) {
+    unsigned ctrl = *ip++;
+    if (ctrl < 32) {
+      size_t len = ctrl + 1;
+      if (static_cast<size_t>(in_end - ip) < len) return 0;
+      ip += len;
+      op += len;
+      continue;
+    }
+    size_t len = ctrl >> 5;
+    if (len == 7) {
+      if (ip == in_end) return 0;
+      len += *ip++;
+    }
+    if (ip == in_end) return 0;
+    size_t distance = (((ctrl & 0x1f) << 8) | *ip++) + 1;
+    if (distance > op) return 0;
+    op += len + 2;
+  }
+  return op;
+}
+
 size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
   const auto* src = reinterpret_cast<const unsigned char*>(in.data());
   const size_t n = in.size();

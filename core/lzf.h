@@ -16,16 +16,16 @@ namespace dashkv {
 //                   off = ((c & 0x1f) << 8) | next byte; copies len+2 bytes (3..264) from
 //                   `off + 1` bytes (1..8192) before the output position, byte by byte (the
 //                   source may overlap the bytes being written: "aaaa" has distance 1).
-//   The densest chunk is a 3-byte reference producing 264 bytes, so a stream of n bytes
-//   decompresses to at most kLzfMaxRatio * n bytes; loaders use that to refuse an absurd
-//   declared size before reserving memory for it.
-
-inline constexpr size_t kLzfMaxRatio = 88;
 
 // Decompresses `in` into out[0, out_len). Returns the number of bytes produced, or 0 when the
 // stream is malformed (a chunk cut short, a reference before the output's start) or would
 // produce more than out_len bytes. Never reads outside `in` or writes outside `out`.
 size_t LzfDecompress(std::string_view in, char* out, size_t out_len);
+
+// Returns the number of bytes `in` decompresses to, or 0 when it is malformed (as
+// LzfDecompress would find it), without writing anything: a loader checks a claimed size
+// against it before reserving memory for the output. O(in.size()).
+size_t LzfDecompressedSize(std::string_view in);
 
 // Compresses `in` into out[0, out_len). Returns the compressed size, or 0 when it does not fit
 // in out_len bytes (the caller then stores the data uncompressed) or `in` is empty.

@@ -161,9 +161,11 @@ absl::StatusOr<std::string> RdbReader::ReadLzfString() {
   if (*clen > remaining()) return ShortRead();
   std::string_view compressed = in_.substr(pos_, *clen);
   pos_ += *clen;
-  // A stream cannot expand more than kLzfMaxRatio times: refuse a bigger claim before
-  // reserving memory for it.
-  if (*len / kLzfMaxRatio > *clen) return Corrupt("Invalid LZF compressed string");
+  // Reserve only what the stream really decompresses to: a claimed size it does not produce
+  // is refused before any memory is reserved for it.
+  if (*len != 0 && LzfDecompressedSize(compressed) != *len) {
+    return Corrupt("Invalid LZF compressed string");
+  }
   std::string out(*len, '\0');
   if (*len != 0 && LzfDecompress(compressed, out.data(), out.size()) != *len) {
     return Corrupt("Invalid LZF compressed string");

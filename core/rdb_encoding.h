@@ -63,7 +63,8 @@ void AppendRdbBinaryDouble(std::string* out, double v);
 
 // Reads RDB primitives from untrusted bytes. Every read checks the bytes left before it copies
 // or reserves anything, so a claimed length can never make it reserve more memory than the
-// input could describe (an LZF string at most kLzfMaxRatio times its compressed size).
+// input describes (an LZF string's claimed size is checked against what its stream really
+// decompresses to first).
 // Errors are absl::DataLoss statuses naming what was wrong.
 class RdbReader {
  public:
