@@ -153,6 +153,33 @@ class TestCrossServer:
             assert capture(pb, key) == capture(rb, key), key
 
 
+    def test_plain_and_compressed_list_nodes(self, server, rb, pb):
+        # Redis writes an element over the packed threshold as a plain node, and compressed
+        # nodes (list-compress-depth) as LZF blobs.
+        pb.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1K")
+        try:
+            pb.rpush("plain", "a", "x" * 2000, "b", "y" * 5000)
+        finally:
+            pb.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1G")
+        for c in (pb, rb):
+            c.config_set("list-compress-depth", 1)
+        try:
+            for c in (pb, rb):
+                c.rpush("compressed", *range(6000))
+            payload = pb.dump("plain")
+            # The first node, a listpack of "a", is followed by a plain node (container 1).
+            assert payload.startswith(b"\x12") and b"\x81a\x02\xff\x01" in payload
+            assert rb.restore("plain", 0, payload) == b"OK"
+            assert rb.lrange("plain", 0, -1) == pb.lrange("plain", 0, -1)
+            assert rb.restore("from-redis", 0, pb.dump("compressed")) == b"OK"
+            assert rb.lrange("from-redis", 0, -1) == pb.lrange("compressed", 0, -1)
+            assert pb.restore("from-here", 0, rb.dump("compressed")) == b"OK"
+            assert pb.lrange("from-here", 0, -1) == rb.lrange("compressed", 0, -1)
+        finally:
+            for c in (pb, rb):
+                c.config_set("list-compress-depth", 0)
+
+
 class TestErrors:
     def test_busykey_unless_replace(self, rb):
         rb.set("a", "1")
