@@ -34,6 +34,10 @@ absl::StatusOr<uint64_t> ReadCount(RdbReader& r, size_t min_item_bytes) {
   return *n;
 }
 
+// Largest size hint a claimed count may give a set or zset's table: beyond it the table grows
+// as members arrive, so a count the payload does not back reserves little.
+constexpr uint64_t kMaxSizeHint = 4096;
+
 // Builds a list by appending elements.
 class ListBuilder {
  public:
@@ -93,7 +97,7 @@ class HashBuilder {
 class SetBuilder {
  public:
   SetBuilder(const ValueLimits& limits, uint64_t size_hint)
-      : limits_(limits.set), size_hint_(size_hint) {}
+      : limits_(limits.set), size_hint_(std::min(size_hint, kMaxSizeHint)) {}
   bool Add(std::string_view m) {
     if (!set_) set_ = SetValue::Create(m, size_hint_, limits_);
     return set_->Add(m, limits_);
@@ -126,7 +130,8 @@ double TextScore(std::string_view text) {
 class ZsetBuilder {
  public:
   ZsetBuilder(const ValueLimits& limits, uint64_t size_hint)
-      : limits_(limits.zset), zset_(ZsetValue::Create(size_hint, 0, limits.zset)) {}
+      : limits_(limits.zset),
+        zset_(ZsetValue::Create(std::min(size_hint, kMaxSizeHint), 0, limits.zset)) {}
   bool Add(std::string_view member, double score) {
     if (std::isnan(score)) return false;
     return zset_->Set(member, score, limits_);
