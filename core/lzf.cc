@@ -1,5 +1,7 @@
 #include "core/lzf.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -11,11 +13,14 @@ namespace {
 constexpr size_t kMaxLiteral = 32;
 constexpr size_t kMaxOffset = 8192;  // distance 1..8192, stored as distance - 1
 constexpr size_t kMaxRef = 264;      // len + 2 with len up to 7 + 255
-constexpr int kHashBits = 14;
+// The match table has 2^bits entries: enough for the input (a short string does not pay for
+// clearing a big table), at most 2^14.
+constexpr int kMinHashBits = 6;
+constexpr int kMaxHashBits = 14;
 
-uint32_t HashOf(const unsigned char* p) {
+uint32_t HashOf(const unsigned char* p, int bits) {
   uint32_t v = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
-  return (v * 2654435761u) >> (32 - kHashBits);
+  return (v * 2654435761u) >> (32 - bits);
 }
 
 }  // namespace
@@ -79,7 +84,8 @@ size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
   const auto* src = reinterpret_cast<const unsigned char*>(in.data());
   const size_t n = in.size();
   if (n == 0) return 0;
-  auto table = std::make_unique<uint32_t[]>(size_t{1} << kHashBits);  // positions + 1, 0 = none
+  const int bits = std::clamp(static_cast<int>(std::bit_width(n)), kMinHashBits, kMaxHashBits);
+  auto table = std::make_unique<uint32_t[]>(size_t{1} << bits);  // positions + 1, 0 = none
   size_t op = 0;
   size_t lit_start = 0;  // first byte of the pending literal run
   // Flushes the pending literals [lit_start, end) in runs of at most 32; false if out is full.
@@ -96,7 +102,7 @@ size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
   };
   size_t ip = 0;
   while (ip + 2 < n) {
-    uint32_t h = HashOf(src + ip);
+    uint32_t h = HashOf(src + ip, bits);
     size_t candidate = table[h];
     table[h] = static_cast<uint32_t>(ip + 1);
     if (candidate != 0 && ip - (candidate - 1) <= kMaxOffset && candidate - 1 < ip &&

@@ -29,7 +29,8 @@ size_t LzfDecompressedSize(std::string_view in);
 
 // Compresses `in` into out[0, out_len). Returns the compressed size, or 0 when it does not fit
 // in out_len bytes (the caller then stores the data uncompressed) or `in` is empty.
-// Greedy matching through a 16K-entry hash table of 3-byte prefixes (allocated per call).
+// Greedy matching through a hash table of 3-byte prefixes sized to the input (at most 16K
+// entries, allocated per call).
 // REQUIRES: in.size() < 4 GiB.
 size_t LzfCompress(std::string_view in, char* out, size_t out_len);
 

@@ -34,10 +34,6 @@ absl::StatusOr<uint64_t> ReadCount(RdbReader& r, size_t min_item_bytes) {
   return *n;
 }
 
-// Largest size hint a claimed count may give a set or zset's table: beyond it the table grows
-// as members arrive, so a count the payload does not back reserves little.
-constexpr uint64_t kMaxSizeHint = 4096;
-
 // Builds a list by appending elements.
 class ListBuilder {
  public:
@@ -94,10 +90,13 @@ class HashBuilder {
 };
 
 // Builds a set; refuses a repeated member.
+// The table is sized for the whole count at once (a count ReadCount bounded by the input):
+// members arriving in the table's own hash order, as a dashkv DUMP writes them, would otherwise
+// pile up at the low end of each smaller table on the way and make every insert probe far.
 class SetBuilder {
  public:
   SetBuilder(const ValueLimits& limits, uint64_t size_hint)
-      : limits_(limits.set), size_hint_(std::min(size_hint, kMaxSizeHint)) {}
+      : limits_(limits.set), size_hint_(size_hint) {}
   bool Add(std::string_view m) {
     if (!set_) set_ = SetValue::Create(m, size_hint_, limits_);
     return set_->Add(m, limits_);
@@ -126,12 +125,11 @@ double TextScore(std::string_view text) {
   return std::strtod(buf, nullptr);
 }
 
-// Builds a sorted set; refuses a repeated member and a NaN score.
+// Builds a sorted set; refuses a repeated member and a NaN score. Sized at once, as SetBuilder.
 class ZsetBuilder {
  public:
   ZsetBuilder(const ValueLimits& limits, uint64_t size_hint)
-      : limits_(limits.zset),
-        zset_(ZsetValue::Create(std::min(size_hint, kMaxSizeHint), 0, limits.zset)) {}
+      : limits_(limits.zset), zset_(ZsetValue::Create(size_hint, 0, limits.zset)) {}
   bool Add(std::string_view member, double score) {
     if (std::isnan(score)) return false;
     return zset_->Set(member, score, limits_);
@@ -289,7 +287,7 @@ absl::StatusOr<CompactObj> ReadHashBlob(RdbReader& r, const ValueLimits& limits,
 
 // Types 3 (text scores) and 5 (binary scores): a count, then member and score.
 absl::StatusOr<CompactObj> ReadZset(RdbReader& r, const ValueLimits& limits, bool binary) {
-  absl::StatusOr<uint64_t> n = ReadCount(r, 2);
+  absl::StatusOr<uint64_t> n = ReadCount(r, binary ? 9 : 2);
   if (!n.ok()) return n.status();
   ZsetBuilder zset(limits, *n);
   for (uint64_t i = 0; i < *n; ++i) {
