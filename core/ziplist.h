@@ -18,8 +18,9 @@ namespace dashkv {
 //     encoding: 00LLLLLL string (6-bit len), 01LLLLLL LLLLLLLL string (14-bit len, big-endian),
 //     10xxxxxx + u32 BE string, 0xC0 int16, 0xD0 int32, 0xE0 int64, 0xF0 int24, 0xFE int8
 //     (all little-endian), 0xF1..0xFD immediate 0..12.
-//   zltail is the offset of the last entry (the header size, 10, when empty); zllen is the
-//   entry count unless saturated at 65535.
+//   zltail is the offset of the last entry (Redis writes the header size, 10, when empty, and
+//   accepts any offset inside the ziplist then); zllen is the entry count unless saturated at
+//   65535.
 
 // Checks untrusted ziplist bytes deeply (header, every entry's bounds, prevlen and encoding,
 // zltail, count, terminator) and calls on_entry with every element in order; on_entry may

@@ -14,6 +14,7 @@
 #include "core/listpack.h"
 #include "core/ziplist.h"
 #include "core/zipmap.h"
+#include "server/persistence/listpack_check.h"
 #include "server/config.h"
 
 namespace dashkv {
@@ -203,7 +204,7 @@ absl::StatusOr<CompactObj> ReadQuicklist(RdbReader& r, const ValueLimits& limits
       list.Add(*blob);
       continue;
     }
-    bool ok = v2 ? ListpackView::Validate(*blob, add) : ValidateZiplist(*blob, add);
+    bool ok = v2 ? CheckRdbListpack(*blob, add) : ValidateZiplist(*blob, add);
     if (!ok) return Corrupt(v2 ? "Listpack integrity check failed" : "Ziplist integrity check failed");
   }
   return list.Finish();
@@ -279,7 +280,7 @@ absl::StatusOr<CompactObj> ReadHashBlob(RdbReader& r, const ValueLimits& limits,
   } else if (type == kRdbHashZiplist) {
     ok = ValidateZiplist(*blob, add);
   } else {
-    ok = ListpackView::Validate(*blob, add);
+    ok = CheckRdbListpack(*blob, add);
   }
   if (!ok) return Corrupt("Hash integrity check failed (or duplicate fields)");
   return hash.Finish();
@@ -308,7 +309,7 @@ absl::StatusOr<CompactObj> ReadZsetBlob(RdbReader& r, const ValueLimits& limits,
   ZsetBuilder zset(limits, 0);
   auto add = [&](ListpackValue v) { return zset.AddFlat(v); };
   bool ok = type == kRdbZsetZiplist ? ValidateZiplist(*blob, add)
-                                    : ListpackView::Validate(*blob, add);
+                                    : CheckRdbListpack(*blob, add);
   if (!ok) return Corrupt("Zset integrity check failed (or duplicate members, NaN scores)");
   return zset.Finish();
 }
