@@ -10,11 +10,11 @@ namespace {
 constexpr uint8_t kBigLen = 254;
 constexpr uint8_t kEnd = 255;
 
-// Reads a zipmap length at *pos (advancing it); nullopt when cut short or at the end marker.
+// Reads a zipmap length at *pos (advancing it): one byte below 254, else (254 or 255, as Redis
+// reads it) the next four bytes, little-endian. nullopt when cut short.
 std::optional<size_t> ReadLen(std::string_view b, size_t* pos) {
   if (*pos >= b.size()) return std::nullopt;
   uint8_t first = static_cast<uint8_t>(b[*pos]);
-  if (first == kEnd) return std::nullopt;
   if (first < kBigLen) {
     *pos += 1;
     return first;
@@ -49,7 +49,7 @@ bool ValidateZipmap(std::string_view b,
     if (!on_pair(field, value)) return false;
   }
   if (pos != b.size() - 1) return false;  // the end marker must be the last byte
-  if (zmlen < kBigLen && zmlen != count) return false;
+  if (zmlen != kBigLen && zmlen != count) return false;
   return true;
 }
 

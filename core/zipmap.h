@@ -11,8 +11,9 @@ namespace dashkv {
 
 // Design
 //   <zmlen u8> { <len> <key> <len> <free u8> <value> <free bytes> }* <0xFF>
-//   len: 1 byte (0..253), or 0xFE + u32 LE; 0xFF is the end marker. zmlen counts the pairs
-//   unless it is 254 or more ("count them").
+//   len: 1 byte (0..253), or 0xFE + u32 LE (a value's length byte 0xFF is read the same way,
+//   as Redis reads it); 0xFF in a field's place is the end marker. zmlen counts the pairs unless
+//   it is 254 ("count them").
 
 // Checks untrusted zipmap bytes (every length, the free bytes, the pair count, the terminator
 // as the last byte) and calls on_pair with every field and value in order; on_pair may reject

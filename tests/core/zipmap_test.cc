@@ -44,6 +44,14 @@ TEST(ZipmapTest, DecodesPairsWithFreeBytes) {
   EXPECT_TRUE(ok);
   Decode(zm + "x", &ok);  // bytes after the end marker
   EXPECT_FALSE(ok);
+  std::string count_255 = zm;  // only 254 means "count them"
+  count_255[0] = '\xff';
+  Decode(count_255, &ok);
+  EXPECT_FALSE(ok);
+  // A value length byte of 255 is read like 254, as Redis reads it.
+  std::string ff_len("\x01" "\x01" "a" "\xff\x02\x00\x00\x00" "\x00" "bc" "\xff", 12);
+  EXPECT_EQ(Decode(ff_len, &ok), (Pairs{{"a", "bc"}}));
+  EXPECT_TRUE(ok);
 }
 
 }  // namespace
