@@ -200,6 +200,8 @@ absl::StatusOr<CompactObj> ReadQuicklist(RdbReader& r, const ValueLimits& limits
     }
     absl::StatusOr<std::string> blob = r.ReadString();
     if (!blob.ok()) return blob.status();
+    // Redis refuses an empty node of either container (a plain node of "" included).
+    if (blob->empty()) return Corrupt("empty quicklist node");
     if (container == kQuicklistNodePlain) {
       list.Add(*blob);
       continue;

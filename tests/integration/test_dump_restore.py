@@ -374,8 +374,9 @@ class TestHostilePayloads:
         b"\x12\x81\x10\x00\x00\x00\x00\x00\x00\x00\x02\x01a",  # 2^60 quicklist nodes
         b"\x12\x01\x02\x80\xff\xff\xff\xf0\x01",               # a 4 GB listpack
         b"\x0b\x80\x7f\xff\xff\xff\x08\x00\x00\x00",           # a 2 GB intset
+        b"\x12\x02\x01\x01a\x01\x00",                         # an empty plain node
     ])
-    def test_absurd_lengths_are_refused(self, server, rb, pb, body):
+    def test_absurd_payloads_are_refused(self, server, rb, pb, body):
         payload = sign(body)
         assert decision(rb, payload) == ("err", "Bad")
         assert decision(pb, payload) == ("err", "Bad")

@@ -244,6 +244,7 @@ TEST(DumpPayloadTest, RefusesBadValues) {
   EXPECT_TRUE(IsEmptyValue(Decode(Wrap(Hex("0200"))).status()));
   EXPECT_TRUE(refused(Hex("1200")));                            // empty list
   EXPECT_TRUE(refused(Hex("1201" "03" "0161")));                 // unknown node container
+  EXPECT_TRUE(refused(Hex("1202" "01" "0161" "01" "00")));        // an empty plain node
   EXPECT_TRUE(refused(Hex("08")));                              // no type 8
   EXPECT_TRUE(refused(Hex("14")));                              // 7.2's set listpack
   EXPECT_TRUE(refused(Hex("0281100000000000000001")));         // 2^60 members
