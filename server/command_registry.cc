@@ -139,6 +139,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterBitmapCommands(registry);
   RegisterGenericCommands(registry);
   RegisterKeyMoveCommands(registry);
+  RegisterDumpRestoreCommands(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);

@@ -260,6 +260,7 @@ void RegisterZsetCommands(CommandRegistry* registry);
 void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
+void RegisterDumpRestoreCommands(CommandRegistry* registry);  // DUMP, RESTORE
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

@@ -131,6 +131,18 @@ std::string_view StatusText(OpStatus status) {
       return "ERR Invalid OVERFLOW type specified";
     case OpStatus::kOffsetOutOfRange:
       return "ERR offset is out of range";
+    case OpStatus::kBusyKey:
+      return "BUSYKEY Target key name already exists.";
+    case OpStatus::kDumpPayloadInvalid:
+      return "ERR DUMP payload version or checksum are wrong";
+    case OpStatus::kBadDataFormat:
+      return "ERR Bad data format";
+    case OpStatus::kInvalidTtl:
+      return "ERR Invalid TTL value, must be >= 0";
+    case OpStatus::kInvalidIdletime:
+      return "ERR Invalid IDLETIME value, must be >= 0";
+    case OpStatus::kInvalidFreq:
+      return "ERR Invalid FREQ value, must be >= 0 and <= 255";
   }
   return "ERR unknown error";
 }

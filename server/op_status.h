@@ -80,6 +80,13 @@ enum class OpStatus : uint8_t {
   kBitfieldType,        // "Invalid bitfield type. Use something like i16 u8. ..."
   kBitfieldOverflow,    // "Invalid OVERFLOW type specified"
   kOffsetOutOfRange,    // "offset is out of range"
+  // DUMP / RESTORE.
+  kBusyKey,             // "BUSYKEY Target key name already exists."
+  kDumpPayloadInvalid,  // "DUMP payload version or checksum are wrong"
+  kBadDataFormat,       // "Bad data format"
+  kInvalidTtl,          // "Invalid TTL value, must be >= 0"
+  kInvalidIdletime,     // "Invalid IDLETIME value, must be >= 0"
+  kInvalidFreq,         // "Invalid FREQ value, must be >= 0 and <= 255"
 };
 
 enum class StringOpError : uint8_t;  // core/bitops.h

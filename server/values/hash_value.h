@@ -42,6 +42,8 @@ class HashValue : public ObjectBase {
   Encoding encoding() const { return is_map_ ? kHashtable : kListpack; }
   size_t size() const { return is_map_ ? map_.size() : lp_.size() / 2; }
   bool empty() const { return size() == 0; }
+  // Returns the field/value listpack (RDB save). REQUIRES: encoding() == kListpack.
+  std::string_view listpack_bytes() const { return lp_.bytes(); }
 
   // Returns the value of field, or nullopt. The view points into the hash or into *scratch and
   // is invalidated by any change.

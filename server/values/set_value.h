@@ -57,6 +57,8 @@ class SetValue : public ObjectBase {
   Encoding encoding() const { return static_cast<Encoding>(rep_.index()); }
   size_t size() const;
   bool empty() const { return size() == 0; }
+  // Returns the intset's bytes (RDB save). REQUIRES: encoding() == Encoding::kIntSet.
+  std::string_view intset_bytes() const { return std::get<IntSet>(rep_).raw(); }
 
   // Adds `m`; returns true if it was new. May convert the encoding.
   bool Add(std::string_view m, const SetLimits& limits);

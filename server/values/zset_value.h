@@ -58,6 +58,8 @@ class ZsetValue : public ObjectBase {
   Encoding encoding() const { return static_cast<Encoding>(rep_.index()); }
   size_t size() const;
   bool empty() const { return size() == 0; }
+  // Returns the member/score listpack (RDB save). REQUIRES: encoding() == Encoding::kListpack.
+  std::string_view listpack_bytes() const { return std::get<Listpack>(rep_).bytes(); }
 
   // Returns the score of `m`, if it is a member.
   std::optional<double> Score(std::string_view m) const;

@@ -1,0 +1,124 @@
+#include "server/persistence/value_serializer.h"
+
+#include <string>
+#include <string_view>
+
+#include "core/base/logging.h"
+#include "core/rdb_encoding.h"
+#include "server/values/hash_value.h"
+#include "server/values/list_value.h"
+#include "server/values/set_value.h"
+#include "server/values/zset_value.h"
+
+namespace dashkv {
+
+namespace {
+
+// Appends one string (an element, or a whole listpack/intset blob).
+void WriteString(std::string_view s, const RdbWriteOptions& opts, RdbSink& sink) {
+  if (s.size() <= kRdbPieceSize) {
+    AppendRdbString(sink.buffer(), s, opts.compress);
+    return;
+  }
+  AppendRdbLen(sink.buffer(), s.size());
+  for (size_t off = 0; off < s.size(); off += kRdbPieceSize) {
+    sink.Append(s.substr(off, kRdbPieceSize));
+    sink.MaybeFlush();
+  }
+}
+
+void WriteList(const ListValue& list, const RdbWriteOptions& opts, RdbSink& sink) {
+  auto write_node = [&](std::string_view listpack) {
+    AppendRdbLen(sink.buffer(), kQuicklistNodePacked);
+    WriteString(listpack, opts, sink);
+    sink.MaybeFlush();
+  };
+  if (const QuickList* ql = list.quicklist()) {
+    AppendRdbLen(sink.buffer(), ql->node_count());
+    ql->ForEachNode(write_node);
+  } else {
+    AppendRdbLen(sink.buffer(), 1);
+    write_node(list.listpack_bytes());
+  }
+}
+
+void WriteHash(const HashValue& hash, const RdbWriteOptions& opts, RdbSink& sink) {
+  if (hash.encoding() == HashValue::kListpack) return WriteString(hash.listpack_bytes(), opts, sink);
+  AppendRdbLen(sink.buffer(), hash.size());
+  hash.ForEach([&](std::string_view field, std::string_view value) {
+    WriteString(field, opts, sink);
+    WriteString(value, opts, sink);
+    sink.MaybeFlush();
+  });
+}
+
+void WriteSet(const SetValue& set, const RdbWriteOptions& opts, RdbSink& sink) {
+  if (set.encoding() == SetValue::Encoding::kIntSet) {
+    return WriteString(set.intset_bytes(), opts, sink);
+  }
+  AppendRdbLen(sink.buffer(), set.size());
+  set.ForEach([&](std::string_view member) {
+    WriteString(member, opts, sink);
+    sink.MaybeFlush();
+  });
+}
+
+void WriteZset(const ZsetValue& zset, const RdbWriteOptions& opts, RdbSink& sink) {
+  if (zset.encoding() == ZsetValue::Encoding::kListpack) {
+    return WriteString(zset.listpack_bytes(), opts, sink);
+  }
+  AppendRdbLen(sink.buffer(), zset.size());
+  zset.Range(0, zset.size(), /*reverse=*/true, [&](std::string_view member, double score) {
+    WriteString(member, opts, sink);
+    AppendRdbBinaryDouble(sink.buffer(), score);
+    sink.MaybeFlush();
+  });
+}
+
+}  // namespace
+
+uint8_t RdbTypeOf(const CompactObj& value) {
+  switch (value.type()) {
+    case ObjType::kString:
+      return kRdbString;
+    case ObjType::kList:
+      return kRdbListQuicklist2;
+    case ObjType::kHash:
+      return static_cast<const HashValue*>(value.GetObject())->encoding() == HashValue::kListpack
+                 ? kRdbHashListpack
+                 : kRdbHash;
+    case ObjType::kSet:
+      return AsSet(value).encoding() == SetValue::Encoding::kIntSet ? kRdbSetIntset : kRdbSet;
+    case ObjType::kZset:
+      return AsZset(value).encoding() == ZsetValue::Encoding::kListpack ? kRdbZsetListpack
+                                                                        : kRdbZset2;
+  }
+  LOG(FATAL) << "unknown value type " << static_cast<int>(value.type());
+  return 0;
+}
+
+void WriteRdbValue(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink) {
+  sink.buffer()->push_back(static_cast<char>(RdbTypeOf(value)));
+  switch (value.type()) {
+    case ObjType::kString: {
+      std::string scratch;
+      WriteString(value.GetString(&scratch), opts, sink);
+      break;
+    }
+    case ObjType::kList:
+      WriteList(*GetList(value), opts, sink);
+      break;
+    case ObjType::kHash:
+      WriteHash(*static_cast<const HashValue*>(value.GetObject()), opts, sink);
+      break;
+    case ObjType::kSet:
+      WriteSet(AsSet(value), opts, sink);
+      break;
+    case ObjType::kZset:
+      WriteZset(AsZset(value), opts, sink);
+      break;
+  }
+  sink.MaybeFlush();
+}
+
+}  // namespace dashkv

@@ -1,0 +1,88 @@
+#include "core/lzf.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+namespace dashkv {
+namespace {
+
+std::string Decompress(std::string_view in, size_t out_len) {
+  std::string out(out_len, '\0');
+  size_t n = LzfDecompress(in, out.data(), out.size());
+  out.resize(n);
+  return out;
+}
+
+// Returns the compressed form, or "" when it did not fit.
+std::string Compress(std::string_view in, size_t out_len) {
+  std::string out(out_len, '\0');
+  size_t n = LzfCompress(in, out.data(), out.size());
+  out.resize(n);
+  return out;
+}
+
+TEST(LzfTest, DecodesARedisStream) {
+  // Redis 7.0.15 compressed 40 x 'a' as: literal "aa", a 36-byte reference at distance 1,
+  // literal "aa".
+  std::string stream("\x01" "aa" "\xe0\x1b\x00" "\x01" "aa", 9);
+  EXPECT_EQ(Decompress(stream, 40), std::string(40, 'a'));
+}
+
+TEST(LzfTest, RefusesMalformedStreams) {
+  std::string out(64, '\0');
+  // A literal run cut short.
+  EXPECT_EQ(LzfDecompress(std::string("\x05" "ab", 3), out.data(), out.size()), 0u);
+  // A reference before the start of the output.
+  EXPECT_EQ(LzfDecompress(std::string("\x00" "a" "\x20\x05", 4), out.data(), out.size()), 0u);
+  // A reference missing its offset byte, or its length byte.
+  EXPECT_EQ(LzfDecompress(std::string("\x00" "a" "\x20", 3), out.data(), out.size()), 0u);
+  EXPECT_EQ(LzfDecompress(std::string("\x00" "a" "\xe0", 3), out.data(), out.size()), 0u);
+  EXPECT_EQ(LzfDecompressedSize(std::string("\x05" "ab", 3)), 0u);
+  EXPECT_EQ(LzfDecompressedSize(std::string("\x00" "a" "\x20\x05", 4)), 0u);
+  EXPECT_EQ(LzfDecompressedSize(std::string("\x00" "a" "\x20", 3)), 0u);
+  EXPECT_EQ(LzfDecompressedSize(std::string("\x01" "aa" "\xe0\x1b\x00", 6)), 38u);
+  // More output than room.
+  EXPECT_EQ(LzfDecompress(std::string("\x01" "aa" "\xe0\x1b\x00", 6), out.data(), 10), 0u);
+}
+
+TEST(LzfTest, RoundTripsRandomDataAndRuns) {
+  std::mt19937_64 gen(11);
+  for (int round = 0; round < 200; ++round) {
+    size_t len = 1 + gen() % 20000;
+    std::string data(len, '\0');
+    size_t i = 0;
+    while (i < len) {  // alternating random bytes, runs and repeats of earlier text
+      size_t chunk = std::min<size_t>(len - i, 1 + gen() % 300);
+      int kind = static_cast<int>(gen() % 3);
+      for (size_t j = 0; j < chunk; ++j) {
+        if (kind == 0) data[i + j] = static_cast<char>(gen());
+        else if (kind == 1) data[i + j] = 'x';
+        else data[i + j] = i + j >= 100 ? data[i + j - 100] : 'q';
+      }
+      i += chunk;
+    }
+    std::string packed = Compress(data, len + len / 16 + 64);
+    ASSERT_FALSE(packed.empty());
+    EXPECT_EQ(Decompress(packed, len), data) << round;
+    EXPECT_EQ(LzfDecompressedSize(packed), len) << round;
+    std::string small(len - 1, '\0');  // one byte short of room: refused
+    EXPECT_EQ(LzfDecompress(packed, small.data(), small.size()), 0u) << round;
+  }
+}
+
+TEST(LzfTest, CompressReportsNoRoom) {
+  std::mt19937_64 gen(3);
+  std::string noise(1000, '\0');
+  for (char& c : noise) c = static_cast<char>(gen());
+  EXPECT_TRUE(Compress(noise, noise.size() - 4).empty());
+  std::string runs(1000, 'z');
+  std::string packed = Compress(runs, runs.size() - 4);
+  ASSERT_FALSE(packed.empty());
+  EXPECT_LT(packed.size(), 30u);
+  EXPECT_EQ(Decompress(packed, runs.size()), runs);
+}
+
+}  // namespace
+}  // namespace dashkv
