@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace dashkv {
@@ -23,9 +24,11 @@ uint32_t HashOf(const unsigned char* p, int bits) {
   return (v * 2654435761u) >> (32 - bits);
 }
 
-}  // namespace
-
-size_t LzfDecompress(std::string_view in, char* out, size_t out_len) {
+// Walks an LZF stream, checking every literal and back reference against the input and the
+// output so far; with kWrite, writes the output into `out` (at most `out_len` bytes). Returns
+// the decompressed size, or 0 when the stream is malformed or does not fit.
+template <bool kWrite>
+size_t LzfWalk(std::string_view in, char* out, size_t out_len) {
   const auto* ip = reinterpret_cast<const unsigned char*>(in.data());
   const unsigned char* const in_end = ip + in.size();
   size_t op = 0;
@@ -34,7 +37,7 @@ size_t LzfDecompress(std::string_view in, char* out, size_t out_len) {
     if (ctrl < 32) {  // literal run
       size_t len = ctrl + 1;
       if (static_cast<size_t>(in_end - ip) < len || out_len - op < len) return 0;
-      std::memcpy(out + op, ip, len);
+      if constexpr (kWrite) std::memcpy(out + op, ip, len);
       ip += len;
       op += len;
       continue;
@@ -48,36 +51,23 @@ size_t LzfDecompress(std::string_view in, char* out, size_t out_len) {
     size_t distance = (((ctrl & 0x1f) << 8) | *ip++) + 1;
     len += 2;
     if (distance > op || out_len - op < len) return 0;
-    // Byte by byte: the source may overlap the destination.
-    for (size_t i = 0; i < len; ++i, ++op) out[op] = out[op - distance];
+    if constexpr (kWrite) {
+      // Byte by byte: the source may overlap the destination.
+      for (size_t i = 0; i < len; ++i) out[op + i] = out[op + i - distance];
+    }
+    op += len;
   }
   return op;
 }
 
+}  // namespace
+
+size_t LzfDecompress(std::string_view in, char* out, size_t out_len) {
+  return LzfWalk<true>(in, out, out_len);
+}
+
 size_t LzfDecompressedSize(std::string_view in) {
-  const auto* ip = reinterpret_cast<const unsigned char*>(in.data());
-  const unsigned char* const in_end = ip + in.size();
-  size_t op = 0;
-  while (ip < in_end) {
-    unsigned ctrl = *ip++;
-    if (ctrl < 32) {
-      size_t len = ctrl + 1;
-      if (static_cast<size_t>(in_end - ip) < len) return 0;
-      ip += len;
-      op += len;
-      continue;
-    }
-    size_t len = ctrl >> 5;
-    if (len == 7) {
-      if (ip == in_end) return 0;
-      len += *ip++;
-    }
-    if (ip == in_end) return 0;
-    size_t distance = (((ctrl & 0x1f) << 8) | *ip++) + 1;
-    if (distance > op) return 0;
-    op += len + 2;
-  }
-  return op;
+  return LzfWalk<false>(in, nullptr, std::numeric_limits<size_t>::max());
 }
 
 size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
