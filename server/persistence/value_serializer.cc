@@ -43,7 +43,9 @@ void WriteList(const ListValue& list, const RdbWriteOptions& opts, RdbSink& sink
 }
 
 void WriteHash(const HashValue& hash, const RdbWriteOptions& opts, RdbSink& sink) {
-  if (hash.encoding() == HashValue::kListpack) return WriteString(hash.listpack_bytes(), opts, sink);
+  if (hash.encoding() == HashValue::kListpack) {
+    return WriteString(hash.listpack_bytes(), opts, sink);
+  }
   AppendRdbLen(sink.buffer(), hash.size());
   hash.ForEach([&](std::string_view field, std::string_view value) {
     WriteString(field, opts, sink);
