@@ -4,7 +4,10 @@
 #include <absl/flags/flag.h>
 #include <absl/strings/numbers.h>
 
+#include <absl/strings/str_split.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +30,14 @@ ABSL_FLAG(std::string, maxmemory, "",
 ABSL_FLAG(std::string, maxmemory_policy, "noeviction", "Redis maxmemory-policy.");
 ABSL_FLAG(std::string, dir, ".", "Working directory for snapshots.");
 ABSL_FLAG(std::string, dbfilename, "dump.rdb", "Snapshot file name.");
+ABSL_FLAG(std::string, save, "3600 1 300 100 60 10000",
+          "Snapshot schedule: pairs of 'seconds changes' (Redis 'save'); \"\" turns it off.");
+ABSL_FLAG(bool, rdbcompression, true, "Compress strings in snapshots with LZF.");
+ABSL_FLAG(bool, rdbchecksum, true, "Write and check the CRC64 of snapshot files.");
+ABSL_FLAG(bool, stop_writes_on_bgsave_error, true,
+          "Refuse writes with -MISCONF while the last snapshot failed and a schedule is set.");
+ABSL_FLAG(std::string, enable_protected_configs, "no",
+          "Who may CONFIG SET dir and dbfilename: no, yes or local (loopback clients).");
 ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
 ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
 ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
@@ -133,6 +144,31 @@ int64_t AdjustOpenFilesLimit(int64_t maxclients, int64_t reserved) {
 namespace {
 
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+std::optional<ProtectedConfigs> ParseProtectedConfigs(std::string_view v) {
+  if (EqualsIgnoreCase(v, "no")) return ProtectedConfigs::kNo;
+  if (EqualsIgnoreCase(v, "yes")) return ProtectedConfigs::kYes;
+  if (EqualsIgnoreCase(v, "local")) return ProtectedConfigs::kLocal;
+  return std::nullopt;
+}
+
+std::string ProtectedConfigsName(ProtectedConfigs p) {
+  switch (p) {
+    case ProtectedConfigs::kYes: return "yes";
+    case ProtectedConfigs::kLocal: return "local";
+    case ProtectedConfigs::kNo: break;
+  }
+  return "no";
+}
+
+// Returns `dir` as an absolute path (relative to the working directory at the call).
+std::string AbsoluteDir(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
+  if (dir.empty() || dir == ".") return cwd;
+  return StrCat(cwd, "/", dir);
+}
 
 constexpr std::string_view kClientClassNames[] = {"normal", "slave", "pubsub"};
 
@@ -264,10 +300,24 @@ void Config::Init() {
   }
   {
     absl::MutexLock lock(&mu_);
-    dir_ = absl::GetFlag(FLAGS_dir);
+    dir_ = AbsoluteDir(absl::GetFlag(FLAGS_dir));
     dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
+    if (auto points = ParseSavePoints(absl::GetFlag(FLAGS_save))) {
+      save_points_ = std::move(*points);
+    } else {
+      ABSL_RAW_LOG(ERROR, "--save: invalid save parameters, no automatic snapshots");
+    }
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
     auth_required = !requirepass_.empty();
+  }
+  rdbcompression = absl::GetFlag(FLAGS_rdbcompression);
+  rdbchecksum = absl::GetFlag(FLAGS_rdbchecksum);
+  stop_writes_on_bgsave_error = absl::GetFlag(FLAGS_stop_writes_on_bgsave_error);
+  if (std::optional<ProtectedConfigs> p =
+          ParseProtectedConfigs(absl::GetFlag(FLAGS_enable_protected_configs))) {
+    enable_protected_configs = *p;
+  } else {
+    ABSL_RAW_LOG(ERROR, "--enable_protected_configs: expected no, yes or local; using no");
   }
   std::string policy_flag = absl::GetFlag(FLAGS_maxmemory_policy);
   if (std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(policy_flag)) {
@@ -291,27 +341,16 @@ std::string Config::dbfilename() const {
   absl::MutexLock lock(&mu_);
   return dbfilename_;
 }
+std::vector<SavePoint> Config::save_points() const {
+  absl::MutexLock lock(&mu_);
+  return save_points_;
+}
 std::string Config::requirepass() const {
   absl::MutexLock lock(&mu_);
   return requirepass_;
 }
 
 void Config::AddEntries() {
-  auto str_entry = [this](std::string name, std::string* field, bool mutable_value) {
-    Entry e{std::move(name), [this, field] {
-              absl::MutexLock lock(&mu_);
-              return *field;
-            },
-            nullptr};
-    if (mutable_value) {
-      e.set = [this, field](std::string_view v) {
-        absl::MutexLock lock(&mu_);
-        *field = std::string(v);
-        return std::string();
-      };
-    }
-    entries_.push_back(std::move(e));
-  };
   auto atomic_mem_entry = [this](std::string name, std::atomic<int64_t>* field, int64_t lo) {
     entries_.push_back(
         {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
@@ -405,9 +444,28 @@ void Config::AddEntries() {
                         hz = static_cast<int>(std::clamp<int64_t>(x, 1, 500));
                         return std::string();
                       }});
-  // No persistence yet: dir and dbfilename are refused as Redis refuses protected configs.
-  str_entry("dir", &dir_, false);
-  str_entry("dbfilename", &dbfilename_, false);
+  entries_.push_back({"dir", [this] { return dir(); },
+                      [this](std::string_view v) {
+                        std::string path(v);
+                        struct stat st;
+                        if (stat(path.c_str(), &st) != 0) return SetFailed("dir", strerror(errno));
+                        if (!S_ISDIR(st.st_mode)) return SetFailed("dir", strerror(ENOTDIR));
+                        absl::MutexLock lock(&mu_);
+                        dir_ = AbsoluteDir(path);
+                        return std::string();
+                      },
+                      true});
+  entries_.push_back({"dbfilename", [this] { return dbfilename(); },
+                      [this](std::string_view v) {
+                        if (v.empty() || v.find('/') != std::string_view::npos) {
+                          return SetFailed("dbfilename",
+                                           "dbfilename can't be a path, just a filename");
+                        }
+                        absl::MutexLock lock(&mu_);
+                        dbfilename_ = std::string(v);
+                        return std::string();
+                      },
+                      true});
   entries_.push_back({"requirepass", [this] { return requirepass(); },
                       [this](std::string_view v) {
                         absl::MutexLock lock(&mu_);
@@ -415,11 +473,33 @@ void Config::AddEntries() {
                         auth_required = !requirepass_.empty();
                         return std::string();
                       }});
-  // Automatic snapshots do not exist yet: only the empty schedule (none) is accepted.
-  entries_.push_back({"save", [] { return std::string(); }, [](std::string_view v) {
-                        if (v.empty()) return std::string();
-                        return SetFailed("save", "dashkv does not take snapshots yet");
+  entries_.push_back({"save", [this] { return SavePointsText(save_points()); },
+                      [this](std::string_view v) {
+                        auto points = ParseSavePoints(v);
+                        if (!points) return SetFailed("save", "Invalid save parameters");
+                        absl::MutexLock lock(&mu_);
+                        save_points_ = std::move(*points);
+                        return std::string();
                       }});
+  auto bool_entry = [this](std::string name, std::atomic<bool>* field) {
+    entries_.push_back({name, [field] { return YesNo(field->load()); },
+                        [field, name](std::string_view v) {
+                          if (EqualsIgnoreCase(v, "yes")) {
+                            field->store(true);
+                          } else if (EqualsIgnoreCase(v, "no")) {
+                            field->store(false);
+                          } else {
+                            return SetFailed(name, "argument must be 'yes' or 'no'");
+                          }
+                          return std::string();
+                        }});
+  };
+  bool_entry("rdbcompression", &rdbcompression);
+  bool_entry("rdbchecksum", &rdbchecksum);
+  bool_entry("stop-writes-on-bgsave-error", &stop_writes_on_bgsave_error);
+  bool_entry("rdb-save-incremental-fsync", &rdb_save_incremental_fsync);
+  fixed("rdb-del-sync-files", "no");
+  fixed("enable-protected-configs", ProtectedConfigsName(enable_protected_configs));
   fixed("loglevel", "notice");
   atomic_int_entry({"timeout"}, &timeout, 0, INT32_MAX);
   atomic_int_entry({"tcp-keepalive"}, &tcp_keepalive, 0, INT32_MAX);
@@ -477,7 +557,11 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
   return out;
 }
 
-std::string Config::Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
+std::string Config::Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
+                        bool local_client) {
+  const bool protected_allowed =
+      enable_protected_configs == ProtectedConfigs::kYes ||
+      (enable_protected_configs == ProtectedConfigs::kLocal && local_client);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Entry* e = Find(pairs[i].first);
     if (!e) {
@@ -485,10 +569,9 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
                           pairs[i].first, "'");
     }
     // As Redis, these two errors name the argument as the client spelled it.
-    if (!e->set) {
-      return SetFailed(pairs[i].first, e->name == "dir" || e->name == "dbfilename"
-                                           ? "can't set protected config"
-                                           : "can't set immutable config");
+    if (!e->set) return SetFailed(pairs[i].first, "can't set immutable config");
+    if (e->protected_config && !protected_allowed) {
+      return SetFailed(pairs[i].first, "can't set protected config");
     }
     for (size_t j = 0; j < i; ++j) {
       if (EqualsIgnoreCase(pairs[j].first, pairs[i].first)) {
@@ -509,6 +592,30 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
     applied.emplace_back(e, std::move(previous));
   }
   return "";
+}
+
+std::optional<std::vector<SavePoint>> ParseSavePoints(std::string_view text) {
+  std::vector<std::string> words = absl::StrSplit(std::string(text), ' ', absl::SkipEmpty());
+  if (words.size() % 2 != 0) return std::nullopt;
+  std::vector<SavePoint> points;
+  for (size_t i = 0; i < words.size(); i += 2) {
+    SavePoint p;
+    if (!absl::SimpleAtoi(words[i], &p.seconds) || !absl::SimpleAtoi(words[i + 1], &p.changes) ||
+        p.seconds < 0 || p.changes < 0) {
+      return std::nullopt;
+    }
+    points.push_back(p);
+  }
+  return points;
+}
+
+std::string SavePointsText(const std::vector<SavePoint>& points) {
+  std::string out;
+  for (const SavePoint& p : points) {
+    if (!out.empty()) out += ' ';
+    absl::StrAppend(&out, p.seconds, " ", p.changes);
+  }
+  return out;
 }
 
 std::optional<uint32_t> ParseKeyspaceEvents(std::string_view letters) {

@@ -43,6 +43,23 @@ bool IsLfuPolicy(MaxmemoryPolicy policy);
 // Returns whether `policy` evicts by access recency (allkeys-lru, volatile-lru).
 bool IsLruPolicy(MaxmemoryPolicy policy);
 
+// One point of the `save` schedule: snapshot when at least `changes` writes happened in the last
+// `seconds` seconds.
+struct SavePoint {
+  int64_t seconds;
+  int64_t changes;
+  bool operator==(const SavePoint&) const = default;
+};
+
+// Parses a `save` value ("3600 1 300 100", "" for none); nullopt when it is not pairs of
+// non-negative integers (Redis's "Invalid save parameters").
+std::optional<std::vector<SavePoint>> ParseSavePoints(std::string_view text);
+// Prints a schedule as CONFIG GET save shows it.
+std::string SavePointsText(const std::vector<SavePoint>& points);
+
+// enable-protected-configs: who may CONFIG SET dir and dbfilename.
+enum class ProtectedConfigs : uint8_t { kNo, kYes, kLocal };
+
 // Client classes of client-output-buffer-limit, in Redis's order (CONFIG GET prints them so).
 enum class ClientClass : uint8_t { kNormal = 0, kReplica = 1, kPubSub = 2 };
 
@@ -53,6 +70,8 @@ class Config {
     std::string name;
     std::function<std::string()> get;
     std::function<std::string(std::string_view)> set;
+    // A protected config: settable only as enable-protected-configs allows.
+    bool protected_config = false;
   };
 
   // Reads the flags (after absl::ParseCommandLine) and builds the registry.
@@ -64,7 +83,9 @@ class Config {
       const std::vector<std::string_view>& patterns) const;
   // Applies name/value pairs atomically in Redis's sense: all are validated first; returns
   // Redis's error text or "" on success.
-  std::string Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs);
+  // `local_client`: the client connects over loopback (enable-protected-configs local).
+  std::string Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
+                  bool local_client = false);
 
   // Settings read on hot paths.
   std::atomic<int64_t> maxmemory{0};
@@ -100,6 +121,12 @@ class Config {
   std::atomic<int64_t> zset_max_listpack_entries{128};
   std::atomic<int64_t> zset_max_listpack_value{64};
 
+  // Snapshots (Redis's names and defaults).
+  std::atomic<bool> rdbcompression{true};
+  std::atomic<bool> rdbchecksum{true};
+  std::atomic<bool> stop_writes_on_bgsave_error{true};
+  std::atomic<bool> rdb_save_incremental_fsync{true};
+
   // Immutable after Init().
   uint16_t port = 6379;
   std::string bind;
@@ -109,8 +136,14 @@ class Config {
   bool pin_cpus = false;
   bool maxmemory_from_cgroup = false;
 
+  ProtectedConfigs enable_protected_configs = ProtectedConfigs::kNo;
+
+  // The snapshot directory (an absolute path: a relative --dir is resolved at start, and CONFIG
+  // SET dir takes only existing directories) and file name.
   std::string dir() const;
   std::string dbfilename() const;
+  // Returns the `save` schedule (empty: no automatic snapshots).
+  std::vector<SavePoint> save_points() const;
   std::string requirepass() const;
   // Returns maxmemory-policy.
   MaxmemoryPolicy eviction_policy() const {
@@ -134,6 +167,7 @@ class Config {
   mutable absl::Mutex mu_;
   std::string dir_ ABSL_GUARDED_BY(mu_);
   std::string dbfilename_ ABSL_GUARDED_BY(mu_);
+  std::vector<SavePoint> save_points_ ABSL_GUARDED_BY(mu_);
   std::string requirepass_ ABSL_GUARDED_BY(mu_);
   std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };

@@ -90,7 +90,10 @@ void ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
-  std::string err = ctx.config().Set(pairs);
+  std::string_view addr = ctx.state.conn->remote_address();
+  const bool local = addr.starts_with("127.") || addr.starts_with("[::1]") ||
+                     addr.starts_with("::1") || addr.starts_with("unix");
+  std::string err = ctx.config().Set(pairs, local);
   if (!err.empty()) return ctx.rb.SendError(err);
   ctx.rb.SendOk();
 }

@@ -90,7 +90,7 @@ class Server:
                         "set DASHKV_BIN, or run against Redis with DASHKV_TEST_TARGET=redis"
                         % exe, returncode=3)
         return [exe, "--port", str(port), "--bind", "127.0.0.1", "--threads",
-                str(self.threads), "--dir", str(self.workdir), "--dbfilename", "dump.rdb",
+                str(self.threads), "--dir", str(self.workdir), "--dbfilename", "dump.rdb", "--save", "",
                 "--dbnum", "16"] + self.extra_args
 
     def stderr_text(self, limit=8000):
