@@ -273,7 +273,12 @@ class DashTable {
   // (assumed absent) would change now: the target bucket, the displaced entry's new bucket, or
   // every bucket of the segment when it is full (hooks and split may touch any of them).
   template <typename U, typename Cb>
-  void CVCUponInsert(uint64_t version, const U& key, Cb&& cb);
+  void CVCUponInsert(uint64_t version, const U& key, Cb&& cb) {
+    CVCUponInsertHash(version, Policy::HashFn(key), std::forward<Cb>(cb));
+  }
+  // The same, for a key whose hash is `hash`.
+  template <typename Cb>
+  void CVCUponInsertHash(uint64_t version, uint64_t hash, Cb&& cb);
   // Calls cb(bucket_iterator) for the bucket of `it` if its version < `version` (an erase of
   // `it` changes only that bucket).
   template <typename Cb>

@@ -171,9 +171,8 @@ uint64_t DashTable<Key, Value, Policy>::TraverseBuckets(uint64_t cursor, Fn&& fn
 }
 
 template <typename Key, typename Value, typename Policy>
-template <typename U, typename Cb>
-void DashTable<Key, Value, Policy>::CVCUponInsert(uint64_t version, const U& key, Cb&& cb) {
-  const uint64_t hash = Policy::HashFn(key);
+template <typename Cb>
+void DashTable<Key, Value, Policy>::CVCUponInsertHash(uint64_t version, uint64_t hash, Cb&& cb) {
   const uint32_t idx = DirIndex(hash);
   const SegmentT* seg = dir_[idx];
   auto report = [&](unsigned b) {

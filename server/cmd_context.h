@@ -82,6 +82,7 @@ class ConnCmdContext {
   ServerStats& stats() const { return services_.stats; }
   ClientRegistry& clients() const { return services_.clients; }
   MultiExec& multi() const { return services_.multi; }
+  SnapshotManager& snapshots() const { return services_.snapshots; }
   const ServerServices& services() const { return services_; }
 
   ConnState& state;

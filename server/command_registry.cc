@@ -140,6 +140,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterGenericCommands(registry);
   RegisterKeyMoveCommands(registry);
   RegisterDumpRestoreCommands(registry);
+  RegisterPersistenceCommands(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);

@@ -261,6 +261,7 @@ void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
 void RegisterDumpRestoreCommands(CommandRegistry* registry);  // DUMP, RESTORE
+void RegisterPersistenceCommands(CommandRegistry* registry);  // SAVE, BGSAVE, LASTSAVE
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

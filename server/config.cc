@@ -304,6 +304,7 @@ void Config::Init() {
     dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
     if (auto points = ParseSavePoints(absl::GetFlag(FLAGS_save))) {
       save_points_ = std::move(*points);
+      has_save_points = !save_points_.empty();
     } else {
       ABSL_RAW_LOG(ERROR, "--save: invalid save parameters, no automatic snapshots");
     }
@@ -479,6 +480,7 @@ void Config::AddEntries() {
                         if (!points) return SetFailed("save", "Invalid save parameters");
                         absl::MutexLock lock(&mu_);
                         save_points_ = std::move(*points);
+                        has_save_points = !save_points_.empty();
                         return std::string();
                       }});
   auto bool_entry = [this](std::string name, std::atomic<bool>* field) {

@@ -126,6 +126,7 @@ class Config {
   std::atomic<bool> rdbchecksum{true};
   std::atomic<bool> stop_writes_on_bgsave_error{true};
   std::atomic<bool> rdb_save_incremental_fsync{true};
+  std::atomic<bool> has_save_points{false};  // `save` is not empty
 
   // Immutable after Init().
   uint16_t port = 6379;

@@ -11,6 +11,8 @@
 #include "io/engine_pool.h"
 #include "io/listener.h"
 #include "server/config.h"
+#include "server/persistence/rdb_file_writer.h"
+#include "server/persistence/snapshot_manager.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   auto pool = std::make_unique<dashkv::io::EnginePool>(config.threads, engine_options);
   pool->Start();
   server = std::make_unique<dashkv::Server>(config, *pool);
+  dashkv::RdbFileWriter::RemoveStaleTempFiles(config.dir());
   server->StartBackgroundTasks();
 
   dashkv::io::ListenerOptions listener_options;
@@ -64,9 +67,17 @@ int main(int argc, char** argv) {
             << (config.maxmemory.load() ? " maxmemory " + std::to_string(config.maxmemory.load())
                                         : "");
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  LOG(INFO) << "signal " << sig << " received, shutting down";
+  // SIGTERM/SIGINT (also raised by SHUTDOWN, which saves first itself): with a `save` schedule,
+  // save the final snapshot; if that fails, keep running, as Redis does.
+  for (;;) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LOG(INFO) << "signal " << sig << " received, shutting down";
+    if (server->snapshots().shutdown_handled() || !config.has_save_points.load()) break;
+    LOG(INFO) << "Saving the final RDB snapshot before exiting.";
+    if (absl::Status st = server->snapshots().SaveBlocking(); st.ok()) break;
+    LOG(WARNING) << "Error trying to save the DB, can't exit.";
+  }
   listener->Stop();
   server->StopBackgroundTasks();
   pool->Stop();

@@ -122,6 +122,16 @@ std::string_view StatusText(OpStatus status) {
       return "WRONGPASS invalid username-password pair or user is disabled.";
     case OpStatus::kBadClientName:
       return "ERR Client names cannot contain spaces, newlines or special characters.";
+    case OpStatus::kLoading:
+      return "LOADING Redis is loading the dataset in memory";
+    case OpStatus::kMisconf:
+      return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+             "persist to disk. Commands that may modify the data set are disabled, because this "
+             "instance is configured to report errors during writes if RDB snapshotting fails "
+             "(stop-writes-on-bgsave-error option). Please check the Redis logs for details "
+             "about the RDB error.";
+    case OpStatus::kSaveInProgress:
+      return "ERR Background save already in progress";
     case OpStatus::kBitposBit:
       return "ERR The bit argument must be 1 or 0.";
     case OpStatus::kBitfieldType:

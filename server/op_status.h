@@ -75,6 +75,10 @@ enum class OpStatus : uint8_t {
   kNoAuth,              // "NOAUTH Authentication required."
   kWrongPass,           // "WRONGPASS invalid username-password pair or user is disabled."
   kBadClientName,       // "Client names cannot contain spaces, newlines or special characters."
+  // Persistence.
+  kLoading,             // "LOADING Redis is loading the dataset in memory"
+  kMisconf,             // "MISCONF Redis is configured to save RDB snapshots, ..."
+  kSaveInProgress,      // "Background save already in progress"
   // Bit argument checks of core/bitops.h (StringOpError).
   kBitposBit,           // "The bit argument must be 1 or 0."
   kBitfieldType,        // "Invalid bitfield type. Use something like i16 u8. ..."

@@ -15,6 +15,7 @@
 #include "io/connection.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
+#include "server/persistence/snapshot_manager.h"
 #include "server/pubsub/keyspace_notifier.h"
 
 namespace dashkv {
@@ -52,7 +53,9 @@ Server::Server(Config& config, io::EnginePool& pool,
       shard_set_(std::make_unique<ShardSet>(pool, config.databases)),
       pubsub_(std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
                                        config.output_limit(ClientClass::kPubSub))),
-      services_{config_, pool_, *shard_set_, *pubsub_, registry_, stats_, clients_, multi_},
+      snapshots_(std::make_unique<SnapshotManager>(config, *shard_set_, pool)),
+      services_{config_, pool_,   *shard_set_, *pubsub_, registry_,
+                stats_,  clients_, multi_,      *snapshots_},
       runner_(services_),
       multi_(services_, runner_) {
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
@@ -66,6 +69,7 @@ Server::Server(Config& config, io::EnginePool& pool,
     notifier->Attach(&shard.changes());
     notifiers_[shard.index()] = std::move(notifier);
   });
+  snapshots_->Attach();
 }
 
 Server::~Server() = default;
@@ -113,9 +117,22 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   bool need_auth = config_.auth_required.load(std::memory_order_relaxed) && !state.authenticated;
   int64_t maxmemory = config_.maxmemory.load(std::memory_order_relaxed);
   bool over_memory = maxmemory > 0 && UsedMemory() > maxmemory;
+  // Loading, or a failed save with stop-writes-on-bgsave-error: one load per batch.
+  const uint32_t gate = snapshots_->gate();
+  auto gate_refuses = [&](const CommandSpec& spec) -> OpStatus {
+    if ((gate & SnapshotManager::kGateLoading) && !spec.HasFlag(kCmdLoading)) {
+      return OpStatus::kLoading;
+    }
+    if ((gate & SnapshotManager::kGateSaveFailed) &&
+        (spec.HasFlag(kCmdWrite) || spec.name == "ping") && snapshots_->WritesRefused()) {
+      return OpStatus::kMisconf;
+    }
+    return OpStatus::kOk;
+  };
   auto rejected = [&](const CommandSpec& spec) {
     return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
-           (over_memory && spec.HasFlag(kCmdDenyOom)) || SubscribedModeForbids(state, spec);
+           (over_memory && spec.HasFlag(kCmdDenyOom)) || SubscribedModeForbids(state, spec) ||
+           (gate != 0 && gate_refuses(spec) != OpStatus::kOk);
   };
   // A single-shard command that passes the gates outside MULTI joins a shard group.
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
@@ -146,6 +163,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
         SendStatus(out, OpStatus::kNoAuth);
       } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
+      } else if (OpStatus why = gate != 0 ? gate_refuses(*spec) : OpStatus::kOk;
+                 why != OpStatus::kOk) {
+        SendStatus(out, why);
       } else {
         SendSubscribedModeError(out, *spec);
       }
@@ -236,7 +256,10 @@ void Server::StartBackgroundTasks() {
               clients_.Cron(shard.index(), now);
               last_client_cron_ms = now;
             }
-            if (shard.index() == 0) stats_.SampleOps(now);
+            if (shard.index() == 0) {
+              stats_.SampleOps(now);
+              snapshots_->Cron(now);
+            }
           }
         },
         asio::detached);

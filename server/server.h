@@ -52,6 +52,7 @@ class Server : public io::Service {
   const ServerServices& services() const { return services_; }
   ShardSet& shard_set() { return *shard_set_; }
   ClientRegistry& clients() { return clients_; }
+  SnapshotManager& snapshots() { return *snapshots_; }
 
  private:
   // Resolves a command: returns its spec, or nullptr after replying with the error.
@@ -69,6 +70,7 @@ class Server : public io::Service {
   std::vector<std::unique_ptr<KeyspaceNotifier>> notifiers_;
   std::unique_ptr<ShardSet> shard_set_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<SnapshotManager> snapshots_;
   ServerServices services_;
   PipelineRunner runner_;
   MultiExec multi_;

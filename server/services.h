@@ -15,6 +15,7 @@ class MultiExec;
 class PubSub;
 class ServerStats;
 class ShardSet;
+class SnapshotManager;
 
 struct ServerServices {
   Config& config;
@@ -25,6 +26,7 @@ struct ServerServices {
   ServerStats& stats;
   ClientRegistry& clients;
   MultiExec& multi;
+  SnapshotManager& snapshots;
 };
 
 }  // namespace dashkv

@@ -12,6 +12,7 @@
 #include <mimalloc.h>
 
 #include "core/memory.h"
+#include "server/persistence/snapshot_manager.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/cycle_clock.h"
@@ -271,8 +272,14 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
   section("clients", [&] { AppendClients(out, ctx); });
   section("memory", [&] { AppendMemory(out, ctx, shards); });
   section("persistence", [&] {
-    StrAppend(&out, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n"
-                          "rdb_bgsave_in_progress:0\r\naof_enabled:0\r\n");
+    StrAppend(&out, "# Persistence\r\n");
+    ctx.snapshots().AppendInfo(&out);
+    StrAppend(&out, "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
+                    "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
+                    "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
+                    "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n"
+                    "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
+                    "module_fork_last_cow_size:0\r\n");
   });
   section("stats", [&] { AppendStats(out, ctx, shards); });
   section("replication", [&] {

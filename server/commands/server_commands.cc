@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "core/base/logging.h"
 #include "core/str_util.h"
 #include "core/glob.h"
 #include "io/connection.h"
@@ -10,6 +11,7 @@
 #include "server/command_registry.h"
 #include "server/tx/multi_key.h"
 #include "server/config.h"
+#include "server/persistence/snapshot_manager.h"
 #include "server/storage/shard_set.h"
 #include "server/server_stats.h"
 
@@ -55,13 +57,20 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // FLUSHALL [ASYNC|SYNC]
+// As Redis 7.0: a running save is aborted, and with a `save` schedule the empty dataset is saved
+// at once (still holding every shard, so nothing lands between the flush and that save).
 awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
+  SnapshotManager& snapshots = ctx.snapshots();
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
+    snapshots.AbortOnShard(shard);
     for (unsigned i = 0; i < shard.num_dbs(); ++i) {
       if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
     }
   });
+  if (ctx.config().has_save_points.load()) {
+    if (absl::Status st = co_await snapshots.Start(); st.ok()) co_await snapshots.AwaitDone();
+  }
   ctx.rb.SendOk();
 }
 
@@ -366,16 +375,40 @@ std::vector<CommandSpec> CommandSubcommands() {
 }
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
-void CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
-  ArgParser parser(args);
-  while (parser.HasNext()) {
-    if (!(parser.Check("NOSAVE") || parser.Check("SAVE") || parser.Check("NOW") ||
-          parser.Check("FORCE"))) {
-      if (parser.Check("ABORT")) return ctx.rb.SendError("ERR No shutdown in progress.");
-      return ctx.SendStatus(OpStatus::kSyntaxError);
+// Saves first when asked to, or when a `save` schedule is set and NOSAVE is absent; a failed
+// save cancels the shutdown unless FORCE. There are no replicas to wait for, so NOW changes
+// nothing and ABORT finds no shutdown in progress.
+awaitable<void> CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
+  bool nosave = false, save = false, force = false, abort = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "NOSAVE")) {
+      nosave = true;
+    } else if (EqualsIgnoreCase(args[i], "SAVE")) {
+      save = true;
+    } else if (EqualsIgnoreCase(args[i], "NOW")) {
+    } else if (EqualsIgnoreCase(args[i], "FORCE")) {
+      force = true;
+    } else if (EqualsIgnoreCase(args[i], "ABORT")) {
+      abort = true;
+    } else {
+      co_return ctx.SendStatus(OpStatus::kSyntaxError);
     }
   }
-  // main() waits for SIGTERM and shuts down cleanly; like Redis, no reply on success.
+  if ((nosave && save) || (abort && args.size() > 2)) {
+    co_return ctx.SendStatus(OpStatus::kSyntaxError);
+  }
+  if (abort) co_return ctx.rb.SendError("ERR No shutdown in progress.");
+  SnapshotManager& snapshots = ctx.snapshots();
+  if (save || (!nosave && ctx.config().has_save_points.load())) {
+    absl::Status st = co_await snapshots.SaveForShutdown();
+    if (!st.ok() && !force) {
+      LOG(WARNING) << "Error trying to save the DB, can't exit.";
+      co_return ctx.rb.SendError("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
+  }
+  // main() waits for SIGTERM and shuts down cleanly, without saving again; like Redis, no
+  // reply on success.
+  snapshots.MarkShutdownHandled();
   ctx.state.conn->RequestClose();
   kill(getpid(), SIGTERM);
 }
@@ -424,9 +457,10 @@ void RegisterServerCommands(CommandRegistry* r) {
   s.subcommands = CommandSubcommands();
   r->Register(std::move(s));
   s = Spec("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti,
-           HandlerKind::kConn, {"admin", "slow", "dangerous"},
+           HandlerKind::kCoord, {"admin", "slow", "dangerous"},
            "Synchronously saves the database(s) to disk and shuts down the Redis server.");
-  s.conn_handler = CmdShutdown;
+  s.kind = HandlerKind::kCoord;
+  s.coord_handler = CmdShutdown;
   r->Register(std::move(s));
 }
 

@@ -16,7 +16,8 @@ namespace dashkv {
 
 class RdbSink {
  public:
-  using FlushFn = std::function<void(std::string_view bytes)>;
+  // Takes the buffered bytes: it may move them out of `bytes`; the sink clears it after.
+  using FlushFn = std::function<void(std::string& bytes)>;
 
   // Collects every byte in buffer() (nothing is ever flushed).
   RdbSink() = default;
@@ -36,6 +37,7 @@ class RdbSink {
     if (!flush_ || buf_.empty()) return;
     flush_(buf_);
     buf_.clear();
+    if (buf_.capacity() < threshold_) buf_.reserve(threshold_ + threshold_ / 4);
   }
 
  private:

@@ -101,6 +101,10 @@ uint8_t RdbTypeOf(const CompactObj& value) {
 
 void WriteRdbValue(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink) {
   sink.buffer()->push_back(static_cast<char>(RdbTypeOf(value)));
+  WriteRdbValueBody(value, opts, sink);
+}
+
+void WriteRdbValueBody(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink) {
   switch (value.type()) {
     case ObjType::kString: {
       std::string scratch;

@@ -125,6 +125,7 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
 }
 
 void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
+  changes_->CountChange();
   const bool tell = changes_->wants(kWantRemovals);
   // `expired` and `evicted` are events of their own class (x, e), raised here for every path.
   NotifyClass event_class = kNotifyExpired;

@@ -143,6 +143,7 @@ class DbSlice {
   // Runs BeforeChange for `it` (end(): an insert into the bucket of `hash`) and queues the
   // AfterWrite of `key`.
   void WillChange(std::string_view key, PrimeIterator it, uint64_t hash) {
+    changes_->CountChange();
     if (changes_->wants(kWantBefore)) [[unlikely]] changes_->Before(db_index_, it, hash);
     if (changes_->wants(kWantWrites)) [[unlikely]] changes_->QueueWrite(db_index_, key);
 #ifndef NDEBUG

@@ -123,6 +123,14 @@ class ChangeListeners {
   }
   bool has_pending() const { return !pending_.empty(); }
 
+  // Counts one change (a mutable lookup or an erase) for INFO's rdb_changes_since_last_save.
+  // Only the shard thread counts (a plain increment, no read-modify-write); any thread reads.
+  void CountChange() {
+    change_count_.store(change_count_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+  }
+  uint64_t change_count() const { return change_count_.load(std::memory_order_relaxed); }
+
  private:
   struct Pending {
     std::string key;
@@ -144,6 +152,7 @@ class ChangeListeners {
   static inline const std::atomic<uint32_t> kNoClasses{0};
   const std::atomic<uint32_t>* notify_classes_ = &kNoClasses;
   std::vector<Pending> pending_;
+  std::atomic<uint64_t> change_count_{0};
 };
 
 }  // namespace dashkv

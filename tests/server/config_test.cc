@@ -166,9 +166,23 @@ TEST_F(ConfigTest, SetTakesEffectOrIsRefused) {
   EXPECT_EQ(config_.Set({{"requirepass", "pw"}}), "");
   EXPECT_TRUE(config_.client_limits.auth_required.load());
   EXPECT_EQ(config_.Set({{"save", ""}}), "");
-  EXPECT_EQ(config_.Set({{"save", "3600 1"}}),
-            "ERR CONFIG SET failed (possibly related to argument 'save') - dashkv does not take "
-            "snapshots yet");
+  EXPECT_FALSE(config_.has_save_points.load());
+  EXPECT_EQ(config_.Set({{"save", "3600 1  300 100"}}), "");
+  EXPECT_TRUE(config_.has_save_points.load());
+  EXPECT_EQ(SavePointsText(config_.save_points()), "3600 1 300 100");
+  for (const char* bad : {"100", "100 x", "-1 1", "1 -1", "1 2 3"}) {
+    EXPECT_EQ(config_.Set({{"save", bad}}),
+              "ERR CONFIG SET failed (possibly related to argument 'save') - Invalid save "
+              "parameters")
+        << bad;
+  }
+  EXPECT_EQ(SavePointsText(config_.save_points()), "3600 1 300 100");
+  EXPECT_EQ(config_.Set({{"rdbcompression", "no"}, {"rdbchecksum", "NO"}}), "");
+  EXPECT_FALSE(config_.rdbcompression.load());
+  EXPECT_FALSE(config_.rdbchecksum.load());
+  EXPECT_EQ(config_.Set({{"stop-writes-on-bgsave-error", "maybe"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'stop-writes-on-bgsave-error') - "
+            "argument must be 'yes' or 'no'");
   for (const char* name : {"dir", "dbfilename"}) {
     EXPECT_EQ(config_.Set({{name, "x"}}),
               std::string("ERR CONFIG SET failed (possibly related to argument '") + name +
@@ -228,6 +242,25 @@ TEST_F(ConfigTest, InvalidPolicyKeepsTheOldOne) {
             "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
             "noeviction");
   EXPECT_EQ(config_.eviction_policy(), MaxmemoryPolicy::kVolatileTtl);
+}
+
+TEST_F(ConfigTest, ProtectedConfigsFollowEnableProtectedConfigs) {
+  config_.enable_protected_configs = ProtectedConfigs::kLocal;
+  EXPECT_EQ(config_.Set({{"dir", "/tmp"}}, /*local_client=*/false),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected "
+            "config");
+  EXPECT_EQ(config_.Set({{"dir", "/tmp"}}, /*local_client=*/true), "");
+  EXPECT_EQ(config_.dir(), "/tmp");
+  config_.enable_protected_configs = ProtectedConfigs::kYes;
+  EXPECT_EQ(config_.Set({{"dir", "/nonexistent-dashkv-dir"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or "
+            "directory");
+  EXPECT_EQ(config_.Set({{"dbfilename", "a/b.rdb"}}),
+            "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename "
+            "can't be a path, just a filename");
+  EXPECT_EQ(config_.Set({{"dbfilename", "x.rdb"}}), "");
+  EXPECT_EQ(config_.dbfilename(), "x.rdb");
+  EXPECT_EQ(config_.dir(), "/tmp");
 }
 
 }  // namespace

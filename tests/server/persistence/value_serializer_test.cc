@@ -26,7 +26,7 @@ struct Flushed {
 // Serializes `value` through a sink flushing at `threshold`; returns what it flushed.
 Flushed WriteFlushing(const CompactObj& value, size_t threshold) {
   Flushed out;
-  RdbSink sink(threshold, [&](std::string_view bytes) {
+  RdbSink sink(threshold, [&](std::string& bytes) {
     out.bytes.append(bytes);
     out.largest = std::max(out.largest, bytes.size());
     ++out.calls;

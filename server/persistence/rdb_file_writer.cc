@@ -1,0 +1,228 @@
+#include "server/persistence/rdb_file_writer.h"
+
+#include <absl/strings/numbers.h>
+#include "core/str_util.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/base/logging.h"
+#include "core/crc64.h"
+#include "io/engine.h"
+
+namespace dashkv {
+
+namespace {
+
+constexpr char kEofOpcode = char(0xFF);
+
+absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
+  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// Parses "temp-<pid>-<n>.rdb"; returns the pid or 0.
+pid_t TempFilePid(std::string_view name) {
+  constexpr std::string_view kPrefix = "temp-", kSuffix = ".rdb";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return 0;
+  name.remove_prefix(kPrefix.size());
+  name.remove_suffix(kSuffix.size());
+  size_t dash = name.find('-');
+  if (dash == std::string_view::npos) return 0;
+  int64_t pid, n;
+  if (!absl::SimpleAtoi(std::string(name.substr(0, dash)), &pid) ||
+      !absl::SimpleAtoi(std::string(name.substr(dash + 1)), &n) || pid <= 0) {
+    return 0;
+  }
+  return pid_t(pid);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<RdbFileWriter>> RdbFileWriter::Create(io::Engine* io,
+                                                                    Options options,
+                                                                    DoneFn done) {
+  static std::atomic<uint64_t> counter{0};
+  std::string temp = StrCat(options.dir, "/temp-", getpid(), "-", counter.fetch_add(1),
+                                  ".rdb");
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("Failed opening the temp RDB file", temp);
+  return std::shared_ptr<RdbFileWriter>(
+      new RdbFileWriter(io, std::move(options), std::move(done), fd, std::move(temp)));
+}
+
+RdbFileWriter::RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd,
+                             std::string temp_path)
+    : io_(io), options_(std::move(options)), done_(std::move(done)), fd_(fd),
+      temp_path_(std::move(temp_path)) {}
+
+RdbFileWriter::~RdbFileWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void RdbFileWriter::WriteHeader(std::string bytes) {
+  in_flight_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  io_->Post([self = shared_from_this(), b = std::move(bytes)]() mutable {
+    self->OnHeader(std::move(b));
+  });
+}
+
+void RdbFileWriter::Append(unsigned sid, std::string chunk, bool entry_end) {
+  in_flight_.fetch_add(chunk.size(), std::memory_order_relaxed);
+  io_->Post([self = shared_from_this(), c = Chunk{sid, entry_end, std::move(chunk)}]() mutable {
+    self->OnChunk(std::move(c));
+  });
+}
+
+void RdbFileWriter::ShardDone(unsigned /*sid*/) {
+  io_->Post([self = shared_from_this()] { self->OnShardDone(); });
+}
+
+void RdbFileWriter::Abort(absl::Status why) {
+  failed_.store(true, std::memory_order_relaxed);
+  io_->Post([self = shared_from_this(), why = std::move(why)]() mutable {
+    self->OnAbort(std::move(why));
+  });
+}
+
+void RdbFileWriter::OnHeader(std::string bytes) {
+  WriteBytes(bytes);
+  in_flight_.fetch_sub(bytes.size(), std::memory_order_relaxed);
+  header_written_ = true;
+  Drain();
+  MaybeFinish();
+}
+
+void RdbFileWriter::OnChunk(Chunk chunk) {
+  if (finished_) {  // aborted: late chunks are dropped
+    in_flight_.fetch_sub(chunk.bytes.size(), std::memory_order_relaxed);
+    return;
+  }
+  waiting_.push_back(std::move(chunk));
+  if (header_written_) Drain();
+}
+
+void RdbFileWriter::Drain() {
+  // Writes the oldest waiting chunk while the floor is free, else the oldest chunk of the shard
+  // holding it; each shard's chunks stay in their order.
+  while (!waiting_.empty()) {
+    auto it = waiting_.begin();
+    if (floor_ >= 0) {
+      while (it != waiting_.end() && it->sid != unsigned(floor_)) ++it;
+      if (it == waiting_.end()) return;
+    }
+    Chunk chunk = std::move(*it);
+    waiting_.erase(it);
+    WriteBytes(chunk.bytes);
+    in_flight_.fetch_sub(chunk.bytes.size(), std::memory_order_relaxed);
+    floor_ = chunk.entry_end ? -1 : int(chunk.sid);
+  }
+}
+
+void RdbFileWriter::WriteBytes(const std::string& bytes) {
+  if (!status_.ok() || bytes.empty()) return;
+  // A blocking write on the I/O engine's own thread, never on a shard's.
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Fail(ErrnoStatus("Write error saving DB on disk:", temp_path_));
+    }
+    p += n;
+    left -= size_t(n);
+  }
+  if (options_.checksum) crc_ = Crc64(crc_, bytes);
+  written_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  unsynced_ += bytes.size();
+  if (options_.incremental_fsync && unsynced_ >= kAutoSyncBytes) {
+    unsynced_ = 0;
+    if (fdatasync(fd_) != 0) Fail(ErrnoStatus("fsync error saving DB on disk:", temp_path_));
+  }
+}
+
+void RdbFileWriter::OnShardDone() {
+  ++shards_done_;
+  MaybeFinish();
+}
+
+void RdbFileWriter::MaybeFinish() {
+  if (finished_ || !header_written_ || shards_done_ < options_.num_shards) return;
+  if (!waiting_.empty() && status_.ok()) {
+    // Every shard is done, so nothing can release a held floor any more: a bug.
+    LOG(ERROR) << "snapshot: " << waiting_.size() << " chunks left behind the floor";
+    Fail(absl::InternalError("snapshot chunks out of order"));
+  }
+  finished_ = true;
+  absl::Status st = status_.ok() ? Finish() : status_;
+  if (!st.ok()) unlink(temp_path_.c_str());
+  std::move(done_)(st);
+}
+
+absl::Status RdbFileWriter::Finish() {
+  std::string trailer(1, kEofOpcode);
+  WriteBytes(trailer);  // the checksum covers the EOF opcode
+  uint64_t crc = options_.checksum ? crc_ : 0;
+  std::string crc_bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) crc_bytes[i] = char((crc >> (8 * i)) & 0xFF);
+  WriteBytes(crc_bytes);
+  if (!status_.ok()) return status_;
+  if (fsync(fd_) != 0) return ErrnoStatus("fsync error saving DB on disk:", temp_path_);
+  if (close(fd_) != 0) {
+    fd_ = -1;
+    return ErrnoStatus("close error saving DB on disk:", temp_path_);
+  }
+  fd_ = -1;
+  std::string target = StrCat(options_.dir, "/", options_.filename);
+  if (rename(temp_path_.c_str(), target.c_str()) != 0) {
+    return absl::InternalError(StrCat("Error moving temp DB file ", temp_path_,
+                                            " on the final destination ", target, ": ",
+                                            std::strerror(errno)));
+  }
+  int dir_fd = open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return ErrnoStatus("Failed opening the directory", options_.dir);
+  int rc = fsync(dir_fd);
+  close(dir_fd);
+  if (rc != 0) return ErrnoStatus("Failed to fsync the directory", options_.dir);
+  return absl::OkStatus();
+}
+
+void RdbFileWriter::OnAbort(absl::Status why) {
+  if (status_.ok()) status_ = std::move(why);
+  for (const Chunk& c : waiting_) in_flight_.fetch_sub(c.bytes.size(), std::memory_order_relaxed);
+  waiting_.clear();
+  if (finished_) return;
+  finished_ = true;
+  unlink(temp_path_.c_str());
+  std::move(done_)(status_);
+}
+
+void RdbFileWriter::Fail(absl::Status why) {
+  if (status_.ok()) status_ = std::move(why);
+  failed_.store(true, std::memory_order_relaxed);
+}
+
+unsigned RdbFileWriter::RemoveStaleTempFiles(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  unsigned removed = 0;
+  while (dirent* e = readdir(d)) {
+    pid_t pid = TempFilePid(e->d_name);
+    if (pid == 0) continue;
+    if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) continue;  // alive
+    std::string path = StrCat(dir, "/", e->d_name);
+    if (unlink(path.c_str()) == 0) {
+      LOG(INFO) << "Removed stale temporary snapshot file " << path;
+      ++removed;
+    }
+  }
+  closedir(d);
+  return removed;
+}
+
+}  // namespace dashkv

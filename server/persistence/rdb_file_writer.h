@@ -1,0 +1,122 @@
+// RdbFileWriter: one RDB file being written by every shard at once. Shards hand it chunks of
+// serialized entries from their own threads; its I/O thread writes them to a temporary file in
+// the order they arrive, computes the file's CRC64 as written, and at the end writes the EOF
+// opcode and the checksum, fsyncs, renames the file over the target and fsyncs the directory.
+// Thread-safe: every public call may come from any thread; the file is touched only on the I/O
+// engine's thread.
+#pragma once
+
+#include <absl/functional/any_invocable.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dashkv {
+
+namespace io {
+class Engine;
+}  // namespace io
+
+// Design
+//   Order. The header (magic, AUX fields, per-database size hints) goes first; chunks that
+//   arrive before it wait. A chunk may end inside an entry (a big value leaves in pieces): the
+//   shard that sent it then keeps "the floor" until it sends a chunk that ends at an entry
+//   boundary, and other shards' chunks wait in arrival order meanwhile. So every entry is
+//   contiguous in the file, and each shard starts its chunks with a SELECTDB opcode (the loader
+//   takes any number of them).
+//   Crash safety. The data goes to `temp-<pid>-<n>.rdb` in the target directory; only a file
+//   that was completely written and fsynced is renamed over the target, then the directory is
+//   fsynced, so a crash at any moment leaves the previous snapshot intact. A failed or aborted
+//   save removes its temporary file; RemoveStaleTempFiles() removes those of dead processes.
+//   With incremental fsync the file is fsynced every kAutoSyncBytes, so the final fsync does
+//   not stall for the whole file.
+//   Backpressure. in_flight() counts the bytes queued and not yet written; the shards slow down
+//   their background walk above a soft limit (ShardSnapshot).
+class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
+ public:
+  struct Options {
+    std::string dir;
+    std::string filename;
+    unsigned num_shards = 1;
+    bool checksum = true;           // rdbchecksum: false writes a checksum of 0
+    bool incremental_fsync = true;  // rdb-save-incremental-fsync
+  };
+  // Runs once, on the I/O thread, with the outcome of the whole file.
+  using DoneFn = absl::AnyInvocable<void(absl::Status) &&>;
+
+  static constexpr uint64_t kAutoSyncBytes = 32 << 20;
+
+  // Creates the temporary file. Runs on the calling thread (one open(2)).
+  static absl::StatusOr<std::shared_ptr<RdbFileWriter>> Create(io::Engine* io, Options options,
+                                                               DoneFn done);
+  ~RdbFileWriter();
+
+  // Queues the file header; shard chunks are written after it.
+  void WriteHeader(std::string bytes);
+  // Queues a chunk of shard `sid`. `entry_end`: the chunk ends at an entry boundary.
+  void Append(unsigned sid, std::string chunk, bool entry_end);
+  // Tells that shard `sid` sent its last chunk. When every shard has, the file is finished.
+  void ShardDone(unsigned sid);
+  // Stops the save: further chunks are dropped, the temporary file is removed, and done() gets
+  // `why`.
+  void Abort(absl::Status why);
+
+  // Bytes queued and not yet written.
+  size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Whether the save failed or was aborted (the shards stop early).
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Bytes written to the file so far.
+  uint64_t bytes_written() const { return written_.load(std::memory_order_relaxed); }
+  const std::string& temp_path() const { return temp_path_; }
+
+  // Removes `temp-<pid>-<n>.rdb` files in `dir` whose process is gone. Returns how many.
+  static unsigned RemoveStaleTempFiles(const std::string& dir);
+
+ private:
+  struct Chunk {
+    unsigned sid;
+    bool entry_end;
+    std::string bytes;
+  };
+  RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd, std::string temp_path);
+
+  // On the I/O thread.
+  void OnHeader(std::string bytes);
+  void OnChunk(Chunk chunk);
+  void OnShardDone();
+  void OnAbort(absl::Status why);
+  // Writes the waiting chunks that may go now (see Design: the floor).
+  void Drain();
+  void WriteBytes(const std::string& bytes);
+  void MaybeFinish();
+  absl::Status Finish();
+  void Fail(absl::Status why);
+
+  io::Engine* io_;
+  Options options_;
+  DoneFn done_;
+  int fd_;
+  std::string temp_path_;
+
+  std::atomic<size_t> in_flight_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> written_{0};
+
+  // I/O thread only.
+  bool header_written_ = false;
+  int floor_ = -1;  // the shard whose entry is half written, or -1
+  std::deque<Chunk> waiting_;
+  unsigned shards_done_ = 0;
+  uint64_t crc_ = 0;
+  uint64_t unsynced_ = 0;
+  bool finished_ = false;  // done_ has run
+  absl::Status status_;
+};
+
+}  // namespace dashkv

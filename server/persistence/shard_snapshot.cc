@@ -1,0 +1,191 @@
+#include "server/persistence/shard_snapshot.h"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+
+#include "core/base/logging.h"
+#include "core/rdb_encoding.h"
+#include "server/cycle_clock.h"
+#include "server/storage/shard.h"
+
+namespace dashkv {
+
+namespace {
+
+constexpr char kOpSelectDb = char(0xFE);
+constexpr char kOpExpireMs = char(0xFC);
+
+}  // namespace
+
+ShardSnapshot::ShardSnapshot(Shard* shard, boost::asio::io_context* context)
+    : shard_(shard), context_(context), sink_(kChunkBytes, [this](std::string& bytes) {
+        // A piece of an entry, or the chunk MaybeFlushChunk closes at an entry boundary.
+        writer_->Append(shard_->index(), std::move(bytes), !in_entry_);
+        if (!in_entry_) chunk_db_ = -1;
+        WaitForWriter();
+      }) {}
+
+ShardSnapshot::~ShardSnapshot() = default;
+
+void ShardSnapshot::Attach() { slot_ = shard_->changes().Add(this); }
+
+void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> writer,
+                          RdbWriteOptions options, std::vector<DbSize>* sizes) {
+  DCHECK(shard_->IsMyThread());
+  if (running()) Stop();  // a failed save whose walk has not noticed yet
+  version_ = version;
+  writer_ = std::move(writer);
+  options_ = options;
+  ++generation_;
+  keys_written_.store(0, std::memory_order_relaxed);
+  walk_db_ = 0;
+  chunk_db_ = -1;
+  dbs_.clear();
+  for (unsigned db = 0; db < shard_->num_dbs(); ++db) {
+    DbSlice* slice = shard_->db_if_exists(db);
+    if (slice == nullptr || slice->size() == 0) continue;
+    dbs_.push_back(DbCursor{slice, db});
+    sizes->push_back(DbSize{db, slice->size(), slice->expires()});
+  }
+  shard_->changes().SetInterest(slot_, kWantBefore);
+  ScheduleSlice(false);
+}
+
+void ShardSnapshot::Abort() {
+  if (running()) Stop();
+}
+
+void ShardSnapshot::Stop() {
+  shard_->changes().SetInterest(slot_, 0);
+  writer_.reset();
+  dbs_.clear();
+  ++generation_;
+  chunk_db_ = -1;
+  sink_.buffer()->clear();
+}
+
+ShardSnapshot::DbCursor* ShardSnapshot::CursorOf(unsigned db) {
+  DbSlice* slice = shard_->db_if_exists(db);
+  for (DbCursor& dbc : dbs_) {
+    if (dbc.slice == slice) return dbc.done ? nullptr : &dbc;
+  }
+  return nullptr;  // empty at the cut: nothing of it belongs to the snapshot
+}
+
+void ShardSnapshot::BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) {
+  if (!running()) return;
+  DbCursor* dbc = CursorOf(db);
+  if (dbc == nullptr) return;
+  PrimeTable& table = dbc->slice->table();
+  auto serialize = [&](PrimeIterator bucket) { SerializeBucket(*dbc, bucket); };
+  if (it.is_done()) {
+    table.CVCUponInsertHash(version_, hash, serialize);
+  } else {
+    table.CVCUponErase(version_, it, serialize);
+  }
+  MaybeFlushChunk();
+}
+
+void ShardSnapshot::BeforeFlush(unsigned db) {
+  if (!running()) return;
+  DbCursor* dbc = CursorOf(db);
+  if (dbc == nullptr) return;
+  // The flush frees the table: write what the walk has not reached yet first.
+  PrimeTable& table = dbc->slice->table();
+  do {
+    dbc->cursor = table.TraverseBuckets(dbc->cursor, [&](PrimeIterator b) {
+      SerializeBucket(*dbc, b);
+    });
+    MaybeFlushChunk();
+  } while (dbc->cursor != 0);
+  dbc->done = true;
+}
+
+void ShardSnapshot::SerializeBucket(DbCursor& dbc, PrimeIterator bucket) {
+  PrimeTable& table = dbc.slice->table();
+  if (table.GetVersion(bucket) >= version_) return;
+  for (PrimeIterator it = bucket; !it.is_done(); ++it) WriteEntry(dbc.cut_db, it);
+  table.SetVersion(bucket, version_);
+}
+
+void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
+  std::string* buf = sink_.buffer();
+  if (chunk_db_ != int(cut_db)) {
+    buf->push_back(kOpSelectDb);
+    AppendRdbLen(buf, cut_db);
+    chunk_db_ = int(cut_db);
+  }
+  const CompactObj& key = it->first;
+  if (key.HasExpire()) {
+    buf->push_back(kOpExpireMs);
+    const uint64_t ms = uint64_t(key.ExpireTimeMs());
+    for (int i = 0; i < 8; ++i) buf->push_back(char((ms >> (8 * i)) & 0xFF));
+  }
+  const CompactObj& value = it->second;
+  buf->push_back(char(RdbTypeOf(value)));
+  std::string scratch;
+  AppendRdbString(buf, key.GetString(&scratch), options_.compress);
+  in_entry_ = true;
+  WriteRdbValueBody(value, options_, sink_);
+  in_entry_ = false;
+  keys_written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ShardSnapshot::MaybeFlushChunk() {
+  if (sink_.buffer()->size() >= kChunkBytes) sink_.Flush();
+}
+
+void ShardSnapshot::WaitForWriter() {
+  // Blocks the shard thread (see Design): only while the writer is kHardInFlight bytes behind,
+  // which happens when writes dirty buckets faster than the disk takes them, or while a value
+  // larger than that is written. The wait ends as the disk drains the queue, or at a failure.
+  while (writer_ && writer_->in_flight() > kHardInFlight && !writer_->failed()) usleep(200);
+}
+
+void ShardSnapshot::ScheduleSlice(bool wait) {
+  const uint64_t gen = generation_;
+  if (!wait) {
+    boost::asio::post(*context_, [this, gen] { RunSlice(gen); });
+    return;
+  }
+  auto timer = std::make_shared<boost::asio::steady_timer>(*context_,
+                                                           std::chrono::milliseconds(1));
+  timer->async_wait([this, gen, timer](const boost::system::error_code&) { RunSlice(gen); });
+}
+
+void ShardSnapshot::RunSlice(uint64_t generation) {
+  if (generation != generation_ || !running()) return;
+  if (writer_->failed()) {
+    writer_->ShardDone(shard_->index());  // the writer reports the failure when all are done
+    return Stop();
+  }
+  if (writer_->in_flight() > kSoftInFlight) return ScheduleSlice(true);
+  const uint64_t deadline =
+      CycleClock::Now() + uint64_t(kSliceUs * CycleClock::TicksPerUsec());
+  do {
+    if (walk_db_ == dbs_.size()) return Finish();
+    DbCursor& dbc = dbs_[walk_db_];
+    if (dbc.done) {
+      ++walk_db_;
+      continue;
+    }
+    dbc.cursor = dbc.slice->table().TraverseBuckets(dbc.cursor, [&](PrimeIterator b) {
+      SerializeBucket(dbc, b);
+    });
+    if (dbc.cursor == 0) dbc.done = true;
+    MaybeFlushChunk();
+  } while (CycleClock::Now() < deadline);
+  ScheduleSlice(false);
+}
+
+void ShardSnapshot::Finish() {
+  sink_.Flush();
+  writer_->ShardDone(shard_->index());
+  Stop();
+}
+
+}  // namespace dashkv

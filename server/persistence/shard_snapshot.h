@@ -1,0 +1,127 @@
+// ShardSnapshot: one shard's part of a forkless point-in-time snapshot. At the cut it stamps a
+// snapshot version; then it walks the shard's tables in short slices between batches of
+// commands, and, as a change listener, serializes a bucket's old contents just before a write
+// changes a bucket it has not reached yet. The entries go to the shared RdbFileWriter.
+// Thread: owned by shard thread (progress counters are atomics any thread may read).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/persistence/rdb_file_writer.h"
+#include "server/persistence/rdb_sink.h"
+#include "server/persistence/value_serializer.h"
+#include "server/storage/key_change.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace dashkv {
+
+class DbSlice;
+class Shard;
+
+// Design
+//   Versions. Every Dashtable bucket carries a version. A snapshot takes a version v higher
+//   than any before; a bucket with version < v still holds its contents as of the cut. Whoever
+//   serializes such a bucket (the walk, or a write about to change it) writes every entry in it
+//   and sets its version to v, so each key present at the cut is written exactly once and no
+//   key written after the cut is. Inserts ask the table which buckets the insert may touch
+//   (CVCUponInsertHash: the target bucket, a displaced entry's new bucket, or the whole segment
+//   when it is full and may split, collect expired keys or move stash entries); erases and
+//   in-place changes touch only the entry's bucket. A split copies versions, so entries that
+//   move keep their state; the walk may meet moved entries again and skips them by version.
+//   Databases are tracked by their DbSlice object, so SWAPDB during a snapshot keeps writing
+//   each table under the number it had at the cut. FLUSHDB serializes the rest of the database
+//   first (the flush then frees it); FLUSHALL aborts the snapshot (SnapshotManager), as Redis
+//   7.0 kills its saving child.
+//   Slices. The walk runs as a task on the shard's engine that serializes buckets for about
+//   kSliceUs and posts itself again, so commands queued meanwhile run between slices. While
+//   the writer has more than kSoftInFlight bytes queued, the walk waits (a timer) instead.
+//   A write's own bucket serialization cannot wait; above kHardInFlight it blocks the shard
+//   thread until the writer catches up (bounded by the disk's speed), so memory stays bounded
+//   by the buffers, never by the dataset.
+//   Chunks. Entries are buffered up to kChunkBytes and handed to the writer; a value larger
+//   than that leaves in pieces (RdbSink), the last piece marking the entry's end. Every chunk
+//   that starts at an entry boundary starts with a SELECTDB opcode.
+class ShardSnapshot final : public ChangeListener {
+ public:
+  static constexpr size_t kChunkBytes = 128 * 1024;
+  static constexpr size_t kSoftInFlight = 16 << 20;
+  static constexpr size_t kHardInFlight = 64 << 20;
+  static constexpr uint64_t kSliceUs = 50;
+
+  // The size of one database at the cut (for the file's size hints).
+  struct DbSize {
+    unsigned db;
+    uint64_t keys;
+    uint64_t expires;
+  };
+
+  ShardSnapshot(Shard* shard, boost::asio::io_context* context);
+  ~ShardSnapshot() override;
+  ShardSnapshot(const ShardSnapshot&) = delete;
+  ShardSnapshot& operator=(const ShardSnapshot&) = delete;
+
+  // Registers with the shard's change listeners (wanting nothing until a snapshot runs).
+  // REQUIRES: shard thread, before the shard serves commands.
+  void Attach();
+
+  // Takes the cut: records this shard's non-empty databases and their sizes (appended to
+  // `sizes`) and starts the walk. REQUIRES: shard thread; the caller
+  // holds every shard (no other command runs anywhere until every shard has taken the cut).
+  void Start(uint64_t version, std::shared_ptr<RdbFileWriter> writer, RdbWriteOptions options,
+             std::vector<DbSize>* sizes);
+  // Stops the snapshot running here, if any (the writer is aborted by the caller).
+  void Abort();
+  bool running() const { return writer_ != nullptr; }
+
+  // Progress of the running (or last) snapshot, readable from any thread.
+  uint64_t keys_written() const { return keys_written_.load(std::memory_order_relaxed); }
+
+  // ChangeListener.
+  void BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) override;
+  void BeforeFlush(unsigned db) override;
+
+ private:
+  struct DbCursor {
+    DbSlice* slice;
+    unsigned cut_db;  // the database number at the cut
+    uint64_t cursor = 0;
+    bool done = false;
+  };
+
+  DbCursor* CursorOf(unsigned db);
+  // Serializes every entry of `bucket` and stamps it, if its version is older than the cut's.
+  void SerializeBucket(DbCursor& dbc, PrimeIterator bucket);
+  void WriteEntry(unsigned cut_db, PrimeIterator it);
+  // Hands the buffered bytes to the writer when they reach a chunk (at an entry boundary).
+  void MaybeFlushChunk();
+  // Blocks the shard thread while the writer is more than kHardInFlight behind (see Design).
+  void WaitForWriter();
+  // Runs one slice of the walk and schedules the next, or finishes.
+  void RunSlice(uint64_t generation);
+  void ScheduleSlice(bool wait);
+  void Finish();
+  void Stop();
+
+  Shard* shard_;
+  boost::asio::io_context* context_;
+  unsigned slot_ = 0;  // our listener slot
+  uint64_t version_ = 0;
+  uint64_t generation_ = 0;  // a slice task of an earlier snapshot sees a different value
+  std::shared_ptr<RdbFileWriter> writer_;
+  RdbWriteOptions options_;
+  std::vector<DbCursor> dbs_;
+  size_t walk_db_ = 0;  // the database the walk is in
+  RdbSink sink_;
+  int chunk_db_ = -1;  // the SELECTDB the current chunk is under, or -1 at a chunk start
+  bool in_entry_ = false;
+  std::atomic<uint64_t> keys_written_{0};
+};
+
+}  // namespace dashkv

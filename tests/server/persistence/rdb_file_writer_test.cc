@@ -1,0 +1,172 @@
+// RdbFileWriter: chunks of several shards land in the file with every entry contiguous, after
+// the header, followed by the EOF opcode and the CRC64 of everything before it; a failed or
+// aborted save leaves no file; stale temporary files of dead processes are removed.
+#include "server/persistence/rdb_file_writer.h"
+
+#include <absl/synchronization/notification.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/crc64.h"
+#include "io/engine.h"
+
+namespace dashkv {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RdbFileWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rdb_writer_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    io_.Start();
+  }
+  void TearDown() override {
+    io_.Stop();
+    io_.Join();
+    fs::remove_all(dir_);
+  }
+
+  std::shared_ptr<RdbFileWriter> Create(unsigned shards, bool checksum = true) {
+    RdbFileWriter::Options o;
+    o.dir = dir_.string();
+    o.filename = "dump.rdb";
+    o.num_shards = shards;
+    o.checksum = checksum;
+    auto w = RdbFileWriter::Create(&io_, o, [this](absl::Status st) {
+      status_ = st;
+      done_.Notify();
+    });
+    EXPECT_TRUE(w.ok()) << w.status();
+    return *w;
+  }
+  std::string ReadDump() {
+    std::ifstream in(dir_ / "dump.rdb", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  size_t FileCount() {
+    return size_t(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()));
+  }
+  static std::string Trailer(std::string_view body, bool checksum = true) {
+    std::string all(body);
+    all.push_back(char(0xFF));
+    uint64_t crc = checksum ? Crc64(0, all) : 0;
+    for (int i = 0; i < 8; ++i) all.push_back(char((crc >> (8 * i)) & 0xFF));
+    return all;
+  }
+
+  fs::path dir_;
+  io::Engine io_{7, io::EngineOptions{.spin_us = 0}};
+  absl::Notification done_;
+  absl::Status status_;
+};
+
+TEST_F(RdbFileWriterTest, EntriesStayContiguousAcrossShards) {
+  auto w = Create(2);
+  // Shard 0 starts an entry that spans two chunks; shard 1's chunk must wait for its end.
+  w->Append(0, "a1", /*entry_end=*/false);
+  w->Append(1, "b1", true);
+  w->WriteHeader("HDR");  // chunks that came first wait for the header
+  w->Append(0, "a2", true);
+  w->Append(1, "b2", false);
+  w->Append(0, "a3", true);
+  w->Append(1, "b3", true);
+  w->ShardDone(0);
+  w->ShardDone(1);
+  done_.WaitForNotification();
+  ASSERT_TRUE(status_.ok()) << status_;
+  EXPECT_EQ(ReadDump(), Trailer("HDRa1a2b1b2b3a3"));
+  EXPECT_EQ(FileCount(), 1u);  // the temporary file was renamed
+  EXPECT_EQ(w->in_flight(), 0u);
+}
+
+TEST_F(RdbFileWriterTest, ChecksumOffWritesZero) {
+  auto w = Create(1, /*checksum=*/false);
+  w->WriteHeader("REDIS0010");
+  w->Append(0, "x", true);
+  w->ShardDone(0);
+  done_.WaitForNotification();
+  ASSERT_TRUE(status_.ok());
+  EXPECT_EQ(ReadDump(), Trailer("REDIS0010x", false));
+}
+
+TEST_F(RdbFileWriterTest, NothingIsRenamedBeforeEveryShardIsDone) {
+  auto w = Create(2);
+  w->WriteHeader("H");
+  w->ShardDone(0);
+  // Give the I/O thread time to act on what it has: the file must not appear yet.
+  absl::Notification flushed;
+  io_.Post([&] { flushed.Notify(); });
+  flushed.WaitForNotification();
+  EXPECT_FALSE(fs::exists(dir_ / "dump.rdb"));
+  EXPECT_FALSE(done_.HasBeenNotified());
+  w->ShardDone(1);
+  done_.WaitForNotification();
+  EXPECT_TRUE(status_.ok());
+  EXPECT_EQ(ReadDump(), Trailer("H"));
+}
+
+TEST_F(RdbFileWriterTest, AbortRemovesTheFileAndKeepsTheOldOne) {
+  std::ofstream(dir_ / "dump.rdb") << "old";
+  auto w = Create(2);
+  w->WriteHeader("H");
+  w->Append(0, "a", true);
+  w->Abort(absl::CancelledError("flushall"));
+  EXPECT_TRUE(w->failed());
+  done_.WaitForNotification();
+  EXPECT_TRUE(absl::IsCancelled(status_));
+  w->ShardDone(0);  // late calls after an abort are harmless
+  w->ShardDone(1);
+  absl::Notification flushed;
+  io_.Post([&] { flushed.Notify(); });
+  flushed.WaitForNotification();
+  EXPECT_EQ(ReadDump(), "old");
+  EXPECT_EQ(FileCount(), 1u);
+}
+
+TEST_F(RdbFileWriterTest, RenameFailureIsReportedAndCleansUp) {
+  fs::create_directories(dir_ / "dump.rdb" / "inside");  // rename onto a non-empty directory
+  auto w = Create(1);
+  w->WriteHeader("H");
+  w->ShardDone(0);
+  done_.WaitForNotification();
+  EXPECT_FALSE(status_.ok());
+  EXPECT_NE(status_.message().find("Error moving temp DB file"), std::string::npos) << status_;
+  EXPECT_EQ(FileCount(), 1u);  // only the directory: the temporary file is gone
+}
+
+TEST_F(RdbFileWriterTest, CreateFailsInAMissingDirectory) {
+  RdbFileWriter::Options o;
+  o.dir = (dir_ / "missing").string();
+  o.filename = "dump.rdb";
+  auto w = RdbFileWriter::Create(&io_, o, [](absl::Status) {});
+  EXPECT_FALSE(w.ok());
+}
+
+TEST_F(RdbFileWriterTest, StaleTempFilesOfDeadProcessesAreRemoved) {
+  // pid 1 is alive; a pid above the kernel's maximum is not.
+  for (const char* name : {"temp-1-0.rdb", "temp-99999999-3.rdb", "temp-x-1.rdb", "dump.rdb",
+                           "temp-99999999.rdb"}) {
+    std::ofstream(dir_ / name) << "x";
+  }
+  std::ofstream(dir_ / ("temp-" + std::to_string(getpid()) + "-0.rdb")) << "x";
+  EXPECT_EQ(RdbFileWriter::RemoveStaleTempFiles(dir_.string()), 2u);
+  EXPECT_TRUE(fs::exists(dir_ / "temp-1-0.rdb"));
+  EXPECT_FALSE(fs::exists(dir_ / "temp-99999999-3.rdb"));
+  EXPECT_TRUE(fs::exists(dir_ / "temp-x-1.rdb"));
+  EXPECT_TRUE(fs::exists(dir_ / "dump.rdb"));
+  EXPECT_TRUE(fs::exists(dir_ / "temp-99999999.rdb"));  // Redis's name: not ours to remove
+}
+
+}  // namespace
+}  // namespace dashkv
