@@ -1,5 +1,6 @@
 #include "core/member_table.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -43,9 +44,13 @@ void FreeArray(void* p) {
 
 }  // namespace
 
-MemberTable::MemberTable(Scores scores)
+static_assert(sizeof(void*) != 8 || sizeof(MemberTable) == 40, "a SetValue is as large as this");
+
+MemberTable::MemberTable(Scores scores) : MemberTable(scores, NewHashKey()) {}
+
+MemberTable::MemberTable(Scores scores, uint64_t hash_key)
     : keys_(NewSlots(kMinCapacity)),
-      mask_(kMinCapacity - 1),
+      key_(hash_key),
       shift_(64 - std::countr_zero(kMinCapacity)),
       with_scores_(scores == Scores::kWith) {
   if (with_scores_) scores_ = NewScores(kMinCapacity);
@@ -55,7 +60,7 @@ MemberTable::~MemberTable() { Free(); }
 
 void MemberTable::Free() {
   if (keys_ == nullptr) return;
-  for (uint32_t i = 0; i <= mask_; ++i) {
+  for (uint32_t i = 0, cap = capacity(); i < cap; ++i) {
     if (keys_[i] != 0) PackedMember::FromBits(keys_[i]).Free();
   }
   FreeArray(keys_);
@@ -67,18 +72,18 @@ void MemberTable::Free() {
 MemberTable::MemberTable(MemberTable&& o) noexcept
     : keys_(std::exchange(o.keys_, nullptr)),
       scores_(std::exchange(o.scores_, nullptr)),
-      mask_(o.mask_),
+      key_(o.key_),
+      blob_bytes_(std::exchange(o.blob_bytes_, 0)),
       size_(std::exchange(o.size_, 0)),
       shift_(o.shift_),
-      with_scores_(o.with_scores_),
-      blob_bytes_(std::exchange(o.blob_bytes_, 0)) {}
+      with_scores_(o.with_scores_) {}
 
 MemberTable& MemberTable::operator=(MemberTable&& o) noexcept {
   if (this != &o) {
     Free();
     keys_ = std::exchange(o.keys_, nullptr);
     scores_ = std::exchange(o.scores_, nullptr);
-    mask_ = o.mask_;
+    key_ = o.key_;
     size_ = std::exchange(o.size_, 0);
     shift_ = o.shift_;
     with_scores_ = o.with_scores_;
@@ -96,13 +101,14 @@ std::string_view MemberTable::member_view(uint32_t slot) const {
 }
 
 uint32_t MemberTable::HomeOfSlot(uint32_t slot) const {
-  return HomeOf(HashBytes(member_view(slot)));
+  return HomeOf(Hash(member_view(slot)));
 }
 
 uint32_t MemberTable::Find(std::string_view m) const {
   const bool small = m.size() <= PackedMember::kMaxInline;
   const uint64_t want = small ? InlineBits(m) : 0;
-  for (uint32_t i = HomeOf(HashBytes(m));; i = (i + 1) & mask_) {
+  const uint32_t mask = this->mask();
+  for (uint32_t i = HomeOf(Hash(m));; i = (i + 1) & mask) {
     uint64_t bits = keys_[i];
     if (bits == 0) return kNotFound;
     if (small) {
@@ -119,8 +125,9 @@ std::pair<uint32_t, bool> MemberTable::Insert(std::string_view m) {
   if ((size_ + 1) * 4 > capacity() * 3) Rehash(capacity() * 2);
   PackedMember pm = PackedMember::Make(m);
   blob_bytes_ += pm.HeapBytes();
-  uint32_t i = HomeOf(HashBytes(m));
-  while (keys_[i] != 0) i = (i + 1) & mask_;
+  const uint32_t mask = this->mask();
+  uint32_t i = HomeOf(Hash(m));
+  while (keys_[i] != 0) i = (i + 1) & mask;
   keys_[i] = pm.bits();
   if (with_scores_) scores_[i] = 0;
   ++size_;
@@ -142,9 +149,10 @@ void MemberTable::EraseSlot(uint32_t hole) {
   keys_[hole] = 0;
   --size_;
   // Backward shift: pull later members of the cluster into the hole when their home allows it.
-  for (uint32_t j = (hole + 1) & mask_; keys_[j] != 0; j = (j + 1) & mask_) {
+  const uint32_t mask = this->mask();
+  for (uint32_t j = (hole + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {
     uint32_t home = HomeOfSlot(j);
-    if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
       keys_[hole] = keys_[j];
       if (with_scores_) scores_[hole] = scores_[j];
       keys_[j] = 0;
@@ -167,8 +175,8 @@ void MemberTable::Rehash(uint32_t new_capacity) {
   uint32_t old_cap = capacity();
   keys_ = NewSlots(new_capacity);
   scores_ = with_scores_ ? NewScores(new_capacity) : nullptr;
-  mask_ = new_capacity - 1;
   shift_ = static_cast<uint8_t>(64 - std::countr_zero(new_capacity));
+  const uint32_t mask = new_capacity - 1;
   for (uint32_t s = 0; s < old_cap; ++s) {
     if (old_keys[s] == 0) continue;
     std::string_view v;
@@ -178,8 +186,8 @@ void MemberTable::Rehash(uint32_t new_capacity) {
     } else {
       v = PackedMember::FromBits(bits).view();
     }
-    uint32_t i = HomeOf(HashBytes(v));
-    while (keys_[i] != 0) i = (i + 1) & mask_;
+    uint32_t i = HomeOf(Hash(v));
+    while (keys_[i] != 0) i = (i + 1) & mask;
     keys_[i] = bits;
     if (with_scores_) scores_[i] = old_scores[s];
   }
@@ -191,7 +199,7 @@ uint32_t MemberTable::RandomSlot(absl::FunctionRef<uint64_t()> rand) const {
   DCHECK(size_ > 0);
   constexpr int kRandomTries = 64;
   for (int tries = 0; tries < kRandomTries; ++tries) {
-    uint32_t i = static_cast<uint32_t>(rand()) & mask_;
+    uint32_t i = static_cast<uint32_t>(rand()) & mask();
     if (keys_[i] != 0) return i;
   }
   uint64_t k = rand() % size_;
@@ -202,6 +210,18 @@ uint32_t MemberTable::RandomSlot(absl::FunctionRef<uint64_t()> rand) const {
 
 size_t MemberTable::MallocUsed() const {
   return size_t{capacity()} * (with_scores_ ? 16 : 8) + blob_bytes_;
+}
+
+MemberTable::Displacement MemberTable::displacement() const {
+  Displacement d;
+  const uint32_t mask = this->mask();
+  for (uint32_t slot = 0; slot <= mask; ++slot) {
+    if (keys_[slot] == 0) continue;
+    uint32_t dist = (slot - HomeOfSlot(slot)) & mask;
+    d.max = std::max(d.max, dist);
+    d.total += dist;
+  }
+  return d;
 }
 
 }  // namespace dashkv

@@ -10,11 +10,10 @@
 namespace dashkv {
 
 namespace {
-// Field hashes must not correlate with the key hashes of the Dashtable.
-constexpr uint64_t kFieldSeed = 0x3c6ef372fe94f82bULL;
 // The allocator class of an Entry (40 bytes -> 48 with mimalloc's and glibc's classes).
 constexpr size_t kEntryAlloc = 48;
 constexpr size_t kMinBuckets = 4;
+constexpr size_t kMaxBuckets = size_t{1} << 31;  // mask_ is 32-bit
 // Rejected draws RandomEntry tries before it falls back to a walk (see Design).
 constexpr int kRandomTries = 256;
 
@@ -32,6 +31,10 @@ struct StringMap::Entry {
   CompactObj value;
 };
 
+static_assert(sizeof(void*) != 8 || sizeof(StringMap) == 40, "every HashValue holds one");
+
+StringMap::StringMap() : key_(NewHashKey()) {}
+
 StringMap::~StringMap() {
   if (buckets_ == nullptr) return;
   for (size_t b = 0; b <= mask_; ++b) {
@@ -45,10 +48,11 @@ StringMap::~StringMap() {
 }
 
 StringMap::StringMap(StringMap&& o) noexcept
-    : buckets_(o.buckets_), mask_(o.mask_), size_(o.size_), max_chain_(o.max_chain_),
-      string_bytes_(o.string_bytes_) {
+    : buckets_(o.buckets_), key_(o.key_), size_(o.size_), string_bytes_(o.string_bytes_),
+      mask_(o.mask_), max_chain_(o.max_chain_) {
   o.buckets_ = nullptr;
-  o.mask_ = o.size_ = o.max_chain_ = o.string_bytes_ = 0;
+  o.size_ = o.string_bytes_ = 0;
+  o.mask_ = o.max_chain_ = 0;
 }
 
 StringMap& StringMap::operator=(StringMap&& o) noexcept {
@@ -59,9 +63,9 @@ StringMap& StringMap::operator=(StringMap&& o) noexcept {
   return *this;
 }
 
-uint64_t StringMap::HashOf(std::string_view field) { return HashBytes(field, kFieldSeed); }
+uint64_t StringMap::HashOf(std::string_view field) const { return KeyedHashBytes(field, key_); }
 
-uint64_t StringMap::HashOf(const CompactObj& field) {
+uint64_t StringMap::HashOf(const CompactObj& field) const {
   std::string scratch;
   return HashOf(field.GetString(&scratch));
 }
@@ -92,10 +96,10 @@ bool StringMap::Set(std::string_view field, std::string_view value) {
   string_bytes_ += e->field.MallocUsed() + e->value.MallocUsed();
   *slot = e;
   ++size_;
-  size_t chain = 0;
+  uint32_t chain = 0;
   for (const Entry* p = buckets_[h & mask_]; p != nullptr; p = p->next) ++chain;
   if (chain > max_chain_) max_chain_ = chain;
-  if (size_ > mask_ + 1) Rehash((mask_ + 1) * 2);
+  if (size_ > bucket_count() && bucket_count() < kMaxBuckets) Rehash(bucket_count() * 2);
   return true;
 }
 
@@ -118,7 +122,7 @@ bool StringMap::Erase(std::string_view field) {
 }
 
 void StringMap::MaybeShrink() {
-  size_t n = mask_ + 1;
+  size_t n = bucket_count();
   if (n > kMinBuckets && size_ < n / 8) {
     size_t target = kMinBuckets;
     while (target < size_ * 2) target *= 2;
@@ -127,6 +131,7 @@ void StringMap::MaybeShrink() {
 }
 
 void StringMap::Rehash(size_t new_buckets) {
+  DCHECK(new_buckets <= kMaxBuckets);
   Entry** fresh = new Entry*[new_buckets]();
   size_t new_mask = new_buckets - 1;
   if (buckets_ != nullptr) {
@@ -142,10 +147,10 @@ void StringMap::Rehash(size_t new_buckets) {
     delete[] buckets_;
   }
   buckets_ = fresh;
-  mask_ = new_mask;
+  mask_ = static_cast<uint32_t>(new_mask);
   max_chain_ = 0;
   for (size_t b = 0; b <= mask_; ++b) {
-    size_t chain = 0;
+    uint32_t chain = 0;
     for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) ++chain;
     if (chain > max_chain_) max_chain_ = chain;
   }
@@ -183,7 +188,7 @@ void StringMap::RandomEntry(absl::FunctionRef<uint64_t()> rand, EntryFn fn) cons
 }
 
 size_t StringMap::MallocUsed() const {
-  size_t buckets = buckets_ ? (mask_ + 1) * sizeof(Entry*) : 0;
+  size_t buckets = bucket_count() * sizeof(Entry*);
   return buckets + size_ * kEntryAlloc + string_bytes_;
 }
 

@@ -19,9 +19,13 @@ namespace dashkv {
 // 1/8 and 1 this costs 56-112 bytes per entry besides long strings, about what Redis's dict of
 // sds strings costs.
 //
-// Growth doubles the bucket array when size exceeds it; shrinking halves it below 1/8 full.
-// Both rehash at once: O(size), amortized O(1) per insert (hashes are large only when built by
-// many commands).
+// Fields hash with KeyedHashBytes under a random key drawn per map at construction (kept for the
+// map's life, which Scan cursors need): fields crafted offline to share a bucket, or to hash alike
+// under any seed of the unkeyed hash, land in one chain only by chance.
+//
+// Growth doubles the bucket array when size exceeds it (up to 2^31 buckets); shrinking halves it
+// below 1/8 full. Both rehash at once: O(size), amortized O(1) per insert (hashes are large only
+// when built by many commands).
 //
 // Scan uses reverse-binary cursors over the bucket index (the classic technique): a cursor
 // visits buckets in an order where every bucket of a smaller or larger table maps to a
@@ -38,7 +42,10 @@ namespace dashkv {
 // Complexity: Find/Set/Erase O(1) expected; ForEach O(size + buckets).
 class StringMap {
  public:
-  StringMap() = default;
+  // Creates an empty map hashing with a fresh random key (NewHashKey()).
+  StringMap();
+  // Creates an empty map hashing with `hash_key`: for tests that need a reproducible layout.
+  explicit StringMap(uint64_t hash_key) : key_(hash_key) {}
   ~StringMap();
   StringMap(StringMap&& other) noexcept;
   StringMap& operator=(StringMap&& other) noexcept;
@@ -47,7 +54,10 @@ class StringMap {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  size_t bucket_count() const { return mask_ + (buckets_ ? 1 : 0); }
+  size_t bucket_count() const { return buckets_ ? size_t{mask_} + 1 : 0; }
+  uint64_t hash_key() const { return key_; }
+  // Returns a bound on the longest chain (exact after a resize; erases do not lower it).
+  size_t max_chain() const { return max_chain_; }
 
   // Returns the value of `field`, or nullptr.
   const CompactObj* Find(std::string_view field) const;
@@ -72,17 +82,20 @@ class StringMap {
 
  private:
   struct Entry;
-  static uint64_t HashOf(std::string_view field);
-  static uint64_t HashOf(const CompactObj& field);
+  uint64_t HashOf(std::string_view field) const;
+  uint64_t HashOf(const CompactObj& field) const;
   Entry** Slot(std::string_view field, uint64_t hash) const;
   void Rehash(size_t new_buckets);
   void MaybeShrink();
 
+  // 40 bytes, as before the key: mask_ and max_chain_ are 32-bit (a hash value holds a StringMap
+  // inline whatever its encoding).
   Entry** buckets_ = nullptr;
-  size_t mask_ = 0;  // bucket count - 1 (0 with no buckets)
+  uint64_t key_;             // KeyedHashBytes key, fixed for the map's life
   size_t size_ = 0;
-  size_t max_chain_ = 0;     // >= the length of every chain (see RandomEntry)
   size_t string_bytes_ = 0;  // heap bytes owned by the CompactObj of all entries
+  uint32_t mask_ = 0;        // bucket count - 1 (0 with no buckets)
+  uint32_t max_chain_ = 0;   // >= the length of every chain (see RandomEntry)
 };
 
 }  // namespace dashkv

@@ -19,10 +19,12 @@
 namespace dashkv {
 
 // Transparent hashing of std::string keys by std::string_view (Debian's absl::string_view is
-// not std::string_view, so absl's own heterogeneous lookup does not apply).
+// not std::string_view, so absl's own heterogeneous lookup does not apply). Keyed per set like
+// core/member_table: clients pick the members, and unkeyed HashBytes lets them craft collisions.
 struct MemberHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return HashBytes(s); }
+  uint64_t key = NewHashKey();
+  size_t operator()(std::string_view s) const { return KeyedHashBytes(s, key); }
 };
 struct MemberEq {
   using is_transparent = void;

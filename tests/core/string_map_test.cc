@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "core/hash.h"
 #include "tests/testing/chi_square.h"
 
 namespace dashkv {
@@ -147,6 +151,41 @@ TEST(StringMapTest, MallocUsedTracksStrings) {
   EXPECT_EQ(m.MallocUsed(), small);
   m.Erase("a");
   EXPECT_LT(m.MallocUsed(), small);
+}
+
+// Fields set in the iteration order of another map (HGETALL replayed into HSET): chaining keeps
+// every chain as long as in any order, and each map hashes with its own key besides.
+TEST(StringMapTest, SetInAnotherMapsOrderKeepsChainsShort) {
+  StringMap source(/*hash_key=*/1);
+  for (int i = 0; i < 100000; ++i) source.Set("field:" + std::to_string(i), "v");
+  std::vector<std::string> order;
+  source.ForEach([&](const CompactObj& f, const CompactObj&) { order.push_back(Str(f)); });
+  for (uint64_t key : {uint64_t{1}, uint64_t{2}}) {
+    StringMap copy(key);
+    size_t worst = 0;
+    for (const std::string& f : order) {
+      copy.Set(f, "v");
+      worst = std::max(worst, copy.max_chain());
+    }
+    EXPECT_LE(worst, 16u) << key;  // ~8 seen: the longest of 100k chains at load <= 1
+  }
+}
+
+// Fields that collide under the unkeyed hash whatever its seed (the last 8 of 16 bytes zero a
+// multiply operand) used to share one chain: O(n) per HSET. The map's key spreads them.
+TEST(StringMapTest, CraftedCollisionsOfTheUnkeyedHashSpreadOut) {
+  StringMap m;
+  StringMap other;
+  EXPECT_NE(m.hash_key(), other.hash_key());
+  for (uint64_t i = 0; i < 5000; ++i) {
+    char buf[16];
+    uint64_t k1 = detail::kK1;
+    std::memcpy(buf, &i, 8);
+    std::memcpy(buf + 8, &k1, 8);
+    m.Set(std::string_view(buf, 16), "v");
+  }
+  EXPECT_EQ(m.size(), 5000u);
+  EXPECT_LE(m.max_chain(), 16u);
 }
 
 }  // namespace

@@ -290,3 +290,20 @@ class TestRandomDrawsUniform:
             assert len(set(reply)) == 3
             picks += reply
         assert_uniform(picks, members, "SPOP 3 (%s)" % encoding)
+
+
+
+def test_sadd_in_smembers_order_of_another_set_finishes(r, raw_factory):
+    """Regression: SADD of a big set's members in the order SMEMBERS returns them (its hash order)
+    used to pile them into one probe cluster of the new set, O(n) per member (100k: seconds of a
+    stalled shard). Must finish; the generous timeout is a guard, not a measurement."""
+    raw = raw_factory(timeout=300)
+    members = [b"member:%d" % i for i in range(50000)]
+    for i in range(0, len(members), 1000):
+        raw.call("SADD", "src", *members[i:i + 1000])
+    order = raw.call("SMEMBERS", "src")  # the server's order (a RESP2 array)
+    assert sorted(order) == sorted(members)
+    added = raw.pipeline([("SADD", "dst", *order[i:i + 1000]) for i in range(0, len(order), 1000)])
+    assert sum(added) == 50000
+    assert raw.call("SCARD", "dst") == 50000
+    assert sorted(raw.call("SMEMBERS", "dst")) == sorted(members)
