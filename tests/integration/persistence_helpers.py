@@ -223,6 +223,12 @@ def _canonical_score(s):
     return repr(float(s))
 
 
+def content_digest(t, content):
+    """The digest capture() keeps for a key of type `t` ("string", ...) with canonical
+    `content` (for a string: its bytes)."""
+    return hashlib.sha1(repr((t, content)).encode()).hexdigest()
+
+
 def _read_batch(c, keys):
     """Returns {key: Entry} for the existing keys among `keys` (db already selected)."""
     p = c.pipeline(transaction=False)
@@ -262,6 +268,8 @@ def _read_batch(c, keys):
             continue
         v = values[vi]
         vi += 1
+        if v is None or (t in ("list", "set", "hash", "zset") and not v):
+            continue  # expired or deleted between TYPE and the read: absent
         if t == "set":
             content = sorted(v)
         elif t == "hash":
@@ -276,7 +284,7 @@ def _read_batch(c, keys):
             summary = "%s len=%d first=%r" % (t, len(content), content[:2])
         else:
             summary = t
-        digest = hashlib.sha1(repr((t, content)).encode()).hexdigest()
+        digest = content_digest(t, content)
         expire_at = None if pttl is None or pttl < 0 else int((t0 + t1) / 2) + pttl
         out[k] = Entry(t, digest, summary, expire_at)
     return out
