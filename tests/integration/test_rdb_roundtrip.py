@@ -55,16 +55,6 @@ def shutdown(srv, *args):
     return reply
 
 
-def restart(srv):
-    """Starts `srv` again on the same directory; returns a bytes client once loaded."""
-    if srv.proc is not None and srv.proc.poll() is None:
-        srv.stop()
-    srv.start()
-    c = ph.bclient(srv)
-    ph.wait_until_loaded(c)
-    return c
-
-
 # ---- ours -> file -> redis-check-rdb -> redis-server, and back --------------------------------
 
 VARIANTS = {
@@ -133,7 +123,7 @@ def test_redis_file_loads_at_start(server, server_factory, tmp_path_factory, var
         assert (peer.workdir / "dump.rdb").read_bytes()[-8:] == b"\0" * 8
     srv = server_factory(start=False)
     shutil.copyfile(peer.workdir / "dump.rdb", dump_path(srv))
-    c = restart(srv)
+    c = ph.restart(srv)
     ph.assert_captures_equal(expected, ph.capture(c), "redis vs ours loading redis's file")
 
 
@@ -155,7 +145,7 @@ def test_info_counts_loaded_keys(server, server_factory, tmp_path_factory):
     assert ph.check_rdb(peer.workdir / "dump.rdb").keys == 1001
     srv = server_factory(start=False)
     shutil.copyfile(peer.workdir / "dump.rdb", dump_path(srv))
-    c = restart(srv)
+    c = ph.restart(srv)
     info = ph.info_persistence(c)
     assert info["rdb_last_load_keys_loaded"] == "1000", info
     assert info["rdb_last_load_keys_expired"] == "1", info
@@ -172,7 +162,7 @@ def test_save_then_restart_keeps_the_data(server, server_factory):
     assert c.execute_command("SAVE") in (True, b"OK")
     c.set("after-save", "lost: no save schedule, so SIGTERM does not save")
     c.close()
-    c = restart(srv)
+    c = ph.restart(srv)
     ph.assert_captures_equal(expected, ph.capture(c), "before SAVE vs after restart")
 
 
@@ -182,7 +172,7 @@ def test_shutdown_with_a_schedule_saves(server, server_factory):
     c.execute_command("DEBUG", "POPULATE", 1000)
     assert shutdown(srv) is None
     assert dump_path(srv).exists()
-    c = restart(srv)
+    c = ph.restart(srv)
     assert c.get("k") == b"v" and c.dbsize() == 1001
 
 
@@ -192,7 +182,7 @@ def test_shutdown_nosave_does_not_save(server, server_factory):
     assert c.execute_command("SAVE") in (True, b"OK")
     c.set("unsaved", "1")
     assert shutdown(srv, "NOSAVE") is None
-    c = restart(srv)
+    c = ph.restart(srv)
     assert c.get("saved") == b"1"
     assert c.exists("unsaved") == 0
 
@@ -202,7 +192,7 @@ def test_shutdown_save_without_a_schedule(server, server_factory):
     c.set("k", "v")
     assert not dump_path(srv).exists()
     assert shutdown(srv, "SAVE") is None
-    c = restart(srv)
+    c = ph.restart(srv)
     assert c.get("k") == b"v"
 
 
@@ -219,7 +209,7 @@ def test_sigterm_with_a_schedule_saves(server, server_factory):
     c.close()
     srv.proc.send_signal(signal.SIGTERM)
     assert srv.proc.wait(timeout=60) == 0
-    c = restart(srv)
+    c = ph.restart(srv)
     assert c.get("k") == b"v"
 
 
@@ -407,7 +397,7 @@ def test_a_file_with_crc_zero_loads(server, server_factory):
     assert data[-8:] != b"\0" * 8
     srv = server_factory(start=False)
     dump_path(srv).write_bytes(data[:-8] + b"\0" * 8)
-    c = restart(srv)
+    c = ph.restart(srv)
     ph.assert_captures_equal(expected, ph.capture(c), "before vs loaded with CRC 0")
 
 
@@ -433,7 +423,7 @@ def test_flushall_with_a_schedule_saves_an_empty_file(server, server_factory):
     assert c.flushall() is True
     check = ph.check_rdb(dump_path(srv))
     assert check.rc == 0 and check.keys == 0, check.output[-2000:]
-    c = restart(srv)
+    c = ph.restart(srv)
     assert c.dbsize() == 0
 
 

@@ -135,11 +135,9 @@ class TestCheckers:
         # A key written before the cut is absent.
         with pytest.raises(CutError, match="hole"):
             writer_cut(0, self.M, self.values(0, 9, override={2: None}))
-        # A shard cut earlier than another: keys 0 and 2 at write 5's cut, 1 and 3 at 9's.
-        broken = self.values(0, 9)
-        broken.update({0: b"0:4", 2: None if 5 < 2 else b"0:2"})
-        with pytest.raises(CutError):
-            writer_cut(0, self.M, broken)
+        # One shard cut earlier than the other: keys 0 and 2 at write 5, keys 1 and 3 at 9.
+        with pytest.raises(CutError, match="hole"):
+            writer_cut(0, self.M, {0: b"0:4", 1: b"0:9", 2: b"0:2", 3: b"0:7"})
 
     def test_foreign_values_fail(self):
         with pytest.raises(CutError, match="never wrote"):
@@ -265,6 +263,7 @@ WRITERS = 4
 KEYS_PER_WRITER = 64
 
 
+@pytest.mark.heavy
 def test_a_consistent_cut(server, server_factory, tmp_path):
     srv = server_factory()
     c = ph.bclient(srv)
@@ -321,6 +320,7 @@ ACCOUNTS = 32
 INITIAL = 1000
 
 
+@pytest.mark.heavy
 def test_b_transfers_keep_the_sum(server, server_factory, tmp_path):
     srv = server_factory()
     c = ph.bclient(srv)
@@ -435,6 +435,7 @@ def mutator(seed):
     return step
 
 
+@pytest.mark.heavy
 @pytest.mark.needs_lists
 def test_c_containers_equal_their_content_at_the_cut(server, server_factory, tmp_path):
     srv = server_factory()
