@@ -259,6 +259,9 @@ void SnapshotManager::AbortOnShard(Shard& shard) {
     // As Redis when it kills its saving child: not an error of the save.
     LOG(INFO) << "Background saving aborted by FLUSHALL";
   }
+  // The name goes now, so that no one sees it after the save is over; the I/O thread may still
+  // write to the unlinked file until it takes the abort.
+  unlink(writer->temp_path().c_str());
   writer->Abort(why);
   for (Waiter& w : waiters) {
     pool_.Post(w.engine, [done = std::move(w.done), why]() mutable { done(why); });

@@ -552,8 +552,11 @@ def test_c_keys_expiring_during_the_save(server, server_factory, tmp_path):
             if e is not None and e.digest != ph.content_digest("string", k):
                 wrong.append((k, e))
         assert wrong == [], wrong[:10]
+        # Short-TTL keys may expire on the peer between the capture and DBSIZE.
         present = sum(1 for e in got.values() if e is not None)
-        assert pc.dbsize() == FILLER + present
+        stable = sum(1 for k, e in got.items()
+                     if e is not None and not k.startswith(b"exp:short:"))
+        assert FILLER + stable <= pc.dbsize() <= FILLER + present
 
 
 def test_c_flushdb_during_the_save(server, server_factory, tmp_path):
