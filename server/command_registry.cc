@@ -24,6 +24,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 }
 
 KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
+  if (keys_fn != nullptr) return keys_fn(args);
   KeyIndexes out;
   if (first_key > 0) {
     size_t last = last_key < 0 ? args.size() + last_key : size_t(last_key);
@@ -141,6 +142,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterKeyMoveCommands(registry);
   RegisterDumpRestoreCommands(registry);
   RegisterPersistenceCommands(registry);
+  RegisterMigrateCommand(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);

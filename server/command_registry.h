@@ -86,6 +86,9 @@ using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
 // A key a command writes in another database than the connection's (MOVE, COPY ... DB): its
 // database and name, or nullopt when the call names none (or an invalid one).
 using OtherDbKeyFn = std::optional<std::pair<unsigned, std::string_view>> (*)(CmdArgs args);
+// The argument indexes of the keys of a call whose keys only a parser can find (MIGRATE's KEYS
+// option), in argument order; none when the call is malformed.
+using KeysFn = KeyIndexes (*)(CmdArgs args);
 // The database a call of a command that changes the connection's database (SELECT) switches
 // to, or nullopt when the call fails (its handler then replies with the error). `num_dbs` is the
 // number of databases.
@@ -111,6 +114,9 @@ struct CommandSpec {
   // >0: args[numkeys_index] counts the keys that follow it (ZUNION, LMPOP, SINTERCARD ...),
   // in addition to the fixed first_key..last_key ones (a STORE form's destination).
   int numkeys_index = 0;
+  // Set for commands whose keys move (MIGRATE): KeysOf returns its result, and first_key,
+  // last_key and key_step only describe the usual form for COMMAND INFO.
+  KeysFn keys_fn = nullptr;
   TxScope tx_scope = TxScope::kKeys;
   OtherDbKeyFn other_db_key = nullptr;  // its intent lock is (that db, key) (transaction.h)
   std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
@@ -144,7 +150,7 @@ struct CommandSpec {
   }
   bool HasFlag(CommandFlag f) const { return (flags & f) != 0; }
   // Returns whether the command names keys (fixed or after a numkeys argument).
-  bool HasKeys() const { return first_key > 0 || numkeys_index > 0; }
+  bool HasKeys() const { return first_key > 0 || numkeys_index > 0 || keys_fn != nullptr; }
   // Returns the argument indexes of its keys in `args` (a well-formed call: arity checked),
   // in argument order. A malformed numkeys yields only the fixed keys (the handler rejects it).
   KeyIndexes KeysOf(CmdArgs args) const;
@@ -262,6 +268,7 @@ void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...
 void RegisterDumpRestoreCommands(CommandRegistry* registry);  // DUMP, RESTORE
 void RegisterPersistenceCommands(CommandRegistry* registry);  // SAVE, BGSAVE, LASTSAVE
+void RegisterMigrateCommand(CommandRegistry* registry);
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

@@ -153,6 +153,17 @@ std::string_view StatusText(OpStatus status) {
       return "ERR Invalid IDLETIME value, must be >= 0";
     case OpStatus::kInvalidFreq:
       return "ERR Invalid FREQ value, must be >= 0 and <= 255";
+    case OpStatus::kMigrateKeysNeedEmptyKey:
+      return "ERR When using MIGRATE KEYS option, the key argument must be set to the empty "
+             "string";
+    case OpStatus::kMigrateConnect:
+      return "IOERR error or timeout connecting to the client";
+    case OpStatus::kMigrateWrite:
+      return "IOERR error or timeout writing to target instance";
+    case OpStatus::kMigrateRead:
+      return "IOERR error or timeout reading to target instance";
+    case OpStatus::kMigrateTargetError:
+      return "ERR Target instance replied with error:";
   }
   return "ERR unknown error";
 }

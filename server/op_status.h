@@ -91,6 +91,12 @@ enum class OpStatus : uint8_t {
   kInvalidTtl,          // "Invalid TTL value, must be >= 0"
   kInvalidIdletime,     // "Invalid IDLETIME value, must be >= 0"
   kInvalidFreq,         // "Invalid FREQ value, must be >= 0 and <= 255"
+  // MIGRATE.
+  kMigrateKeysNeedEmptyKey,  // "When using MIGRATE KEYS option, the key argument must be ..."
+  kMigrateConnect,           // "IOERR error or timeout connecting to the client"
+  kMigrateWrite,             // "IOERR error or timeout writing to target instance"
+  kMigrateRead,              // "IOERR error or timeout reading to target instance"
+  kMigrateTargetError,       // "Target instance replied with error:" (the target's error follows)
 };
 
 enum class StringOpError : uint8_t;  // core/bitops.h
