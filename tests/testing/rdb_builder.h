@@ -99,6 +99,9 @@ inline std::string WriteTempFile(std::string_view bytes, const std::string& name
   const char* dir = std::getenv("TEST_TMPDIR");
   std::string path = std::string(dir ? dir : "/tmp") + "/dashkv_" + std::to_string(::getpid()) +
                      "_" + name;
+  // A new file rather than a truncated one: ext4 flushes a truncated-and-rewritten file to disk
+  // on close (auto_da_alloc), which made tests that write thousands of files crawl.
+  std::remove(path.c_str());
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;

@@ -337,8 +337,10 @@ TEST(RdbFileReaderTest, HugeDeclaredLengths) {
   std::vector<std::string> files = {
       RdbBuilder().Byte(0).Str("k").Byte(0x81).Raw(std::string("\x40\0\0\0\0\0\0\0", 8)).Finish(),
       RdbBuilder().Byte(0).Str("k").Byte(0x80).Raw("\xFF\xFF\xFF\xF0").Finish(),
-      RdbBuilder().Byte(0).Byte(0x81).Raw(std::string("\x7F\xFF\xFF\xFF\xFF\xFF\xFF\xFF", 8)).Finish(),
-      RdbBuilder().Entry(kRdbSet, "s", std::string("\x81\x00\x00\x01\x00\x00\x00\x00\x00", 9)).Finish(),
+      RdbBuilder().Byte(0).Byte(0x81).Raw(std::string("\x7F\xFF\xFF\xFF\xFF\xFF\xFF\xFF", 8))
+          .Finish(),
+      RdbBuilder().Entry(kRdbSet, "s", std::string("\x81\x00\x00\x01\x00\x00\x00\x00\x00", 9))
+          .Finish(),
       RdbBuilder().Entry(kRdbZset2, "z", std::string("\x80\x10\x00\x00\x00", 5)).Finish(),
       RdbBuilder().Entry(kRdbString, "l", std::string("\xC3\x80\x7F\xFF\xFF\xFF\x05", 7)).Finish(),
       RdbBuilder().Entry(kRdbStreamListpacks2, "x", RdbLen(0) + std::string(8, '\0') +

@@ -278,7 +278,8 @@ TEST_P(RdbLoadTest, Version11AndBadChecksum) {
 TEST_P(RdbLoadTest, TruncatedGoldenFails) {
   std::string golden = testing::ReadWholeFile(Golden("golden.rdb"));
   ASSERT_FALSE(golden.empty());
-  for (size_t cut = 0; cut < golden.size(); cut += (cut < 300 || cut > golden.size() - 300) ? 1 : 97) {
+  for (size_t cut = 0; cut < golden.size();
+       cut += (cut < 300 || cut > golden.size() - 300) ? 1 : 97) {
     ASSERT_EQ(Run({"FLUSHALL"}), "OK");
     absl::StatusOr<LoadStats> stats = LoadBytes(golden.substr(0, cut));
     ASSERT_FALSE(stats.ok()) << cut;
@@ -296,6 +297,25 @@ TEST(LoadProgressTest, PercentAndEtaAsRedis) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, RdbLoadTest, ::testing::Values(2u, 3u));
+
+// Load-time measurement, skipped unless DASHKV_LOAD_BENCH_FILE names an RDB file
+// (DASHKV_LOAD_BENCH_THREADS: shards, default 2). Prints the wall time of LoadRdbFile.
+TEST(RdbLoadBench, LoadFile) {
+  const char* path = std::getenv("DASHKV_LOAD_BENCH_FILE");
+  if (path == nullptr) GTEST_SKIP() << "DASHKV_LOAD_BENCH_FILE not set";
+  const char* threads = std::getenv("DASHKV_LOAD_BENCH_THREADS");
+  TestServer srv(threads ? static_cast<unsigned>(std::atoi(threads)) : 2);
+  Config config;
+  config.Init();
+  LoadProgress progress;
+  int64_t start = NowUs();
+  absl::StatusOr<LoadStats> stats = LoadRdbFile(path, srv.server().shard_set(), config, &progress);
+  int64_t us = NowUs() - start;
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  std::printf("loaded %llu keys (%llu bytes) in %.3f s\n",
+              static_cast<unsigned long long>(stats->keys_loaded),
+              static_cast<unsigned long long>(stats->bytes), us / 1e6);
+}
 
 }  // namespace
 }  // namespace dashkv
