@@ -67,6 +67,22 @@ int main(int argc, char** argv) {
             << (config.maxmemory.load() ? " maxmemory " + std::to_string(config.maxmemory.load())
                                         : "");
 
+  // The snapshot of the last run, while clients may already connect (they get -LOADING). A
+  // damaged file stops the start: the server never serves a half-loaded dataset.
+  absl::StatusOr<dashkv::LoadStats> loaded = server->snapshots().LoadAtStart();
+  if (!loaded.ok() && !absl::IsNotFound(loaded.status())) {
+    LOG(ERROR) << "Fatal error loading the DB: " << loaded.status().message();
+    LOG(ERROR) << "Terminating server after rdb file reading failure.";
+    listener->Stop();
+    server->StopBackgroundTasks();
+    pool->Stop();
+    pool->Join();
+    listener.reset();
+    pool.reset();
+    server.reset();
+    return 1;
+  }
+
   // SIGTERM/SIGINT (also raised by SHUTDOWN, which saves first itself): with a `save` schedule,
   // save the final snapshot; if that fails, keep running, as Redis does.
   for (;;) {

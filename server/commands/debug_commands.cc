@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/base/logging.h"
 #include "core/str_util.h"
 #include "io/connection.h"
 #include "io/engine.h"
@@ -20,7 +21,9 @@
 #include "server/values/list_value.h"
 #include "server/config.h"
 #include "server/conn_state.h"
+#include "server/persistence/snapshot_manager.h"
 #include "server/storage/shard_set.h"
+#include "server/tx/transaction.h"
 
 namespace dashkv {
 
@@ -180,6 +183,56 @@ awaitable<void> DebugSetActiveExpire(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
+// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: saves, empties every database and loads the file
+// back, holding every shard exclusive throughout (no other command runs meanwhile, as in Redis).
+// MERGE lets a loaded key replace one already held (with NOFLUSH: two datasets merged).
+awaitable<void> DebugReload(CmdArgs args, ConnCmdContext& ctx) {
+  bool merge = false, flush = true, save = true;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "MERGE")) {
+      merge = true;
+    } else if (EqualsIgnoreCase(args[i], "NOFLUSH")) {
+      flush = false;
+    } else if (EqualsIgnoreCase(args[i], "NOSAVE")) {
+      save = false;
+    } else {
+      co_return ctx.rb.SendError(
+          "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+    }
+  }
+  // Inside EXEC the transaction holds locks this could wait behind forever.
+  if (ctx.in_exec) co_return ctx.rb.SendError("ERR DEBUG RELOAD is not allowed inside EXEC");
+  ShardSet& ss = ctx.shard_set();
+  SnapshotManager& snapshots = ctx.snapshots();
+  KeyLocks locks(ss);
+  locks.AddAllShards(LockMode::kExclusive);
+  co_await locks.Acquire();
+  if (save) {
+    if (absl::Status st = co_await snapshots.SaveHoldingShards(); !st.ok()) {
+      locks.Release();
+      co_return ctx.rb.SendError("ERR");
+    }
+  }
+  if (flush) {
+    co_await ss.AwaitAll([&](Shard& shard) {
+      snapshots.AbortOnShard(shard);
+      for (unsigned i = 0; i < shard.num_dbs(); ++i) {
+        if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
+      }
+    });
+  }
+  LoadOptions options;
+  options.replace_existing = merge;
+  absl::StatusOr<LoadStats> loaded = co_await snapshots.Load(options);
+  locks.Release();
+  if (!loaded.ok()) {
+    LOG(WARNING) << "DEBUG RELOAD: " << loaded.status().message();
+    co_return ctx.rb.SendError("ERR Error trying to load the RDB dump, check server logs.");
+  }
+  LOG(INFO) << "DB reloaded by DEBUG RELOAD";
+  ctx.rb.SendOk();
+}
+
 // DEBUG HELP
 awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
   static constexpr std::string_view kHelp[] = {
@@ -191,6 +244,18 @@ awaitable<void> DebugHelp(CmdArgs, ConnCmdContext& ctx) {
       "    it is used instead of the 'key' prefix. These are not propagated to",
       "    replicas. Cluster slots are not respected so keys not belonging to the",
       "    current node can be created in cluster mode.",
+      "RELOAD [option ...]",
+      "    Save the RDB on disk and reload it back to memory. Available <option> values:",
+      "    * MERGE: Merge the content of the RDB file into the current dataset.",
+      "    * NOFLUSH: Do not empty the current dataset before loading the RDB file.",
+      "    * NOSAVE: the database will be loaded from an existing RDB file.",
+      "    Examples:",
+      "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+      "      the database.",
+      "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+      "      existing RDB file.",
+      "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+      "      file to the database.",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not",
       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -218,6 +283,7 @@ constexpr DebugSubcommand kDebugSubcommands[] = {
     {"populate", 3, 5, DebugPopulate},
     {"object", 3, 3, DebugObject},
     {"set-active-expire", 3, 3, DebugSetActiveExpire},
+    {"reload", 2, 5, DebugReload},
     {"sleep", 3, 3, DebugSleep},
     {"help", 2, 2, DebugHelp},
 };

@@ -280,6 +280,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
                     "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n"
                     "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
                     "module_fork_last_cow_size:0\r\n");
+    ctx.snapshots().AppendLoadingInfo(&out);
   });
   section("stats", [&] { AppendStats(out, ctx, shards); });
   section("replication", [&] {

@@ -32,7 +32,7 @@ awaitable<void> CmdBgSave(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() > 2 || (args.size() == 2 && !EqualsIgnoreCase(args[1], "SCHEDULE"))) {
     co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
-  absl::Status st = co_await ctx.snapshots().Start();
+  absl::Status st = co_await ctx.snapshots().Start(SnapshotManager::SaveKind::kBackground);
   if (!st.ok()) co_return SendSaveError(st, ctx);
   ctx.rb.SendSimpleString(ctx.in_exec ? "Background saving scheduled"
                                       : "Background saving started");

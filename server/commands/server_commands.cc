@@ -69,7 +69,8 @@ awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
     }
   });
   if (ctx.config().has_save_points.load()) {
-    if (absl::Status st = co_await snapshots.Start(); st.ok()) co_await snapshots.AwaitDone();
+    if (absl::Status st = co_await snapshots.Start(SnapshotManager::SaveKind::kForeground);
+        st.ok()) co_await snapshots.AwaitDone();
   }
   ctx.rb.SendOk();
 }

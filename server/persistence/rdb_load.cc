@@ -112,7 +112,7 @@ EntryView ViewEntry(const Batch& batch, size_t i) {
 // The table buckets of the entries kPrefetchAhead ahead are prefetched: the inserts of a big
 // load miss the cache on almost every bucket otherwise.
 absl::Status ApplyBatch(Shard& shard, const Batch& batch, const ValueLimits& limits,
-                        int64_t now_ms, BatchCounts* counts) {
+                        int64_t now_ms, bool replace_existing, BatchCounts* counts) {
   const size_t n = batch.starts.size();
   auto prefetch = [&](size_t i) {
     if (i >= n) return;
@@ -152,7 +152,9 @@ absl::Status ApplyBatch(Shard& shard, const Batch& batch, const ValueLimits& lim
       return absl::ResourceExhaustedError(
           absl::StrCat("Out of memory loading RDB ", EntryContext(h.value_offset, key, h.type)));
     }
-    if (!added->inserted) {
+    if (!added->inserted && replace_existing) {
+      if (added->it->first.HasExpire()) db.SetExpire(added->it, 0);
+    } else if (!added->inserted) {
       return absl::DataLossError(
           absl::StrCat("Duplicated key found in RDB file: RDB has duplicated key '",
                        QuoteKey(key), "' in DB ", h.db, " (offset ", h.value_offset, ")"));
@@ -258,7 +260,8 @@ class Loader {
     BatchCounts counts;
     absl::Status status;
     if (!failed()) {
-      status = ApplyBatch(shard, *batch, ValueLimits::From(config_), now_ms_, &counts);
+      status = ApplyBatch(shard, *batch, ValueLimits::From(config_), now_ms_,
+                          options_.replace_existing, &counts);
     }
     if (progress_ != nullptr) {
       progress_->keys_loaded.fetch_add(counts.loaded, std::memory_order_relaxed);

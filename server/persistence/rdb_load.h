@@ -67,6 +67,9 @@ struct LoadOptions {
   size_t batch_entries = 4096;     // ... or this many entries
   unsigned max_in_flight = 4;      // posted but unfinished batches per shard
   size_t block_size = 4 << 20;     // file read size
+  // A key the shards already hold (or that the file holds twice) replaces the one before,
+  // instead of failing the load (DEBUG RELOAD MERGE).
+  bool replace_existing = false;
 };
 
 // Loads the RDB file at `path` into the shards' databases (adding to what they hold). Reads

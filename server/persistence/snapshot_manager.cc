@@ -97,7 +97,7 @@ std::string SnapshotManager::Header(const std::vector<ShardSnapshot::DbSize>& si
   return out;
 }
 
-asio::awaitable<absl::Status> SnapshotManager::Start() {
+asio::awaitable<absl::Status> SnapshotManager::Start(SaveKind kind) {
   uint64_t id;
   std::shared_ptr<RdbFileWriter> writer;
   {
@@ -116,16 +116,21 @@ asio::awaitable<absl::Status> SnapshotManager::Start() {
         io_.get(), std::move(opts), [this, id](absl::Status st) { OnWriterDone(id, st); });
     last_try_ms_ = NowMs();
     if (!created.ok()) {
-      LOG(WARNING) << created.status().message();
-      last_ok_ = false;
+      // As a Redis child that cannot open its file: the save started and failed at once, so
+      // BGSAVE answers "started" and AwaitDone (SAVE) gets the error.
+      LOG(WARNING) << "Background saving error: " << created.status().message();
+      if (kind == SaveKind::kBackground) last_ok_ = false;
       last_status_ = created.status();
+      last_duration_sec_ = 0;
+      ++saves_;
       UpdateGate();
-      co_return created.status();
+      co_return absl::OkStatus();
     }
     writer = *created;
     save_id_ = id;
     writer_ = writer;
     save_start_ms_ = NowMs();
+    kind_ = kind;
     ++saves_;  // as Redis, counted when a save starts
   }
   RdbWriteOptions options;
@@ -175,7 +180,7 @@ void SnapshotManager::OnWriterDone(uint64_t id, absl::Status status) {
       LOG(INFO) << "DB saved on disk (" << keys_total_ << " keys, "
                 << (now - save_start_ms_) << " ms)";
     } else {
-      last_ok_ = false;
+      if (kind_ == SaveKind::kBackground) last_ok_ = false;
       LOG(WARNING) << "Background saving error: " << status.message();
     }
     UpdateGate();
@@ -203,10 +208,19 @@ asio::awaitable<absl::Status> SnapshotManager::SaveWithLocks(bool wait) {
   KeyLocks locks(shards_);
   locks.AddAllShards(LockMode::kShared);
   co_await locks.Acquire();
-  absl::Status st = co_await Start();
+  absl::Status st = co_await Start(wait ? SaveKind::kForeground : SaveKind::kBackground);
   locks.Release();
   if (!st.ok() || !wait) co_return st;
   co_return co_await AwaitDone();
+}
+
+asio::awaitable<absl::Status> SnapshotManager::SaveHoldingShards() {
+  for (;;) {
+    absl::Status st = co_await Start(SaveKind::kForeground);
+    if (st.ok()) co_return co_await AwaitDone();
+    if (!absl::IsFailedPrecondition(st)) co_return st;
+    co_await AwaitDone();  // a save was running: this one follows it
+  }
 }
 
 asio::awaitable<absl::Status> SnapshotManager::SaveForShutdown() {
@@ -215,13 +229,7 @@ asio::awaitable<absl::Status> SnapshotManager::SaveForShutdown() {
   auto locks = std::make_unique<KeyLocks>(shards_);
   locks->AddAllShards(LockMode::kExclusive);
   co_await locks->Acquire();
-  absl::Status st;
-  for (;;) {
-    st = co_await Start();
-    if (!absl::IsFailedPrecondition(st)) break;
-    co_await AwaitDone();  // a save was running: the shutdown's own save follows it
-  }
-  if (st.ok()) st = co_await AwaitDone();
+  absl::Status st = co_await SaveHoldingShards();
   if (!st.ok()) {
     locks->Release();
     co_return st;
@@ -269,6 +277,7 @@ void SnapshotManager::AbortOnShard(Shard& shard) {
 }
 
 void SnapshotManager::Cron(int64_t now_ms) {
+  if (gate() & kGateLoading) return;
   std::vector<SavePoint> points = config_.save_points();
   if (points.empty()) return;
   uint64_t changes;
@@ -324,10 +333,53 @@ bool SnapshotManager::WritesRefused() const {
          config_.has_save_points.load(std::memory_order_relaxed);
 }
 
-void SnapshotManager::SetLoadStats(uint64_t keys_loaded, uint64_t keys_expired) {
+std::string SnapshotManager::DumpPath() const {
+  return StrCat(config_.dir(), "/", config_.dbfilename());
+}
+
+void SnapshotManager::LoadDone(const absl::StatusOr<LoadStats>& stats) {
+  if (!stats.ok()) return;
   absl::MutexLock lock(&mu_);
-  load_keys_loaded_ = keys_loaded;
-  load_keys_expired_ = keys_expired;
+  load_keys_loaded_ = stats->keys_loaded;
+  load_keys_expired_ = stats->keys_expired;
+  dirty_saved_ = DirtySum();
+}
+
+absl::StatusOr<LoadStats> SnapshotManager::LoadAtStart() {
+  set_loading(true);
+  absl::StatusOr<LoadStats> stats = LoadRdbFile(DumpPath(), shards_, config_, &load_progress_);
+  set_loading(false);
+  LoadDone(stats);
+  return stats;
+}
+
+asio::awaitable<absl::StatusOr<LoadStats>> SnapshotManager::Load(LoadOptions options) {
+  const unsigned me = io::Engine::Current()->index();
+  using Result = absl::StatusOr<LoadStats>;
+  Result stats = co_await pool_.AwaitAsync<Result>(
+      me, [this, me, options](io::Completion<Result> done) mutable {
+        // The loader blocks its thread and hops to the shards: the I/O thread is no shard.
+        io_->Post([this, me, options, done = std::move(done)]() mutable {
+          Result result = LoadRdbFile(DumpPath(), shards_, config_, &load_progress_, options);
+          pool_.Post(me, [done = std::move(done), result = std::move(result)]() mutable {
+            done(std::move(result));
+          });
+        });
+      });
+  LoadDone(stats);
+  co_return stats;
+}
+
+void SnapshotManager::AppendLoadingInfo(std::string* out) const {
+  if (!(gate() & kGateLoading)) return;
+  const LoadProgress& p = load_progress_;
+  char perc[32];
+  snprintf(perc, sizeof(perc), "%.2f", p.LoadedPercent());
+  StrAppend(out, "loading_start_time:", p.start_time_ms.load() / 1000,
+            "\r\nloading_total_bytes:", p.total_bytes.load(),
+            "\r\nloading_rdb_used_mem:", p.rdb_used_mem.load(),
+            "\r\nloading_loaded_bytes:", p.loaded_bytes.load(), "\r\nloading_loaded_perc:", perc,
+            "\r\nloading_eta_seconds:", p.EtaSeconds(NowMs()), "\r\n");
 }
 
 void SnapshotManager::AppendInfo(std::string* out) const {

@@ -19,6 +19,7 @@
 #include "io/engine.h"
 #include "io/engine_pool.h"
 #include "server/persistence/rdb_file_writer.h"
+#include "server/persistence/rdb_load.h"
 #include "server/persistence/shard_snapshot.h"
 
 namespace dashkv {
@@ -48,6 +49,11 @@ class SnapshotManager {
     kGateSaveFailed = 1u << 1,  // -MISCONF for writes, if stop-writes-on-bgsave-error applies
   };
 
+  // A background save's failure is what INFO's rdb_last_bgsave_status and -MISCONF report;
+  // a foreground one (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD) is reported to its caller only,
+  // as in Redis. Either kind's success clears the failure.
+  enum class SaveKind : uint8_t { kForeground, kBackground };
+
   SnapshotManager(Config& config, ShardSet& shards, io::EnginePool& pool);
   ~SnapshotManager();
   SnapshotManager(const SnapshotManager&) = delete;
@@ -58,14 +64,17 @@ class SnapshotManager {
   void Attach();
 
   // Takes the cut and starts a save in the background. REQUIRES: a coroutine on an engine
-  // thread whose caller holds every shard. FailedPrecondition when a save is running.
-  boost::asio::awaitable<absl::Status> Start();
+  // thread whose caller holds every shard. FailedPrecondition when a save is running. A save
+  // that cannot create its file counts as started and failed (AwaitDone reports it).
+  boost::asio::awaitable<absl::Status> Start(SaveKind kind);
   // Resumes when the running save is done (at once if none): its outcome, or the last one.
   // REQUIRES: a coroutine on an engine thread.
   boost::asio::awaitable<absl::Status> AwaitDone();
-  // Takes every shard (shared), starts a save and, if `wait`, awaits it. For SAVE, the
-  // schedule, SHUTDOWN. REQUIRES: a coroutine on an engine thread holding no intent lock.
+  // Takes every shard (shared), starts a save and, if `wait`, awaits it: SAVE (foreground), or
+  // the schedule (background, not waited for). REQUIRES: a coroutine on an engine thread holding no intent lock.
   boost::asio::awaitable<absl::Status> SaveWithLocks(bool wait);
+  // Saves and waits for the file, after the running save if there is one. REQUIRES: as Start.
+  boost::asio::awaitable<absl::Status> SaveHoldingShards();
   // Saves for a shutdown: takes every shard exclusive, waits for a running save to end, saves,
   // and on success keeps the shards until the process exits (nothing changes after the final
   // snapshot). REQUIRES: as SaveWithLocks.
@@ -93,8 +102,16 @@ class SnapshotManager {
 
   // Appends INFO's persistence section fields, from `loading` to the rdb_* ones.
   void AppendInfo(std::string* out) const;
-  // Records the outcome of loading the file at start (INFO rdb_last_load_keys_*).
-  void SetLoadStats(uint64_t keys_loaded, uint64_t keys_expired);
+  // Appends the loading_* fields INFO adds at the end of the section while loading.
+  void AppendLoadingInfo(std::string* out) const;
+
+  // Loads dir/dbfilename into the shards at start-up, adding to what they hold; commands
+  // without the loading flag get -LOADING meanwhile. NotFound when there is no file.
+  // REQUIRES: a thread that is not an engine (main); the engines run.
+  absl::StatusOr<LoadStats> LoadAtStart();
+  // Loads dir/dbfilename on the I/O thread (DEBUG RELOAD) and resumes with the outcome.
+  // REQUIRES: a coroutine on an engine thread; the caller holds every shard.
+  boost::asio::awaitable<absl::StatusOr<LoadStats>> Load(LoadOptions options);
 
  private:
   struct Waiter {
@@ -105,6 +122,10 @@ class SnapshotManager {
   void OnWriterDone(uint64_t id, absl::Status status);
   std::string Header(const std::vector<ShardSnapshot::DbSize>& sizes) const;
   void UpdateGate();
+  // Records a finished load: INFO's rdb_last_load_keys_*, and the loaded keys are not changes
+  // since the last save.
+  void LoadDone(const absl::StatusOr<LoadStats>& stats);
+  std::string DumpPath() const;
 
   Config& config_;
   ShardSet& shards_;
@@ -114,6 +135,7 @@ class SnapshotManager {
   std::atomic<uint32_t> gate_{0};
   std::atomic<uint64_t> version_{0};
   std::atomic<bool> shutdown_handled_{false};
+  LoadProgress load_progress_;
 
   mutable absl::Mutex mu_;
   uint64_t save_id_ ABSL_GUARDED_BY(mu_) = 0;   // id of the running save; 0: none
@@ -121,6 +143,7 @@ class SnapshotManager {
   std::shared_ptr<RdbFileWriter> writer_ ABSL_GUARDED_BY(mu_);
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
   int64_t save_start_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  SaveKind kind_ ABSL_GUARDED_BY(mu_) = SaveKind::kBackground;  // of the running save
   uint64_t keys_total_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dirty_at_cut_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dirty_saved_ ABSL_GUARDED_BY(mu_) = 0;  // the sum at the last successful save's cut
