@@ -52,14 +52,21 @@ int main(int argc, char** argv) {
   listener_options.conn.limits = &config.client_limits;
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
   server->clients().set_accept_pending([l = listener.get()] { l->AcceptPending(); });
-  if (absl::Status st = listener->Start(); !st.ok()) {
-    LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
+  // Stops everything in order and returns `rc`: the pool (whose io_contexts own the
+  // connections) goes before the server the connections point to.
+  auto shut_down = [&](bool listening, int rc) {
+    if (listening) listener->Stop();
     server->StopBackgroundTasks();
     pool->Stop();
     pool->Join();
     listener.reset();
     pool.reset();
-    return 1;
+    server.reset();
+    return rc;
+  };
+  if (absl::Status st = listener->Start(); !st.ok()) {
+    LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
+    return shut_down(false, 1);
   }
   server->clients().port() = listener->port();
   LOG(INFO) << "dashkv " << dashkv::kDashkvVersion << " ready: " << config.threads
@@ -73,14 +80,7 @@ int main(int argc, char** argv) {
   if (!loaded.ok() && !absl::IsNotFound(loaded.status())) {
     LOG(ERROR) << "Fatal error loading the DB: " << loaded.status().message();
     LOG(ERROR) << "Terminating server after rdb file reading failure.";
-    listener->Stop();
-    server->StopBackgroundTasks();
-    pool->Stop();
-    pool->Join();
-    listener.reset();
-    pool.reset();
-    server.reset();
-    return 1;
+    return shut_down(true, 1);
   }
 
   // SIGTERM/SIGINT (also raised by SHUTDOWN, which saves first itself): with a `save` schedule,
@@ -94,12 +94,5 @@ int main(int argc, char** argv) {
     if (absl::Status st = server->snapshots().SaveBlocking(); st.ok()) break;
     LOG(WARNING) << "Error trying to save the DB, can't exit.";
   }
-  listener->Stop();
-  server->StopBackgroundTasks();
-  pool->Stop();
-  pool->Join();
-  listener.reset();
-  pool.reset();
-  server.reset();
-  return 0;
+  return shut_down(true, 0);
 }

@@ -402,7 +402,7 @@ def dashkv_argv_fn(a, threads):
              "--dbfilename", "dashkv-bench.rdb"]
         if as_redis:
             return v + REDIS_ARGS + extra
-        return v + ["--threads", str(threads)] + extra
+        return v + ["--threads", str(threads), "--save", ""] + extra
     return argv
 
 

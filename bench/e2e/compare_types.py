@@ -75,7 +75,7 @@ def start(kind, binary, port):
     if kind == "redis":
         argv = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
     else:
-        argv = [binary, "--port", str(port), "--threads", "1"]
+        argv = [binary, "--port", str(port), "--threads", "1", "--save", ""]
     proc = subprocess.Popen(["taskset", "-c", "0"] + argv, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     for _ in range(100):

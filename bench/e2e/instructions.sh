@@ -12,7 +12,7 @@ N=${3:-200000}
 PORT=$((20000 + RANDOM % 20000))
 OUT=$(mktemp -d)
 valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.%p" --dump-line=no --dump-instr=no \
-  "$BIN" --port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 >"$OUT/server.log" 2>&1 &
+  "$BIN" --port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 --save "" --dir "$OUT" >"$OUT/server.log" 2>&1 &
 VG=$!
 trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null; rm -rf "$OUT"' EXIT
 for _ in $(seq 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done

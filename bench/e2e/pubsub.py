@@ -227,7 +227,7 @@ def main():
     for t in a.threads:
         rows += run_server("dashkv --threads %d" % t, lambda port, d, t=t: [
             a.dashkv, "--port", str(port), "--bind", "127.0.0.1", "--threads", str(t),
-            "--dir", d], a)
+            "--dir", d, "--save", ""], a)
 
     redis = {r["pipeline"]: r for r in rows if r["server"] == "redis"}
     lines = ["| server | pipeline | publishes/s | messages delivered/s | vs redis | "

@@ -92,7 +92,7 @@ def fill(c, cmd, key, members, batch=1000):
 
 def start(kind, binary, port, workdir):
     if kind == "dashkv":
-        argv = [binary, "--port", str(port), "--threads", "1"]
+        argv = [binary, "--port", str(port), "--threads", "1", "--save", ""]
     else:
         argv = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
     proc = subprocess.Popen(["taskset", "-c", "0"] + argv, stdout=subprocess.DEVNULL,

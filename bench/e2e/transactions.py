@@ -351,7 +351,7 @@ def run(a):
             jobs.append((t, f"dashkv threads={t}",
                          lambda port, wd, t=t: [a.dashkv, "--port", str(port), "--bind",
                                                 "127.0.0.1", "--dir", wd, "--dbfilename",
-                                                "dashkv-bench.rdb", "--threads", str(t)]
+                                                "dashkv-bench.rdb", "--threads", str(t), "--save", ""]
                          + shlex.split(a.dashkv_args),
                          a.wide_cpus if wide else a.server_cpus,
                          a.wide_cpus if wide else a.client_cpus))
