@@ -4,12 +4,13 @@
 #include <absl/strings/escaping.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
-#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "core/base/clock.h"
@@ -206,29 +207,29 @@ class Loader {
     for (unsigned sid = 0; sid < open_.size(); ++sid) {
       if (open_[sid] != nullptr && !failed()) Post(sid);
     }
-    absl::MutexLock lock(&mu_);
-    while (total_in_flight_ != 0) cv_.Wait(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return total_in_flight_ == 0; });
   }
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // Records `status` as the load's error if it is the first.
   void Fail(absl::Status status) {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (error_.ok()) error_ = std::move(status);
     failed_.store(true, std::memory_order_release);
   }
   absl::Status error() {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     return error_;
   }
   BatchCounts counts() {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     return counts_;
   }
 
  private:
   Batch* TakeFreeBatch() {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (!free_.empty()) {
       Batch* b = free_.back();
       free_.pop_back();
@@ -244,11 +245,11 @@ class Loader {
     Batch* batch = open_[sid];
     open_[sid] = nullptr;
     {
-      absl::MutexLock lock(&mu_);
-      auto room = [this, sid]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto room = [this, sid] {
         return in_flight_[sid] < options_.max_in_flight;
       };
-      while (!room()) cv_.Wait(&mu_);
+      cv_.wait(lock, room);
       ++in_flight_[sid];
       ++total_in_flight_;
     }
@@ -270,14 +271,14 @@ class Loader {
     batch->data.clear();
     if (batch->data.capacity() > 4 * options_.batch_bytes) batch->data.shrink_to_fit();
     batch->starts.clear();
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     counts_.loaded += counts.loaded;
     counts_.expired += counts.expired;
     counts_.empty += counts.empty;
     free_.push_back(batch);
     --in_flight_[sid];
     --total_in_flight_;
-    cv_.SignalAll();
+    cv_.notify_all();  // under the lock: the waiting reader owns mu_ and cv_
   }
 
   ShardSet& shards_;
@@ -287,14 +288,16 @@ class Loader {
   int64_t now_ms_;
   std::vector<Batch*> open_;  // reader thread only
 
-  absl::Mutex mu_;
-  absl::CondVar cv_;
-  std::vector<unsigned> in_flight_ ABSL_GUARDED_BY(mu_);
-  unsigned total_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::unique_ptr<Batch>> batches_ ABSL_GUARDED_BY(mu_);
-  std::vector<Batch*> free_ ABSL_GUARDED_BY(mu_);
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  BatchCounts counts_ ABSL_GUARDED_BY(mu_);
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees a pthread mutex, not Debian's
+  // uninstrumented absl::Mutex.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<unsigned> in_flight_;
+  unsigned total_in_flight_ = 0;
+  std::vector<std::unique_ptr<Batch>> batches_;
+  std::vector<Batch*> free_;
+  absl::Status error_;
+  BatchCounts counts_;
   std::atomic<bool> failed_{false};
 };
 

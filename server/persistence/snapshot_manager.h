@@ -7,12 +7,12 @@
 
 #include <absl/base/thread_annotations.h>
 #include <absl/status/status.h>
-#include <absl/synchronization/mutex.h>
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -137,25 +137,27 @@ class SnapshotManager {
   std::atomic<bool> shutdown_handled_{false};
   LoadProgress load_progress_;
 
-  mutable absl::Mutex mu_;
-  uint64_t save_id_ ABSL_GUARDED_BY(mu_) = 0;   // id of the running save; 0: none
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::shared_ptr<RdbFileWriter> writer_ ABSL_GUARDED_BY(mu_);
-  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
-  int64_t save_start_ms_ ABSL_GUARDED_BY(mu_) = 0;
-  SaveKind kind_ ABSL_GUARDED_BY(mu_) = SaveKind::kBackground;  // of the running save
-  uint64_t keys_total_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t dirty_at_cut_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t dirty_saved_ ABSL_GUARDED_BY(mu_) = 0;  // the sum at the last successful save's cut
-  int64_t last_save_time_ ABSL_GUARDED_BY(mu_);
-  int64_t last_try_ms_ ABSL_GUARDED_BY(mu_) = 0;
-  bool last_ok_ ABSL_GUARDED_BY(mu_) = true;
-  absl::Status last_status_ ABSL_GUARDED_BY(mu_);
-  int64_t last_duration_sec_ ABSL_GUARDED_BY(mu_) = -1;
-  uint64_t saves_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t load_keys_loaded_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t load_keys_expired_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unique_ptr<KeyLocks> shutdown_locks_ ABSL_GUARDED_BY(mu_);
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees a pthread mutex, not Debian's
+  // uninstrumented absl::Mutex. Guards the fields below.
+  mutable std::mutex mu_;
+  uint64_t save_id_ = 0;   // id of the running save; 0: none
+  uint64_t next_id_ = 1;
+  std::shared_ptr<RdbFileWriter> writer_;
+  std::vector<Waiter> waiters_;
+  int64_t save_start_ms_ = 0;
+  SaveKind kind_ = SaveKind::kBackground;  // of the running save
+  uint64_t keys_total_ = 0;
+  uint64_t dirty_at_cut_ = 0;
+  uint64_t dirty_saved_ = 0;  // the sum at the last successful save's cut
+  int64_t last_save_time_;
+  int64_t last_try_ms_ = 0;
+  bool last_ok_ = true;
+  absl::Status last_status_;
+  int64_t last_duration_sec_ = -1;
+  uint64_t saves_ = 0;
+  uint64_t load_keys_loaded_ = 0;
+  uint64_t load_keys_expired_ = 0;
+  std::unique_ptr<KeyLocks> shutdown_locks_;
 };
 
 }  // namespace dashkv
