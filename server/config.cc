@@ -299,7 +299,7 @@ void Config::Init() {
     maxmemory_from_cgroup = true;
   }
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     dir_ = AbsoluteDir(absl::GetFlag(FLAGS_dir));
     dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
     if (auto points = ParseSavePoints(absl::GetFlag(FLAGS_save))) {
@@ -335,19 +335,19 @@ void Config::Init() {
 }
 
 std::string Config::dir() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return dir_;
 }
 std::string Config::dbfilename() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return dbfilename_;
 }
 std::vector<SavePoint> Config::save_points() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return save_points_;
 }
 std::string Config::requirepass() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return requirepass_;
 }
 
@@ -451,7 +451,7 @@ void Config::AddEntries() {
                         struct stat st;
                         if (stat(path.c_str(), &st) != 0) return SetFailed("dir", strerror(errno));
                         if (!S_ISDIR(st.st_mode)) return SetFailed("dir", strerror(ENOTDIR));
-                        absl::MutexLock lock(&mu_);
+                        std::lock_guard<std::mutex> lock(mu_);
                         dir_ = AbsoluteDir(path);
                         return std::string();
                       },
@@ -462,14 +462,14 @@ void Config::AddEntries() {
                           return SetFailed("dbfilename",
                                            "dbfilename can't be a path, just a filename");
                         }
-                        absl::MutexLock lock(&mu_);
+                        std::lock_guard<std::mutex> lock(mu_);
                         dbfilename_ = std::string(v);
                         return std::string();
                       },
                       true});
   entries_.push_back({"requirepass", [this] { return requirepass(); },
                       [this](std::string_view v) {
-                        absl::MutexLock lock(&mu_);
+                        std::lock_guard<std::mutex> lock(mu_);
                         requirepass_ = std::string(v);
                         auth_required = !requirepass_.empty();
                         return std::string();
@@ -478,7 +478,7 @@ void Config::AddEntries() {
                       [this](std::string_view v) {
                         auto points = ParseSavePoints(v);
                         if (!points) return SetFailed("save", "Invalid save parameters");
-                        absl::MutexLock lock(&mu_);
+                        std::lock_guard<std::mutex> lock(mu_);
                         save_points_ = std::move(*points);
                         has_save_points = !save_points_.empty();
                         return std::string();

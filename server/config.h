@@ -5,12 +5,11 @@
 // CONFIG and INFO.
 #pragma once
 
-#include <absl/base/thread_annotations.h>
-#include <absl/synchronization/mutex.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -165,11 +164,13 @@ class Config {
   void AddEntries();
 
   std::vector<Entry> entries_;
-  mutable absl::Mutex mu_;
-  std::string dir_ ABSL_GUARDED_BY(mu_);
-  std::string dbfilename_ ABSL_GUARDED_BY(mu_);
-  std::vector<SavePoint> save_points_ ABSL_GUARDED_BY(mu_);
-  std::string requirepass_ ABSL_GUARDED_BY(mu_);
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees a pthread mutex, not Debian's
+  // uninstrumented absl::Mutex. Guards the strings below.
+  mutable std::mutex mu_;
+  std::string dir_;
+  std::string dbfilename_;
+  std::vector<SavePoint> save_points_;
+  std::string requirepass_;
   std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };
 
