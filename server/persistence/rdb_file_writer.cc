@@ -58,21 +58,30 @@ absl::StatusOr<std::shared_ptr<RdbFileWriter>> RdbFileWriter::Create(io::Engine*
 RdbFileWriter::RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd,
                              std::string temp_path)
     : io_(io), options_(std::move(options)), done_(std::move(done)), fd_(fd),
-      temp_path_(std::move(temp_path)) {}
+      temp_path_(std::move(temp_path)),
+      in_flight_(new std::atomic<size_t>[options_.num_shards + 1]) {
+  for (unsigned i = 0; i <= options_.num_shards; ++i) in_flight_[i].store(0);
+}
+
+size_t RdbFileWriter::in_flight() const {
+  size_t sum = 0;
+  for (unsigned i = 0; i <= options_.num_shards; ++i) sum += in_flight(i);
+  return sum;
+}
 
 RdbFileWriter::~RdbFileWriter() {
   if (fd_ >= 0) close(fd_);
 }
 
 void RdbFileWriter::WriteHeader(std::string bytes) {
-  in_flight_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  in_flight_[options_.num_shards].fetch_add(bytes.size(), std::memory_order_relaxed);
   io_->Post([self = shared_from_this(), b = std::move(bytes)]() mutable {
     self->OnHeader(std::move(b));
   });
 }
 
 void RdbFileWriter::Append(unsigned sid, std::string chunk, bool entry_end) {
-  in_flight_.fetch_add(chunk.size(), std::memory_order_relaxed);
+  in_flight_[sid].fetch_add(chunk.size(), std::memory_order_relaxed);
   io_->Post([self = shared_from_this(), c = Chunk{sid, entry_end, std::move(chunk)}]() mutable {
     self->OnChunk(std::move(c));
   });
@@ -91,7 +100,7 @@ void RdbFileWriter::Abort(absl::Status why) {
 
 void RdbFileWriter::OnHeader(std::string bytes) {
   WriteBytes(bytes);
-  in_flight_.fetch_sub(bytes.size(), std::memory_order_relaxed);
+  Written(options_.num_shards, bytes.size());
   header_written_ = true;
   Drain();
   MaybeFinish();
@@ -99,7 +108,7 @@ void RdbFileWriter::OnHeader(std::string bytes) {
 
 void RdbFileWriter::OnChunk(Chunk chunk) {
   if (finished_) {  // aborted: late chunks are dropped
-    in_flight_.fetch_sub(chunk.bytes.size(), std::memory_order_relaxed);
+    Written(chunk.sid, chunk.bytes.size());
     return;
   }
   waiting_.push_back(std::move(chunk));
@@ -118,7 +127,7 @@ void RdbFileWriter::Drain() {
     Chunk chunk = std::move(*it);
     waiting_.erase(it);
     WriteBytes(chunk.bytes);
-    in_flight_.fetch_sub(chunk.bytes.size(), std::memory_order_relaxed);
+    Written(chunk.sid, chunk.bytes.size());
     floor_ = chunk.entry_end ? -1 : int(chunk.sid);
   }
 }
@@ -194,7 +203,7 @@ absl::Status RdbFileWriter::Finish() {
 
 void RdbFileWriter::OnAbort(absl::Status why) {
   if (status_.ok()) status_ = std::move(why);
-  for (const Chunk& c : waiting_) in_flight_.fetch_sub(c.bytes.size(), std::memory_order_relaxed);
+  for (const Chunk& c : waiting_) Written(c.sid, c.bytes.size());
   waiting_.clear();
   if (finished_) return;
   finished_ = true;

@@ -36,8 +36,10 @@ class Engine;
 //   save removes its temporary file; RemoveStaleTempFiles() removes those of dead processes.
 //   With incremental fsync the file is fsynced every kAutoSyncBytes, so the final fsync does
 //   not stall for the whole file.
-//   Backpressure. in_flight() counts the bytes queued and not yet written; the shards slow down
-//   their background walk above a soft limit (ShardSnapshot).
+//   Backpressure. in_flight(sid) counts shard sid's bytes queued and not yet written; a shard
+//   slows down above a limit of its own (ShardSnapshot). Per shard, not in total: the shard that
+//   holds the floor has its chunks written at once, so waiting for its own bytes always ends;
+//   waiting for a total that includes chunks queued behind its own floor would never end.
 class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
  public:
   struct Options {
@@ -67,8 +69,11 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   // `why`.
   void Abort(absl::Status why);
 
-  // Bytes queued and not yet written.
-  size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Bytes of shard `sid` queued and not yet written; in_flight() sums every shard's.
+  size_t in_flight(unsigned sid) const {
+    return in_flight_[sid].load(std::memory_order_relaxed);
+  }
+  size_t in_flight() const;
   // Whether the save failed or was aborted (the shards stop early).
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
   // Bytes written to the file so far.
@@ -94,6 +99,9 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   // Writes the waiting chunks that may go now (see Design: the floor).
   void Drain();
   void WriteBytes(const std::string& bytes);
+  void Written(unsigned sid, size_t bytes) {
+    in_flight_[sid].fetch_sub(bytes, std::memory_order_relaxed);
+  }
   void MaybeFinish();
   absl::Status Finish();
   void Fail(absl::Status why);
@@ -104,7 +112,7 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   int fd_;
   std::string temp_path_;
 
-  std::atomic<size_t> in_flight_{0};
+  std::unique_ptr<std::atomic<size_t>[]> in_flight_;  // by shard; the header's at num_shards
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> written_{0};
 

@@ -25,7 +25,11 @@ ShardSnapshot::ShardSnapshot(Shard* shard, boost::asio::io_context* context)
     : shard_(shard), context_(context), sink_(kChunkBytes, [this](std::string& bytes) {
         // A piece of an entry, or the chunk MaybeFlushChunk closes at an entry boundary.
         writer_->Append(shard_->index(), std::move(bytes), !in_entry_);
-        if (!in_entry_) chunk_db_ = -1;
+        if (in_entry_) {
+          flushed_in_entry_ = true;
+        } else {
+          chunk_db_ = -1;
+        }
         WaitForWriter();
       }) {}
 
@@ -65,6 +69,8 @@ void ShardSnapshot::Stop() {
   dbs_.clear();
   ++generation_;
   chunk_db_ = -1;
+  in_entry_ = false;
+  flushed_in_entry_ = false;
   sink_.buffer()->clear();
 }
 
@@ -133,6 +139,14 @@ void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
   WriteRdbValueBody(value, options_, sink_);
   in_entry_ = false;
   keys_written_.fetch_add(1, std::memory_order_relaxed);
+  if (flushed_in_entry_) {
+    // The entry's first pieces are out and we hold the writer's floor: the rest goes now, even
+    // if empty, so the other shards' chunks are not held behind it.
+    flushed_in_entry_ = false;
+    writer_->Append(shard_->index(), std::move(*buf), /*entry_end=*/true);
+    buf->clear();
+    chunk_db_ = -1;
+  }
 }
 
 void ShardSnapshot::MaybeFlushChunk() {
@@ -140,10 +154,12 @@ void ShardSnapshot::MaybeFlushChunk() {
 }
 
 void ShardSnapshot::WaitForWriter() {
-  // Blocks the shard thread (see Design): only while the writer is kHardInFlight bytes behind,
-  // which happens when writes dirty buckets faster than the disk takes them, or while a value
-  // larger than that is written. The wait ends as the disk drains the queue, or at a failure.
-  while (writer_ && writer_->in_flight() > kHardInFlight && !writer_->failed()) usleep(200);
+  // Blocks the shard thread (see Design): only while the writer is kHardInFlight bytes of this
+  // shard behind, which happens when writes dirty buckets faster than the disk takes them, or
+  // while a value larger than that is written. The wait ends as the disk takes this shard's
+  // bytes (never behind another shard's floor: see Design), or at a failure.
+  const unsigned sid = shard_->index();
+  while (writer_ && writer_->in_flight(sid) > kHardInFlight && !writer_->failed()) usleep(200);
 }
 
 void ShardSnapshot::ScheduleSlice(bool wait) {
@@ -163,7 +179,7 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     writer_->ShardDone(shard_->index());  // the writer reports the failure when all are done
     return Stop();
   }
-  if (writer_->in_flight() > kSoftInFlight) return ScheduleSlice(true);
+  if (writer_->in_flight(shard_->index()) > kSoftInFlight) return ScheduleSlice(true);
   const uint64_t deadline =
       CycleClock::Now() + uint64_t(kSliceUs * CycleClock::TicksPerUsec());
   do {

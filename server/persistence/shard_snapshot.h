@@ -41,18 +41,20 @@ class Shard;
 //   7.0 kills its saving child.
 //   Slices. The walk runs as a task on the shard's engine that serializes buckets for about
 //   kSliceUs and posts itself again, so commands queued meanwhile run between slices. While
-//   the writer has more than kSoftInFlight bytes queued, the walk waits (a timer) instead.
-//   A write's own bucket serialization cannot wait; above kHardInFlight it blocks the shard
-//   thread until the writer catches up (bounded by the disk's speed), so memory stays bounded
-//   by the buffers, never by the dataset.
+//   the writer has more than kSoftInFlight bytes of this shard queued, the walk waits (a timer)
+//   instead. A write's own bucket serialization cannot wait; above kHardInFlight it blocks the
+//   shard thread until the writer has taken this shard's bytes (bounded by the disk's speed),
+//   so memory stays bounded by the buffers, never by the dataset.
 //   Chunks. Entries are buffered up to kChunkBytes and handed to the writer; a value larger
-//   than that leaves in pieces (RdbSink), the last piece marking the entry's end. Every chunk
-//   that starts at an entry boundary starts with a SELECTDB opcode.
+//   than that leaves in pieces (RdbSink) while this shard holds the writer's floor, and the
+//   rest goes as soon as the entry ends, releasing the floor. Only the floor holder's bytes
+//   are written while it holds it, and it waits only for its own bytes, so no wait can close a
+//   cycle. Every chunk that starts at an entry boundary starts with a SELECTDB opcode.
 class ShardSnapshot final : public ChangeListener {
  public:
   static constexpr size_t kChunkBytes = 128 * 1024;
-  static constexpr size_t kSoftInFlight = 16 << 20;
-  static constexpr size_t kHardInFlight = 64 << 20;
+  static constexpr size_t kSoftInFlight = 4 << 20;  // per shard
+  static constexpr size_t kHardInFlight = 16 << 20;
   static constexpr uint64_t kSliceUs = 50;
 
   // The size of one database at the cut (for the file's size hints).
@@ -121,6 +123,7 @@ class ShardSnapshot final : public ChangeListener {
   RdbSink sink_;
   int chunk_db_ = -1;  // the SELECTDB the current chunk is under, or -1 at a chunk start
   bool in_entry_ = false;
+  bool flushed_in_entry_ = false;  // a piece of the current entry went out: we hold the floor
   std::atomic<uint64_t> keys_written_{0};
 };
 

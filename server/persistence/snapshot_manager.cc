@@ -136,30 +136,34 @@ asio::awaitable<absl::Status> SnapshotManager::Start(SaveKind kind) {
   RdbWriteOptions options;
   options.compress = config_.rdbcompression.load(std::memory_order_relaxed);
   const uint64_t version = version_.fetch_add(1) + 1;
-  std::vector<std::vector<ShardSnapshot::DbSize>> sizes(shards_.size());
-  std::vector<uint64_t> dirty(shards_.size());
+  // Every shard adds its sizes at the cut; the last one writes the header, still inside the
+  // step that holds every shard: no write (whose bucket serialization may wait for the writer,
+  // which waits for the header) can run before it.
+  struct Cut {
+    std::mutex mu;
+    std::vector<ShardSnapshot::DbSize> sizes;
+    uint64_t dirty = 0;
+    unsigned remaining;
+  } cut;
+  cut.remaining = shards_.size();
   co_await shards_.AwaitAll([&](Shard& shard) {
-    const unsigned i = shard.index();
-    dirty[i] = shard.changes().change_count();
-    snapshots_[i]->Start(version, writer, options, &sizes[i]);
+    std::vector<ShardSnapshot::DbSize> sizes;
+    const uint64_t dirty = shard.changes().change_count();
+    snapshots_[shard.index()]->Start(version, writer, options, &sizes);
+    std::lock_guard<std::mutex> lock(cut.mu);
+    cut.sizes.insert(cut.sizes.end(), sizes.begin(), sizes.end());
+    cut.dirty += dirty;
+    if (--cut.remaining == 0) writer->WriteHeader(Header(cut.sizes));
   });
-  std::vector<ShardSnapshot::DbSize> all;
-  uint64_t keys = 0, dirty_sum = 0;
-  for (unsigned i = 0; i < shards_.size(); ++i) {
-    dirty_sum += dirty[i];
-    for (const auto& s : sizes[i]) {
-      all.push_back(s);
-      keys += s.keys;
-    }
-  }
+  uint64_t keys = 0;
+  for (const auto& s : cut.sizes) keys += s.keys;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (save_id_ == id) {
       keys_total_ = keys;
-      dirty_at_cut_ = dirty_sum;
+      dirty_at_cut_ = cut.dirty;
     }
   }
-  writer->WriteHeader(Header(all));
   co_return absl::OkStatus();
 }
 

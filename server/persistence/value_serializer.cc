@@ -102,6 +102,7 @@ uint8_t RdbTypeOf(const CompactObj& value) {
 void WriteRdbValue(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink) {
   sink.buffer()->push_back(static_cast<char>(RdbTypeOf(value)));
   WriteRdbValueBody(value, opts, sink);
+  sink.MaybeFlush();
 }
 
 void WriteRdbValueBody(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink) {
@@ -124,7 +125,6 @@ void WriteRdbValueBody(const CompactObj& value, const RdbWriteOptions& opts, Rdb
       WriteZset(AsZset(value), opts, sink);
       break;
   }
-  sink.MaybeFlush();
 }
 
 }  // namespace dashkv

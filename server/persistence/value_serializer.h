@@ -36,7 +36,8 @@ uint8_t RdbTypeOf(const CompactObj& value);
 
 // Appends the type byte and the value to `sink`.
 void WriteRdbValue(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink);
-// Appends the value without its type byte (an RDB file entry has the key in between).
+// Appends the value without its type byte (an RDB file entry has the key in between). Calls
+// MaybeFlush() only inside the value (between elements and pieces), never after its end.
 void WriteRdbValueBody(const CompactObj& value, const RdbWriteOptions& opts, RdbSink& sink);
 
 }  // namespace dashkv
