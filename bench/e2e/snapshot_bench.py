@@ -859,7 +859,7 @@ def render_bgsave(a, results, versions):
                        f"{m.get('bgsave_status')}, file {mb(m['rdb_size'] or 0):.0f} MB; "
                        f"{m['n_samples']} samples, at most {m['max_procs']} process(es) in the "
                        f"tree (child peak RSS {gib(cr):.2f} GiB, PSS {gib(cp):.2f} GiB); slowest "
-                       f"INFO reply while sampling {1000 * m['info_max_s']:.0f} ms; "
+                       f"sample (smaps_rollup reads + INFO) {1000 * m['info_max_s']:.0f} ms; "
                        f"sampler errors: {len(m['sampler_errors'])}")
         if r.get("error"):
             out.append(f"- {r['label']}: **{r['error']}**")
