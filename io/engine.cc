@@ -125,6 +125,13 @@ bool Engine::DrainInbox() {
 bool Engine::RunOnce() {
   bool ran = DrainInbox();
   if (context_.poll() > 0) ran = true;
+  if (!deferred_.empty()) {
+    // Tasks deferred from here on wait for the next turn.
+    running_deferred_.swap(deferred_);
+    for (Task& task : running_deferred_) std::move(task)();
+    running_deferred_.clear();
+    ran = true;
+  }
   return ran;
 }
 

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <thread>
+#include <vector>
 #include <type_traits>
 
 namespace dashkv::io {
@@ -92,6 +93,12 @@ class Engine {
     Push(new detail::TaskNode<std::decay_t<F>>(std::forward<F>(fn)));
   }
 
+  // Queues `task` to run once at the end of the current loop turn, after the inbox batch and
+  // the ready socket handlers, so that a task that keeps deferring itself (background work in
+  // slices) gets one slice per turn and never starves them. The engine does not sleep while a
+  // deferred task waits. REQUIRES: called on this engine's thread.
+  void Defer(Task task) { deferred_.push_back(std::move(task)); }
+
   // Starts the thread. REQUIRES: not started.
   void Start();
   // Makes the loop return after the current task; Join() waits for the thread. Thread-safe.
@@ -125,6 +132,8 @@ class Engine {
   alignas(64) std::atomic<Node*> head_;  // producers push here
   alignas(64) Node* tail_;               // consumer pops here
   Node stub_;
+  std::vector<Task> deferred_;  // engine-local (Defer)
+  std::vector<Task> running_deferred_;
 };
 
 }  // namespace dashkv::io

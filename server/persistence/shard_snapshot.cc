@@ -3,12 +3,13 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <chrono>
 
 #include "core/base/logging.h"
 #include "core/rdb_encoding.h"
+#include "io/engine.h"
 #include "server/cycle_clock.h"
 #include "server/storage/shard.h"
 
@@ -21,8 +22,8 @@ constexpr char kOpExpireMs = char(0xFC);
 
 }  // namespace
 
-ShardSnapshot::ShardSnapshot(Shard* shard, boost::asio::io_context* context)
-    : shard_(shard), context_(context), sink_(kChunkBytes, [this](std::string& bytes) {
+ShardSnapshot::ShardSnapshot(Shard* shard, io::Engine* engine)
+    : shard_(shard), engine_(engine), sink_(kChunkBytes, [this](std::string& bytes) {
         // A piece of an entry, or the chunk MaybeFlushChunk closes at an entry boundary.
         writer_->Append(shard_->index(), std::move(bytes), !in_entry_);
         if (in_entry_) {
@@ -48,6 +49,7 @@ void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> write
   keys_written_.store(0, std::memory_order_relaxed);
   walk_db_ = 0;
   chunk_db_ = -1;
+  last_slice_end_ = 0;
   dbs_.clear();
   for (unsigned db = 0; db < shard_->num_dbs(); ++db) {
     DbSlice* slice = shard_->db_if_exists(db);
@@ -165,10 +167,10 @@ void ShardSnapshot::WaitForWriter() {
 void ShardSnapshot::ScheduleSlice(bool wait) {
   const uint64_t gen = generation_;
   if (!wait) {
-    boost::asio::post(*context_, [this, gen] { RunSlice(gen); });
+    engine_->Defer([this, gen] { RunSlice(gen); });
     return;
   }
-  auto timer = std::make_shared<boost::asio::steady_timer>(*context_,
+  auto timer = std::make_shared<boost::asio::steady_timer>(engine_->context(),
                                                            std::chrono::milliseconds(1));
   timer->async_wait([this, gen, timer](const boost::system::error_code&) { RunSlice(gen); });
 }
@@ -180,8 +182,15 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     return Stop();
   }
   if (writer_->in_flight(shard_->index()) > kSoftInFlight) return ScheduleSlice(true);
-  const uint64_t deadline =
-      CycleClock::Now() + uint64_t(kSliceUs * CycleClock::TicksPerUsec());
+  // The slice's length: kSliceUs when the engine had nothing else to do since the last slice;
+  // while it serves commands, a ninth of the time they took (at least kMinSliceUs), so the
+  // walk takes about a tenth of a busy engine.
+  const uint64_t now = CycleClock::Now();
+  const double ticks_per_us = CycleClock::TicksPerUsec();
+  const double busy_us = last_slice_end_ == 0 ? 0 : double(now - last_slice_end_) / ticks_per_us;
+  double slice_us = kSliceUs;
+  if (busy_us > kIdleGapUs) slice_us = std::clamp(busy_us / 9, kMinSliceUs, double(kSliceUs));
+  const uint64_t deadline = now + uint64_t(slice_us * ticks_per_us);
   do {
     if (walk_db_ == dbs_.size()) return Finish();
     DbCursor& dbc = dbs_[walk_db_];
@@ -195,6 +204,7 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     if (dbc.cursor == 0) dbc.done = true;
     MaybeFlushChunk();
   } while (CycleClock::Now() < deadline);
+  last_slice_end_ = CycleClock::Now();
   ScheduleSlice(false);
 }
 

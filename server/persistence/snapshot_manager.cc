@@ -60,7 +60,7 @@ SnapshotManager::~SnapshotManager() {
 void SnapshotManager::Attach() {
   snapshots_.resize(shards_.size());
   shards_.RunOnAllBlocking([this](Shard& shard) {
-    auto snap = std::make_unique<ShardSnapshot>(&shard, &pool_[shard.index()].context());
+    auto snap = std::make_unique<ShardSnapshot>(&shard, &pool_[shard.index()]);
     snap->Attach();
     snapshots_[shard.index()] = std::move(snap);
   });
