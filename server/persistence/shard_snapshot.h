@@ -58,7 +58,7 @@ class ShardSnapshot final : public ChangeListener {
  public:
   static constexpr size_t kChunkBytes = 128 * 1024;
   static constexpr size_t kSoftInFlight = 4 << 20;  // per shard
-  static constexpr size_t kHardInFlight = 16 << 20;
+  static constexpr size_t kHardInFlight = 64 << 20;
   static constexpr uint64_t kSliceUs = 50;        // a slice of an otherwise idle engine
   static constexpr double kMinSliceUs = 5;         // the shortest slice of a busy one
   static constexpr double kIdleGapUs = 20;         // a gap between slices longer than this: busy
