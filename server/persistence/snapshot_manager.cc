@@ -53,7 +53,7 @@ SnapshotManager::~SnapshotManager() {
   std::lock_guard<std::mutex> lock(mu_);
   // The shutdown's locks are never given back: the engines that would take the release
   // messages are gone, and the process is ending.
-  (void)shutdown_locks_.release();
+  if (shutdown_locks_) shutdown_locks_->Forget();
   if (writer_) unlink(writer_->temp_path().c_str());
 }
 

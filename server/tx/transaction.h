@@ -105,6 +105,10 @@ class KeyLocks {
   // else the grants of a TryAcquireOn hop not settled yet. Safe in every state.
   void Abandon();
 
+  // Forgets held locks without releasing them: for a process that is ending, whose shards
+  // will never run another command (the shutdown's final save keeps every shard to the end).
+  void Forget() { held_ = false; }
+
   bool held() const { return held_; }
   bool empty() const { return shards_.empty(); }
   // The locks asked for on shard `sid`.
