@@ -132,6 +132,18 @@ std::string_view StatusText(OpStatus status) {
              "about the RDB error.";
     case OpStatus::kSaveInProgress:
       return "ERR Background save already in progress";
+    case OpStatus::kSaveFailed:
+      return "ERR";
+    case OpStatus::kNoShutdownInProgress:
+      return "ERR No shutdown in progress.";
+    case OpStatus::kShutdownSaveFailed:
+      return "ERR Errors trying to SHUTDOWN. Check logs.";
+    case OpStatus::kReloadOption:
+      return "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+    case OpStatus::kReloadInExec:
+      return "ERR DEBUG RELOAD is not allowed inside EXEC";
+    case OpStatus::kReloadFailed:
+      return "ERR Error trying to load the RDB dump, check server logs.";
     case OpStatus::kBitposBit:
       return "ERR The bit argument must be 1 or 0.";
     case OpStatus::kBitfieldType:

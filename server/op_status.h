@@ -79,6 +79,12 @@ enum class OpStatus : uint8_t {
   kLoading,             // "LOADING Redis is loading the dataset in memory"
   kMisconf,             // "MISCONF Redis is configured to save RDB snapshots, ..."
   kSaveInProgress,      // "Background save already in progress"
+  kSaveFailed,          // "ERR" (Redis's bare reply to a failed SAVE)
+  kNoShutdownInProgress,  // "No shutdown in progress."
+  kShutdownSaveFailed,  // "Errors trying to SHUTDOWN. Check logs."
+  kReloadOption,        // "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+  kReloadInExec,        // "DEBUG RELOAD is not allowed inside EXEC"
+  kReloadFailed,        // "Error trying to load the RDB dump, check server logs."
   // Bit argument checks of core/bitops.h (StringOpError).
   kBitposBit,           // "The bit argument must be 1 or 0."
   kBitfieldType,        // "Invalid bitfield type. Use something like i16 u8. ..."

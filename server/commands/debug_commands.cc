@@ -188,20 +188,20 @@ awaitable<void> DebugSetActiveExpire(CmdArgs args, ConnCmdContext& ctx) {
 // MERGE lets a loaded key replace one already held (with NOFLUSH: two datasets merged).
 awaitable<void> DebugReload(CmdArgs args, ConnCmdContext& ctx) {
   bool merge = false, flush = true, save = true;
-  for (size_t i = 2; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "MERGE")) {
+  ArgParser parser(args, 2);
+  while (parser.HasNext()) {
+    if (parser.Check("MERGE")) {
       merge = true;
-    } else if (EqualsIgnoreCase(args[i], "NOFLUSH")) {
+    } else if (parser.Check("NOFLUSH")) {
       flush = false;
-    } else if (EqualsIgnoreCase(args[i], "NOSAVE")) {
+    } else if (parser.Check("NOSAVE")) {
       save = false;
     } else {
-      co_return ctx.rb.SendError(
-          "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      co_return ctx.SendStatus(OpStatus::kReloadOption);
     }
   }
   // Inside EXEC the transaction holds locks this could wait behind forever.
-  if (ctx.in_exec) co_return ctx.rb.SendError("ERR DEBUG RELOAD is not allowed inside EXEC");
+  if (ctx.in_exec) co_return ctx.SendStatus(OpStatus::kReloadInExec);
   ShardSet& ss = ctx.shard_set();
   SnapshotManager& snapshots = ctx.snapshots();
   KeyLocks locks(ss);
@@ -210,15 +210,13 @@ awaitable<void> DebugReload(CmdArgs args, ConnCmdContext& ctx) {
   if (save) {
     if (absl::Status st = co_await snapshots.SaveHoldingShards(); !st.ok()) {
       locks.Release();
-      co_return ctx.rb.SendError("ERR");
+      co_return ctx.SendStatus(OpStatus::kSaveFailed);
     }
   }
   if (flush) {
     co_await ss.AwaitAll([&](Shard& shard) {
       snapshots.AbortOnShard(shard);
-      for (unsigned i = 0; i < shard.num_dbs(); ++i) {
-        if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
-      }
+      shard.ClearAllDbs();
     });
   }
   LoadOptions options;
@@ -227,7 +225,7 @@ awaitable<void> DebugReload(CmdArgs args, ConnCmdContext& ctx) {
   locks.Release();
   if (!loaded.ok()) {
     LOG(WARNING) << "DEBUG RELOAD: " << loaded.status().message();
-    co_return ctx.rb.SendError("ERR Error trying to load the RDB dump, check server logs.");
+    co_return ctx.SendStatus(OpStatus::kReloadFailed);
   }
   LOG(INFO) << "DB reloaded by DEBUG RELOAD";
   ctx.rb.SendOk();

@@ -13,8 +13,8 @@ using boost::asio::awaitable;
 // Replies to a save that could not start or failed, as Redis: a bare -ERR, or its text for a
 // save already running.
 void SendSaveError(const absl::Status& st, ConnCmdContext& ctx) {
-  if (absl::IsFailedPrecondition(st)) return ctx.SendStatus(OpStatus::kSaveInProgress);
-  ctx.rb.SendError("ERR");
+  ctx.SendStatus(absl::IsFailedPrecondition(st) ? OpStatus::kSaveInProgress
+                                                : OpStatus::kSaveFailed);
 }
 
 // SAVE: takes the cut like BGSAVE and waits for the file; other clients keep being served.

@@ -64,9 +64,7 @@ awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   SnapshotManager& snapshots = ctx.snapshots();
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     snapshots.AbortOnShard(shard);
-    for (unsigned i = 0; i < shard.num_dbs(); ++i) {
-      if (DbSlice* slice = shard.db_if_exists(i)) slice->Clear();
-    }
+    shard.ClearAllDbs();
   });
   if (ctx.config().has_save_points.load()) {
     if (absl::Status st = co_await snapshots.Start(SnapshotManager::SaveKind::kForeground);
@@ -381,30 +379,30 @@ std::vector<CommandSpec> CommandSubcommands() {
 // nothing and ABORT finds no shutdown in progress.
 awaitable<void> CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
   bool nosave = false, save = false, force = false, abort = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "NOSAVE")) {
+  ArgParser parser(args);
+  while (parser.HasNext()) {
+    if (parser.Check("NOSAVE")) {
       nosave = true;
-    } else if (EqualsIgnoreCase(args[i], "SAVE")) {
+    } else if (parser.Check("SAVE")) {
       save = true;
-    } else if (EqualsIgnoreCase(args[i], "NOW")) {
-    } else if (EqualsIgnoreCase(args[i], "FORCE")) {
+    } else if (parser.Check("FORCE")) {
       force = true;
-    } else if (EqualsIgnoreCase(args[i], "ABORT")) {
+    } else if (parser.Check("ABORT")) {
       abort = true;
-    } else {
+    } else if (!parser.Check("NOW")) {
       co_return ctx.SendStatus(OpStatus::kSyntaxError);
     }
   }
   if ((nosave && save) || (abort && args.size() > 2)) {
     co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
-  if (abort) co_return ctx.rb.SendError("ERR No shutdown in progress.");
+  if (abort) co_return ctx.SendStatus(OpStatus::kNoShutdownInProgress);
   SnapshotManager& snapshots = ctx.snapshots();
   if (save || (!nosave && ctx.config().has_save_points.load())) {
     absl::Status st = co_await snapshots.SaveForShutdown();
     if (!st.ok() && !force) {
       LOG(WARNING) << "Error trying to save the DB, can't exit.";
-      co_return ctx.rb.SendError("ERR Errors trying to SHUTDOWN. Check logs.");
+      co_return ctx.SendStatus(OpStatus::kShutdownSaveFailed);
     }
   }
   // main() waits for SIGTERM and shuts down cleanly, without saving again; like Redis, no

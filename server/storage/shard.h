@@ -55,6 +55,12 @@ class Shard {
   }
   // Swaps the contents of databases `db1` and `db2` (SWAPDB), telling the listeners.
   void SwapDbs(unsigned db1, unsigned db2);
+  // Deletes every key of every database (FLUSHALL), telling the listeners.
+  void ClearAllDbs() {
+    for (auto& slice : dbs_) {
+      if (slice) slice->Clear();
+    }
+  }
   // Returns database `db` or nullptr if it was never used.
   DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
   ShardStats& stats() { return stats_; }

@@ -413,6 +413,35 @@ def test_debug_reload_keeps_the_data(server, server_factory):
     assert check.rc == 0 and check.keys == len(expected), check.output[-2000:]
 
 
+def test_debug_reload_options(server, server_factory):
+    """NOSAVE reloads the file as it is (what was written since is gone); NOFLUSH MERGE adds the
+    file's keys to the dataset, the file's values winning; an unknown option is refused."""
+    srv, c = start(server_factory, server)
+    c.set("a", "1")
+    assert c.execute_command("SAVE") in (True, b"OK")
+    c.set("a", "2")
+    c.set("b", "2")
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE") in (True, b"OK")
+    assert c.get("a") == b"1" and c.get("b") is None
+    c.set("a", "3")
+    c.set("c", "3")
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") in (True, b"OK")
+    assert (c.get("a"), c.get("c")) == (b"1", b"3")
+    with pytest.raises(redis.ResponseError, match="^DEBUG RELOAD only supports the MERGE, "
+                       "NOFLUSH and NOSAVE options.$"):
+        c.execute_command("DEBUG", "RELOAD", "NOSAVE", "SOON")
+
+
+def test_shutdown_argument_errors(server, server_factory):
+    srv, c = start(server_factory, server)
+    with pytest.raises(redis.ResponseError, match="^No shutdown in progress.$"):
+        c.execute_command("SHUTDOWN", "ABORT")
+    for args in (("NOSAVE", "SAVE"), ("ABORT", "NOW"), ("LATER",)):
+        with pytest.raises(redis.ResponseError, match="^syntax error$"):
+            c.execute_command("SHUTDOWN", *args)
+    assert c.ping()
+
+
 # ---- FLUSHALL, CONFIG SET dir/dbfilename -------------------------------------------------------
 
 def test_flushall_with_a_schedule_saves_an_empty_file(server, server_factory):
