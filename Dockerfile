@@ -15,6 +15,7 @@ FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake ninja-build g++ libabsl-dev libboost-dev libmimalloc-dev libzstd-dev \
+      libluajit-5.1-dev lua-cjson-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # Parallel compile jobs; raise on a bigger build machine: --build-arg JOBS=8
@@ -33,7 +34,7 @@ FROM debian:bookworm-slim
 # Only the shared libraries the binary links against (Debian bookworm runtime packages).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libabsl20220623 libmimalloc2.0 libzstd1 libstdc++6 libgcc-s1 \
+      libabsl20220623 libmimalloc2.0 libzstd1 libluajit-5.1-2 lua-cjson libstdc++6 libgcc-s1 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system dashkv \
  && useradd --system --gid dashkv --home-dir /data --no-create-home --shell /usr/sbin/nologin dashkv \
