@@ -12,13 +12,15 @@ namespace dashkv {
 // Sets global `cjson` to Debian's lua-cjson 2.1 (the module Redis bundles, same API: encode,
 // decode, null, encode_keep_buffer, encode_max_depth, decode_max_depth, encode_sparse_array,
 // encode_number_precision, encode_invalid_numbers, decode_invalid_numbers, new, _NAME, _VERSION).
-// Differences from Redis 7.0.15's bundled copy are listed in lua_cjson.cc.
+// encode refuses values whose output could pass 1 GiB (Debian's build lacks Redis's fix for
+// CVE-2022-24834). Differences from Redis 7.0.15's bundled copy are listed in lua_cjson.cc.
 // REQUIRES: the base library is open. Leaves the stack as it was.
 void OpenCjsonLib(lua_State* L);
 
 // Sets global `bit` to LuaJIT's built-in BitOp library (tobit, tohex, bnot, band, bor, bxor,
-// lshift, rshift, arshift, rol, ror, bswap), which is the library Redis bundles; results are
-// the same as Redis 7.0.15's for numbers within ±2^51 (see lua_libs.cc for the edge beyond).
+// lshift, rshift, arshift, rol, ror, bswap), the library Redis bundles; results match Redis
+// 7.0.15's, including tobit of out-of-range and fractional numbers (rounded to nearest even,
+// then wrapped to 32 bits).
 // Leaves the stack as it was.
 void OpenBitLib(lua_State* L);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "server/scripting/lua_libs.h"
+#include "server/scripting/lua_number.h"
 
 namespace dashkv {
 namespace {
@@ -29,16 +30,6 @@ int32_t NextRand48(Rand48* r) {
   return static_cast<int32_t>(r->x >> 17);
 }
 
-// luaL_checkint as Redis's Lua 5.1 computes it on x86-64: the number truncated to a 64-bit
-// integer (out of range and NaN give INT64_MIN, as cvttsd2si does), then its low 32 bits.
-int CheckInt(lua_State* L, int arg) {
-  double d = luaL_checknumber(L, arg);
-  int64_t wide = (d >= -9223372036854775808.0 && d < 9223372036854775808.0)
-                     ? static_cast<int64_t>(d)
-                     : INT64_MIN;
-  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(wide)));
-}
-
 Rand48* UpvalueState(lua_State* L) {
   return static_cast<Rand48*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
@@ -51,14 +42,14 @@ int MathRandom(lua_State* L) {
       lua_pushnumber(L, x);
       break;
     case 1: {
-      int u = CheckInt(L, 1);
+      int u = CheckLuaInt(L, 1);
       luaL_argcheck(L, 1 <= u, 1, "interval is empty");
       lua_pushnumber(L, std::floor(x * u) + 1);
       break;
     }
     case 2: {
-      int l = CheckInt(L, 1);
-      int u = CheckInt(L, 2);
+      int l = CheckLuaInt(L, 1);
+      int u = CheckLuaInt(L, 2);
       luaL_argcheck(L, l <= u, 2, "interval is empty");
       // u - l + 1 wraps in 32 bits, as the int arithmetic of the reference does.
       auto span = static_cast<int32_t>(static_cast<uint32_t>(u) - static_cast<uint32_t>(l) + 1u);
@@ -72,7 +63,7 @@ int MathRandom(lua_State* L) {
 }
 
 int MathRandomseed(lua_State* L) {
-  auto seed = static_cast<uint32_t>(CheckInt(L, 1));
+  auto seed = static_cast<uint32_t>(CheckLuaInt(L, 1));
   UpvalueState(L)->x = (uint64_t{seed} << 16) | 0x330E;
   return 0;
 }
