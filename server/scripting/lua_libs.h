@@ -28,20 +28,24 @@ void OpenBitLib(lua_State* L);
 //   pack(v1, ...)                    -> the encodings of all arguments, concatenated
 //   unpack(s)                        -> every value in s, as multiple results
 //   unpack_one(s [, offset])         -> next_offset, value   (next_offset -1 when s is used up)
-//   unpack_limit(s, limit [, offset])-> next_offset, v1..vlimit (limit 0: all)
+//   unpack_limit(s, limit [, offset])-> next_offset, v1..vlimit (limit 0: all values and no
+//                                       offset, as unpack)
 // Encoding follows Redis: integral numbers in the smallest integer format, other numbers as
 // float32 when exact else float64, tables as arrays when their keys are exactly 1..n else maps,
 // nesting beyond 16 levels encoded as nil. Decoding errors on truncated or malformed input and
-// never allocates by a declared length before the bytes are present.
+// never allocates by a declared length before the bytes are present; offsets are 0-based bytes.
+// pack refuses output over 512 MiB. Map key order follows LuaJIT's table iteration order.
 // Leaves the stack as it was.
 void OpenCmsgpackLib(lua_State* L);
 
-// Sets global `struct` to Roberto Ierusalimschy's struct library as Redis bundles it:
-// struct.pack(fmt, ...), struct.unpack(fmt, s [, pos]) (values, then the next position),
-// struct.size(fmt). Formats: endianness < > = and !n alignment, x b B h H l L T i[n] I[n] s
-// f d c[n] z ' ', each item but ! x and z optionally preceded by a count only as Redis parses
-// it (digits after the letter are sizes, not counts). Sizes and counts are bounded.
-// Leaves the stack as it was.
+// Sets global `struct` to the binary packing library Redis bundles (struct 0.2's format language):
+//   struct.pack(fmt, v1, ...)     -> string
+//   struct.unpack(fmt, s [, pos]) -> values..., next position (positions are 1-based)
+//   struct.size(fmt)              -> bytes; errors for formats without a fixed size (s, c0)
+// Options: < > endianness (no '='), ![n] alignment, x b B h H l L T i[n] I[n] f d c[n] s and
+// ' '; there are no counts (digits after other letters are errors) and no 'z'. Integer sizes
+// are at most 32 bytes; errors, padding and number conversion are Redis's (lua_struct.cc).
+// pack refuses results over 512 MiB. Leaves the stack as it was.
 void OpenStructLib(lua_State* L);
 
 // Replaces math.random and math.randomseed with Redis's deterministic generator: a 48-bit
