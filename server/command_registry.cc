@@ -143,6 +143,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterDumpRestoreCommands(registry);
   RegisterPersistenceCommands(registry);
   RegisterMigrateCommand(registry);
+  RegisterScriptCommands(registry);
+  RegisterFunctionCommands(registry);
   RegisterDebugCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);

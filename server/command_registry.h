@@ -79,6 +79,10 @@ enum class TxScope : uint8_t {
   kAllShared,     // every shard whole, shared (DBSIZE, KEYS: a consistent view)
   kAllExclusive,  // every shard whole, exclusive (FLUSHALL, FLUSHDB)
   kNone,          // nothing, though it names keys (WATCH: it only registers interest)
+  // A script (EVAL, FCALL): its handler takes its own locks (server/scripting/script_runner.h);
+  // inside EXEC, its declared keys — exclusive unless the command is read-only — or every
+  // shard, exclusive, when it declares none.
+  kScript,
 };
 
 // Argument indexes of a command's keys.
@@ -269,6 +273,8 @@ void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZP
 void RegisterDumpRestoreCommands(CommandRegistry* registry);  // DUMP, RESTORE
 void RegisterPersistenceCommands(CommandRegistry* registry);  // SAVE, BGSAVE, LASTSAVE
 void RegisterMigrateCommand(CommandRegistry* registry);
+void RegisterScriptCommands(CommandRegistry* registry);  // EVAL and FCALL families, SCRIPT
+void RegisterFunctionCommands(CommandRegistry* registry);  // FUNCTION
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

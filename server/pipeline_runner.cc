@@ -106,6 +106,7 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
   const size_t reply_start = ctx.rb.size();
   const bool needs_locks = shard_set_.size() > 1 && ctx.locks == nullptr &&
                            !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
+                           spec.tx_scope != TxScope::kScript &&
                            (spec.HasKeys() || spec.tx_scope != TxScope::kKeys);
   if (!needs_locks) {
     try {

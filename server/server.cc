@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include "server/scripting/function_store.h"
+#include "server/scripting/script_store.h"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -16,6 +19,8 @@
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
 #include "server/persistence/snapshot_manager.h"
+#include "server/scripting/function_store.h"
+#include "server/scripting/script_store.h"
 #include "server/pubsub/keyspace_notifier.h"
 
 namespace dashkv {
@@ -54,10 +59,13 @@ Server::Server(Config& config, io::EnginePool& pool,
       pubsub_(std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
                                        config.output_limit(ClientClass::kPubSub))),
       snapshots_(std::make_unique<SnapshotManager>(config, *shard_set_, pool)),
-      services_{config_, pool_,   *shard_set_, *pubsub_, registry_,
-                stats_,  clients_, multi_,      *snapshots_},
+      scripts_(std::make_unique<ScriptStore>()),
+      functions_(std::make_unique<FunctionStore>()),
+      services_{config_,  pool_,       *shard_set_, *pubsub_,   registry_,  stats_,
+                clients_, multi_,      *snapshots_, *scripts_,  *functions_, scripting_},
       runner_(services_),
-      multi_(services_, runner_) {
+      multi_(services_, runner_),
+      scripting_(services_, runner_) {
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   // The server's change listeners on every shard, after the shard's own (stats, WATCH,
   // blocking): keyspace notifications.

@@ -21,6 +21,7 @@
 #include "server/config.h"
 #include "server/pipeline_runner.h"
 #include "server/pubsub/pubsub.h"
+#include "server/scripting/script_runner.h"
 #include "server/server_stats.h"
 #include "server/services.h"
 #include "server/storage/shard_set.h"
@@ -29,6 +30,8 @@
 namespace dashkv {
 
 class KeyspaceNotifier;
+class FunctionStore;
+class ScriptStore;
 
 class Server : public io::Service {
  public:
@@ -71,9 +74,12 @@ class Server : public io::Service {
   std::unique_ptr<ShardSet> shard_set_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<SnapshotManager> snapshots_;
+  std::unique_ptr<ScriptStore> scripts_;
+  std::unique_ptr<FunctionStore> functions_;
   ServerServices services_;
   PipelineRunner runner_;
   MultiExec multi_;
+  ScriptRunner scripting_;
   std::atomic<bool> stopping_{false};
 };
 

@@ -9,10 +9,13 @@ class EnginePool;
 }  // namespace io
 
 class ClientRegistry;
+class FunctionStore;
 class CommandRegistry;
 class Config;
 class MultiExec;
 class PubSub;
+class ScriptRunner;
+class ScriptStore;
 class ServerStats;
 class ShardSet;
 class SnapshotManager;
@@ -27,6 +30,9 @@ struct ServerServices {
   ClientRegistry& clients;
   MultiExec& multi;
   SnapshotManager& snapshots;
+  ScriptStore& scripts;
+  FunctionStore& functions;
+  ScriptRunner& scripting;
 };
 
 }  // namespace dashkv

@@ -551,11 +551,11 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
 }  // namespace
 
 void RegisterBlockingCommands(CommandRegistry* r) {
-  r->RegisterCoord(Spec("blpop", -3, 0, 1, -2, 0, "list", "2.0.0",
+  r->RegisterCoord(Spec("blpop", -3, kCmdNoScript, 1, -2, 0, "list", "2.0.0",
                         "Removes and returns the first element in a list. Blocks until an "
                         "element is available otherwise. Deletes the list if the last element "
                         "was popped."), CmdBPop<ListEnd::kHead>);
-  r->RegisterCoord(Spec("brpop", -3, 0, 1, -2, 0, "list", "2.0.0",
+  r->RegisterCoord(Spec("brpop", -3, kCmdNoScript, 1, -2, 0, "list", "2.0.0",
                         "Removes and returns the last element in a list. Blocks until an "
                         "element is available otherwise. Deletes the list if the last element "
                         "was popped."), CmdBPop<ListEnd::kTail>);
@@ -563,7 +563,7 @@ void RegisterBlockingCommands(CommandRegistry* r) {
                         "Pops an element from a list, pushes it to another list and returns it. "
                         "Block until an element is available otherwise. Deletes the list if the "
                         "last element was popped."), CmdBRPopLPush);
-  r->RegisterCoord(Spec("blmove", 6, kCmdDenyOom, 1, 2, 0, "list", "6.2.0",
+  r->RegisterCoord(Spec("blmove", 6, kCmdDenyOom | kCmdNoScript, 1, 2, 0, "list", "6.2.0",
                         "Pops an element from a list, pushes it to another list and returns it. "
                         "Blocks until an element is available otherwise. Deletes the list if "
                         "the last element was moved."), CmdBLMove);
@@ -571,11 +571,11 @@ void RegisterBlockingCommands(CommandRegistry* r) {
                         "Pops the first element from one of multiple lists. Blocks until an "
                         "element is available otherwise. Deletes the list if the last element "
                         "was popped."), CmdBLMPop);
-  r->RegisterCoord(Spec("bzpopmin", -3, kCmdFast, 1, -2, 0, "sorted-set", "5.0.0",
+  r->RegisterCoord(Spec("bzpopmin", -3, kCmdFast | kCmdNoScript, 1, -2, 0, "sorted-set", "5.0.0",
                         "Removes and returns the member with the lowest score from one or more "
                         "sorted sets. Blocks until a member is available otherwise. Deletes the "
                         "sorted set if the last element was popped."), CmdBZPop<false>);
-  r->RegisterCoord(Spec("bzpopmax", -3, kCmdFast, 1, -2, 0, "sorted-set", "5.0.0",
+  r->RegisterCoord(Spec("bzpopmax", -3, kCmdFast | kCmdNoScript, 1, -2, 0, "sorted-set", "5.0.0",
                         "Removes and returns the member with the highest score from one or more "
                         "sorted sets. Blocks until a member available otherwise. Deletes the "
                         "sorted set if the last element was popped."), CmdBZPop<true>);

@@ -470,7 +470,7 @@ void RegisterConnectionCommands(CommandRegistry* registry) {
   registry->Register(conn("echo", 2, kCmdFast, CmdEcho, {"fast", "connection"},
                           "Returns the given string."));
   registry->Register(conn("quit", -1,
-                          kCmdAllowBusy | kCmdNoAuth | kCmdFast | kCmdLoading | kCmdStale |
+                          kCmdAllowBusy | kCmdNoScript | kCmdNoAuth | kCmdFast | kCmdLoading | kCmdStale |
                               kControl,
                           CmdQuit, {"fast", "connection"}, "Closes the connection."));
   registry->Register(conn("auth", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast |

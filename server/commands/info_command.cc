@@ -14,6 +14,8 @@
 #include "core/memory.h"
 #include "server/persistence/snapshot_manager.h"
 #include "server/cmd_context.h"
+#include "server/scripting/script_runner.h"
+#include "server/scripting/script_store.h"
 #include "server/command_registry.h"
 #include "server/cycle_clock.h"
 #include "server/config.h"
@@ -120,6 +122,8 @@ void AppendMemory(std::string& out, const ConnCmdContext& ctx,
   for (const auto& s : shards) tables += static_cast<int64_t>(s.table_bytes);
   int64_t maxmemory = ctx.config().maxmemory.load();
   int64_t total = TotalSystemMemory();
+  const int64_t lua = static_cast<int64_t>(ScriptRunner::LuaMemory());
+  const int64_t scripts = static_cast<int64_t>(ctx.services().scripts.body_bytes());
   StrAppend(
       &out, "# Memory\r\nused_memory:", used, "\r\nused_memory_human:", HumanBytes(used),
       "\r\nused_memory_rss:", rss, "\r\nused_memory_rss_human:", HumanBytes(rss),
@@ -128,6 +132,10 @@ void AppendMemory(std::string& out, const ConnCmdContext& ctx,
       absl::StrFormat("%.2f%%", peak ? 100.0 * used / peak : 100.0),
       "\r\nused_memory_dataset:", used, "\r\nused_memory_tables:", tables,
       "\r\ntotal_system_memory:", total, "\r\ntotal_system_memory_human:", HumanBytes(total),
+      "\r\nused_memory_lua:", lua, "\r\nused_memory_vm_eval:", lua,
+      "\r\nused_memory_lua_human:", HumanBytes(lua), "\r\nused_memory_scripts_eval:", scripts,
+      "\r\nnumber_of_cached_scripts:", ctx.services().scripts.size(),
+      "\r\nused_memory_scripts:", scripts, "\r\nused_memory_scripts_human:", HumanBytes(scripts),
       "\r\nmaxmemory:", maxmemory, "\r\nmaxmemory_human:", HumanBytes(maxmemory),
       "\r\nmaxmemory_policy:", ctx.config().maxmemory_policy(),
       "\r\nmem_fragmentation_ratio:",
@@ -159,6 +167,8 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
                   "\r\npubsub_patterns:", reg.Size(PubSubKind::kPattern),
                   "\r\npubsubshard_channels:", reg.Size(PubSubKind::kShardChannel),
                   "\r\ntotal_error_replies:", errors, "\r\ndashkv_shard_hops:", hops,
+                  "\r\ndashkv_script_runs_undeclared_keys:",
+                  ctx.services().scripts.undeclared_runs.load(std::memory_order_relaxed),
                   "\r\n");
 }
 

@@ -21,12 +21,16 @@ uint64_t LoadLE(std::string_view b, size_t pos, int bytes) {
 
 }  // namespace
 
+void AppendDumpFooter(std::string* out) {
+  AppendLE(out, kRdbVersion, 2);
+  AppendLE(out, Crc64(0, *out), 8);
+}
+
 std::string MakeDumpPayload(const CompactObj& value, const RdbWriteOptions& opts) {
   RdbSink sink;
   WriteRdbValue(value, opts, sink);
   std::string* out = sink.buffer();
-  AppendLE(out, kRdbVersion, 2);
-  AppendLE(out, Crc64(0, *out), 8);
+  AppendDumpFooter(out);
   return std::move(*out);
 }
 

@@ -17,6 +17,9 @@ namespace dashkv {
 // Size of the version and CRC footer.
 inline constexpr size_t kDumpFooterSize = 10;
 
+// Appends the footer (RDB version, then the CRC64 of everything in `out` before it).
+void AppendDumpFooter(std::string* out);
+
 // Returns the DUMP payload of `value`.
 std::string MakeDumpPayload(const CompactObj& value, const RdbWriteOptions& opts);
 

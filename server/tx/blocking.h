@@ -236,6 +236,7 @@ class BlockingRegistry : public ChangeListener {
   // While deferred, ServeReady does nothing: a one-shard EXEC runs without locks, and clients
   // it unblocks are served after its last command, not between two of them (as Redis).
   void set_deferred(bool deferred) { deferred_ = deferred; }
+  bool deferred() const { return deferred_; }
   size_t num_clients() const { return keys_of_.size(); }
 
   // A key was written: marks it ready when clients wait on it, and makes sure it is served

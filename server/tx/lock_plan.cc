@@ -28,6 +28,13 @@ void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, uns
       return locks.AddAllShards(LockMode::kExclusive);
     case TxScope::kNone:
       return;
+    case TxScope::kScript: {
+      KeyIndexes keys = spec.KeysOf(args);
+      if (keys.empty()) return locks.AddAllShards(LockMode::kExclusive);
+      LockMode mode = spec.HasFlag(kCmdReadOnly) ? LockMode::kShared : LockMode::kExclusive;
+      for (uint32_t k : keys) locks.Add(db, args[k], mode);
+      return;
+    }
     case TxScope::kKeys:
       break;
   }

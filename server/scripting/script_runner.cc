@@ -1,0 +1,580 @@
+#include "server/scripting/script_runner.h"
+
+#include <absl/container/inlined_vector.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/memory.h"
+#include "core/numbers.h"
+#include "core/sha1.h"
+#include "server/cmd_context.h"
+#include "server/conn_state.h"
+#include "server/cycle_clock.h"
+#include "server/persistence/snapshot_manager.h"
+#include "server/pipeline_runner.h"
+#include "server/scripting/function_store.h"
+#include "server/scripting/lua_interp.h"
+#include "server/scripting/script_store.h"
+#include "server/server_stats.h"
+#include "server/storage/shard_set.h"
+#include "server/tx/lock_plan.h"
+#include "server/tx/transaction.h"
+
+namespace dashkv {
+
+namespace asio = boost::asio;
+
+const ScriptFlags& ScriptCallee::flags() const {
+  return script ? script->flags : function->flags;
+}
+
+std::atomic<bool>& ScriptCallee::undeclared_keys() const {
+  return script ? script->undeclared_keys : function->undeclared_keys;
+}
+
+namespace {
+
+// Bytes of Lua states idle in the pools (updated as states are returned).
+std::atomic<int64_t> g_lua_memory{0};
+
+// Each thread's idle Lua states.
+class InterpPool {
+ public:
+  ~InterpPool() {
+    for (auto& in : free_) g_lua_memory.fetch_sub(in->memory(), std::memory_order_relaxed);
+  }
+  std::unique_ptr<LuaInterp> Acquire(uint64_t generation) {
+    while (!free_.empty()) {
+      std::unique_ptr<LuaInterp> in = std::move(free_.back());
+      free_.pop_back();
+      g_lua_memory.fetch_sub(in->memory(), std::memory_order_relaxed);
+      if (in->generation() == generation) return in;
+    }
+    return std::make_unique<LuaInterp>(generation);
+  }
+  void Release(std::unique_ptr<LuaInterp> in, uint64_t generation) {
+    if (in->generation() != generation || free_.size() >= kMaxIdle) return;
+    g_lua_memory.fetch_add(in->memory(), std::memory_order_relaxed);
+    free_.push_back(std::move(in));
+  }
+
+ private:
+  static constexpr size_t kMaxIdle = 4;
+  std::vector<std::unique_ptr<LuaInterp>> free_;
+};
+
+InterpPool& ThreadPool() {
+  static thread_local InterpPool pool;
+  return pool;
+}
+
+// Where a run stopped.
+enum class RunOutcome {
+  kReplied,           // the result (or error) is in the client's reply
+  kRerunGlobal,       // aborted before writing: run again with every shard locked
+};
+
+constexpr std::string_view kUndeclaredAfterWrite =
+    "ERR Script touched a key outside the shards of its declared keys after it had written; "
+    "declare every key in KEYS (its later runs lock the whole keyspace)";
+
+// What both ways of running a script share: the checks Redis makes on a command a script
+// calls, and the script's own client state for connection commands.
+class ScriptHostBase : public ScriptHost {
+ public:
+  ScriptHostBase(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
+                 const ScriptFlags& flags, bool read_only)
+      : services_(services), runner_(runner), ctx_(ctx), flags_(flags),
+        read_only_(read_only), db_(ctx.state.db), now_ms_(ctx.now_ms) {}
+
+  bool CommandExists(std::span<const std::string> args) const override {
+    SetViews(args);
+    return services_.registry.Lookup(CmdArgs(views_.data(), views_.size())) != nullptr;
+  }
+
+  bool wrote() const { return wrote_; }
+
+ protected:
+  // Resolves and checks a call; returns its spec, or nullptr after replying with the error.
+  const CommandSpec* Check(std::span<const std::string> args, io::ReplyBuilder& reply) {
+    SetViews(args);
+    CmdArgs cargs(views_.data(), views_.size());
+    const CommandSpec* spec = services_.registry.Lookup(cargs);
+    if (spec == nullptr) {
+      reply.SendError("ERR Unknown Redis command called from script");
+      return nullptr;
+    }
+    if (!spec->ArityOk(args.size())) {
+      reply.SendError("ERR Wrong number of args calling Redis command from script");
+      return nullptr;
+    }
+    if (spec->HasFlag(kCmdNoScript)) {
+      reply.SendError("ERR This Redis command is not allowed from script");
+      return nullptr;
+    }
+    if (spec->HasFlag(kCmdWrite)) {
+      if (read_only_) {
+        reply.SendError("ERR Write commands are not allowed from read-only scripts.");
+        return nullptr;
+      }
+      if ((services_.snapshots.gate() & SnapshotManager::kGateSaveFailed) &&
+          services_.snapshots.WritesRefused()) {
+        SendStatus(reply, OpStatus::kMisconf);
+        return nullptr;
+      }
+    }
+    if (spec->HasFlag(kCmdDenyOom) && !flags_.allow_oom) {
+      int64_t maxmemory = services_.config.maxmemory.load(std::memory_order_relaxed);
+      if (maxmemory > 0 && UsedMemory() > maxmemory) {
+        SendStatus(reply, OpStatus::kOutOfMemory);
+        return nullptr;
+      }
+    }
+    return spec;
+  }
+
+  CmdArgs args() const { return CmdArgs(views_.data(), views_.size()); }
+
+  // The script's own client (SELECT, and connection commands), made at its first use.
+  ConnState& ScriptClient() {
+    if (!client_) {
+      client_ = std::make_unique<ConnState>(ctx_.state.conn);
+      client_->db = db_;
+      client_->authenticated = true;
+    }
+    return *client_;
+  }
+  unsigned db() const { return client_ ? client_->db : db_; }
+
+  // Runs a connection command for the script on this thread, counted on `engine`.
+  void RunConnCommand(const CommandSpec& spec, io::ReplyBuilder& reply, unsigned engine) {
+    ConnCmdContext sub(services_, ScriptClient(), reply, now_ms_, spec);
+    sub.in_exec = true;
+    const uint64_t errors = reply.error_count();
+    const uint64_t start = CycleClock::Now();
+    const size_t reply_start = reply.size();
+    try {
+      spec.conn_handler(args(), sub);
+    } catch (const std::exception& e) {
+      if (!IsAllocationFailure(e)) throw;
+      SendAllocationFailure(reply, reply_start, spec, e);
+    }
+    services_.stats.RecordCall(engine, spec, CycleClock::Now() - start,
+                               reply.error_count() - errors, reply);
+  }
+
+  void SetViews(std::span<const std::string> args) const {
+    views_.assign(args.begin(), args.end());
+  }
+
+  const ServerServices& services_;
+  PipelineRunner& runner_;
+  ConnCmdContext& ctx_;
+  const ScriptFlags& flags_;
+  const bool read_only_;
+  const unsigned db_;
+  const int64_t now_ms_;
+  bool wrote_ = false;
+  mutable std::vector<std::string_view> views_;
+  std::unique_ptr<ConnState> client_;
+};
+
+// Runs a script's calls on the one shard whose thread runs the script.
+class ShardHost : public ScriptHostBase {
+ public:
+  ShardHost(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
+            const ScriptFlags& flags, bool read_only, Shard& shard)
+      : ScriptHostBase(services, runner, ctx, flags, read_only), shard_(shard) {}
+
+  CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
+    const CommandSpec* spec = Check(args, reply);
+    if (spec == nullptr) return CallStatus::kReady;
+    switch (spec->kind) {
+      case HandlerKind::kShard: {
+        std::optional<unsigned> sid = runner_.SingleShardOf(*spec, this->args());
+        if (!sid || *sid != shard_.index()) return CallStatus::kAbort;
+        // A key of this shard the script did not declare, held by a transaction now.
+        if (!shard_.locks().empty() && LocksBlock(shard_.locks(), *spec, this->args(), db())) {
+          return CallStatus::kAbort;
+        }
+        wrote_ |= spec->HasFlag(kCmdWrite);
+        runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(),
+                                reply, now_ms_);
+        return CallStatus::kReady;
+      }
+      case HandlerKind::kConn:
+        RunConnCommand(*spec, reply, shard_.index());
+        return CallStatus::kReady;
+      case HandlerKind::kCoord:
+        return CallStatus::kAbort;
+    }
+    return CallStatus::kAbort;
+  }
+
+ private:
+  Shard& shard_;
+};
+
+// Runs a script's calls from the connection's thread under `locks`; calls to other shards
+// suspend the script for one hop (PendingHop then runs it).
+class CoordHost : public ScriptHostBase {
+ public:
+  CoordHost(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
+            const ScriptFlags& flags, bool read_only, KeyLocks* locks)
+      : ScriptHostBase(services, runner, ctx, flags, read_only), locks_(locks) {}
+
+  CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
+    const CommandSpec* spec = Check(args, reply);
+    if (spec == nullptr) return CallStatus::kReady;
+    if (!Covered(*spec)) return CallStatus::kAbort;
+    wrote_ |= spec->HasFlag(kCmdWrite);
+    pending_spec_ = spec;
+    pending_sid_.reset();
+    switch (spec->kind) {
+      case HandlerKind::kShard:
+        pending_sid_ = runner_.SingleShardOf(*spec, this->args());
+        if (pending_sid_) {
+          Shard* local = Shard::Current();
+          if (local != nullptr && local->index() == *pending_sid_) {
+            runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_}, *local,
+                                    db(), reply, now_ms_);
+            return CallStatus::kReady;
+          }
+        }
+        return CallStatus::kYield;  // a remote shard, or its multi-shard form
+      case HandlerKind::kConn:
+        RunConnCommand(*spec, reply, ctx_.state.conn->engine().index());
+        return CallStatus::kReady;
+      case HandlerKind::kCoord:
+        return CallStatus::kYield;
+    }
+    return CallStatus::kAbort;
+  }
+
+  // Runs the call the script yielded for, replying into `reply`.
+  asio::awaitable<void> PendingHop(io::ReplyBuilder& reply) {
+    const CommandSpec& spec = *pending_spec_;
+    if (pending_sid_) {
+      const unsigned db = this->db();
+      PendingCmd cmd{&spec, args(), *pending_sid_};
+      co_await services_.shard_set.Await(*pending_sid_, [&](Shard& shard) {
+        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_);
+      });
+      co_return;
+    }
+    ConnCmdContext sub(services_, ScriptClient(), reply, now_ms_, spec);
+    sub.locks = locks_;
+    sub.in_exec = true;  // blocking commands do not block
+    co_await runner_.RunCoordCommand(spec, args(), sub);
+  }
+
+ private:
+  // Returns whether the locks cover every key (or shard) the call touches (no locks: one
+  // shard, where nothing else runs until the script ends).
+  bool Covered(const CommandSpec& spec) const {
+    if (locks_ == nullptr) return true;
+    const LockMode mode = spec.HasFlag(kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+    switch (spec.tx_scope) {
+      case TxScope::kAllShared:
+      case TxScope::kAllExclusive: {
+        const LockMode need =
+            spec.tx_scope == TxScope::kAllExclusive ? LockMode::kExclusive : LockMode::kShared;
+        for (unsigned sid = 0; sid < services_.shard_set.size(); ++sid) {
+          const LockRequest& req = locks_->request(sid);
+          if (!req.whole_shard || (need == LockMode::kExclusive &&
+                                   req.whole_mode != LockMode::kExclusive)) {
+            return false;
+          }
+        }
+        return true;
+      }
+      case TxScope::kNone:
+      case TxScope::kScript:
+        return true;
+      case TxScope::kKeys:
+        break;
+    }
+    CmdArgs a = args();
+    for (uint32_t k : spec.KeysOf(a)) {
+      if (!locks_->Covers(db(), a[k], mode)) return false;
+    }
+    if (spec.other_db_key != nullptr) {
+      if (auto other = spec.other_db_key(a);
+          other && !locks_->Covers(other->first, other->second, LockMode::kExclusive)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  KeyLocks* locks_;
+  const CommandSpec* pending_spec_ = nullptr;
+  std::optional<unsigned> pending_sid_;
+};
+
+// Starts `callee` in `in` (compiling the script, or loading the function libraries, first);
+// sets `err` instead when the script does not compile.
+LuaInterp::RunStatus StartCallee(const ServerServices& services, LuaInterp& in,
+                                 const ScriptCallee& callee, CmdArgs keys, CmdArgs argv,
+                                 ScriptHost* host, std::string* err) {
+  if (callee.script) {
+    *err = in.Load(*callee.script);
+    if (!err->empty()) return LuaInterp::RunStatus::kDone;
+    return in.Start(callee.script->sha, keys, argv, host);
+  }
+  in.SyncFunctions(services.functions);
+  return in.StartFunction(*callee.function, keys, argv, host);
+}
+
+// Runs the script to its end on this thread (never yields: calls needing a hop abort it).
+RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
+                      ConnCmdContext& ctx, const ScriptCallee& callee, bool read_only,
+                      CmdArgs keys, CmdArgs argv, Shard& shard, uint64_t generation) {
+  InterpPool& pool = ThreadPool();
+  std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
+  io::ReplyBuilder& out = ctx.rb;
+  ShardHost host(services, runner, ctx, callee.flags(), read_only, shard);
+  // Clients unblocked by the script's writes are served after it.
+  shard.blocking().set_deferred(true);
+  std::string err;
+  LuaInterp::RunStatus status = StartCallee(services, *in, callee, keys, argv, &host, &err);
+  DCHECK(status == LuaInterp::RunStatus::kDone);  // ShardHost never yields
+  if (status != LuaInterp::RunStatus::kDone) in->Reset();
+  shard.blocking().set_deferred(false);
+  shard.blocking().ServeReady();
+  RunOutcome outcome = RunOutcome::kReplied;
+  if (!err.empty()) {
+    out.SendError("ERR " + err);
+  } else if (in->aborted()) {
+    callee.undeclared_keys().store(true, std::memory_order_relaxed);
+    if (host.wrote()) {
+      out.SendError(kUndeclaredAfterWrite);
+    } else {
+      outcome = RunOutcome::kRerunGlobal;
+    }
+  } else {
+    in->SendResult(out);
+  }
+  pool.Release(std::move(in), generation);
+  return outcome;
+}
+
+// Reads `numkeys` (args[2]) and splits the keys and arguments after it; false after replying
+// with Redis's error.
+bool SplitKeysAndArgs(CmdArgs args, ConnCmdContext& ctx, CmdArgs* keys, CmdArgs* argv) {
+  std::optional<int64_t> numkeys = ParseInt64(args[2]);
+  if (!numkeys) {
+    ctx.SendStatus(OpStatus::kNotAnInteger);
+    return false;
+  }
+  if (*numkeys < 0) {
+    ctx.rb.SendError("ERR Number of keys can't be negative");
+    return false;
+  }
+  if (static_cast<uint64_t>(*numkeys) > args.size() - 3) {
+    ctx.SendStatus(OpStatus::kNumkeysTooMany);
+    return false;
+  }
+  *keys = args.subspan(3, static_cast<size_t>(*numkeys));
+  *argv = args.subspan(3 + keys->size());
+  return true;
+}
+
+}  // namespace
+
+ScriptRunner::ScriptRunner(const ServerServices& services, PipelineRunner& runner)
+    : services_(services), runner_(runner) {}
+
+size_t ScriptRunner::LuaMemory() {
+  int64_t v = g_lua_memory.load(std::memory_order_relaxed);
+  return v > 0 ? static_cast<size_t>(v) : 0;
+}
+
+asio::awaitable<void> ScriptRunner::Eval(CmdArgs args, ConnCmdContext& ctx, bool by_sha,
+                                         bool read_only) {
+  io::ReplyBuilder& out = ctx.rb;
+  CmdArgs keys, argv;
+  if (!SplitKeysAndArgs(args, ctx, &keys, &argv)) co_return;
+
+  ScriptStore& store = services_.scripts;
+  std::shared_ptr<const StoredScript> script;
+  if (by_sha) {
+    script = store.Find(args[1]);
+    if (script == nullptr) co_return out.SendError("NOSCRIPT No matching script. Please use EVAL.");
+  } else {
+    std::string err;
+    script = store.Add(Sha1Hex(args[1]), args[1], &err);
+    if (script == nullptr) co_return out.SendError("ERR " + err);
+  }
+  ScriptCallee callee;
+  callee.script = std::move(script);
+  co_await Run(ctx, callee, read_only, keys, argv);
+}
+
+asio::awaitable<void> ScriptRunner::FCall(CmdArgs args, ConnCmdContext& ctx, bool read_only) {
+  io::ReplyBuilder& out = ctx.rb;
+  CmdArgs keys, argv;
+  if (!SplitKeysAndArgs(args, ctx, &keys, &argv)) co_return;
+  ScriptCallee callee;
+  callee.function = services_.functions.Find(args[1]);
+  if (callee.function == nullptr) co_return out.SendError("ERR Function not found");
+  if (read_only && !callee.function->flags.no_writes) {
+    co_return out.SendError("ERR Can not execute a script with write flag using *_ro command.");
+  }
+  co_await Run(ctx, callee, read_only, keys, argv);
+}
+
+asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee& callee,
+                                        bool read_only, CmdArgs keys, CmdArgs argv) {
+  const ScriptFlags& flags = callee.flags();
+  const uint64_t generation = services_.scripts.generation();
+  read_only = read_only || flags.no_writes;
+  if (flags.shebang && !flags.no_writes && !flags.allow_oom) {
+    int64_t maxmemory = services_.config.maxmemory.load(std::memory_order_relaxed);
+    if (maxmemory > 0 && UsedMemory() > maxmemory) {
+      co_return ctx.SendStatus(OpStatus::kOutOfMemory);
+    }
+  }
+
+  ShardSet& ss = services_.shard_set;
+  const LockMode mode = read_only ? LockMode::kShared : LockMode::kExclusive;
+  bool global = ctx.locks == nullptr && ss.size() > 1 &&
+                (keys.empty() || callee.undeclared_keys().load(std::memory_order_relaxed));
+  // One shard: the shard of every declared key.
+  std::optional<unsigned> one_shard;
+  if (ss.size() > 1 && ctx.locks == nullptr && !global) {
+    one_shard = ss.ShardOf(keys[0]);
+    for (std::string_view k : keys) {
+      if (ss.ShardOf(k) != *one_shard) {
+        one_shard.reset();
+        break;
+      }
+    }
+  }
+
+  if (one_shard) {
+    const unsigned sid = *one_shard;
+    Shard* local = Shard::Current();
+    LockRequest req;
+    for (std::string_view k : keys) req.Add(LockHashOf(ctx.state.db, k), mode);
+    RunOutcome outcome;
+    auto run = [&](Shard& shard) {
+      return RunOnShard(services_, runner_, ctx, callee, read_only, keys, argv, shard,
+                        generation);
+    };
+    if (local != nullptr && local->index() == sid && local->locks().empty()) {
+      outcome = run(*local);
+    } else {
+      outcome = co_await ss.AwaitAsync<RunOutcome>(
+          sid, [&](Shard& shard, io::Completion<RunOutcome> done) {
+            Shard* sp = &shard;
+            // Transient: runs at once if nothing holds or awaits the keys, else after them.
+            shard.locks().Enqueue(
+                req, [&, sp, done = std::move(done)]() mutable { done(run(*sp)); },
+                /*transient=*/true);
+          });
+    }
+    if (outcome == RunOutcome::kReplied) co_return;
+    global = true;
+  }
+
+  // As a coordinator: under the EXEC's locks, or its own (the declared keys, or every shard).
+  if (ss.size() == 1) {
+    // Nothing else runs on the one shard until the script ends (no call suspends: every hop
+    // is local); clients its writes unblock are served after it, as after an EXEC.
+    Shard* only = Shard::Current();
+    const bool deferred = only->blocking().deferred();
+    only->blocking().set_deferred(true);
+    co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, nullptr,
+                              /*may_rerun=*/false, generation);
+    only->blocking().set_deferred(deferred);
+    if (!deferred) only->blocking().ServeReady();
+    co_return;
+  }
+  if (ctx.locks != nullptr) {
+    co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, ctx.locks,
+                              /*may_rerun=*/false, generation);
+    co_return;
+  }
+  while (true) {
+    KeyLocks own(ss);
+    if (global) {
+      if (!keys.empty()) services_.scripts.undeclared_runs.fetch_add(1, std::memory_order_relaxed);
+      own.AddAllShards(mode);
+    } else {
+      for (std::string_view k : keys) own.Add(ctx.state.db, k, mode);
+    }
+    co_await own.Acquire();
+    bool rerun = false;
+    try {
+      rerun = co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, &own,
+                                        /*may_rerun=*/!global, generation);
+    } catch (...) {
+      own.Abandon();
+      throw;
+    }
+    own.Release();
+    if (!rerun) co_return;
+    global = true;
+  }
+}
+
+asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
+    ConnCmdContext& ctx, const ScriptCallee& callee, bool read_only,
+    CmdArgs keys, CmdArgs argv, KeyLocks* locks, bool may_rerun, uint64_t generation) {
+  io::ReplyBuilder& out = ctx.rb;
+  InterpPool& pool = ThreadPool();
+  std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
+  bool rerun = false;
+  const size_t reply_start = out.size();
+  try {
+    CoordHost host(services_, runner_, ctx, callee.flags(), read_only, locks);
+    std::string err;
+    LuaInterp::RunStatus status = StartCallee(services_, *in, callee, keys, argv, &host, &err);
+    if (!err.empty()) {
+      out.SendError("ERR " + err);
+    } else {
+      while (status == LuaInterp::RunStatus::kYield) {
+        co_await host.PendingHop(in->call_reply());
+        status = in->Resume();
+      }
+      if (!in->aborted()) {
+        in->SendResult(out);
+      } else {
+        callee.undeclared_keys().store(true, std::memory_order_relaxed);
+        if (host.wrote() || !may_rerun) {
+          out.SendError(kUndeclaredAfterWrite);
+        } else {
+          rerun = true;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    if (!IsAllocationFailure(e)) throw;
+    in->Reset();
+    SendAllocationFailure(out, reply_start, ctx.spec, e);
+  }
+  pool.Release(std::move(in), generation);
+  co_return rerun;
+}
+
+std::string ScriptRunner::LoadLibrary(FunctionLibrary* lib) {
+  if (std::string err = ParseLibraryMetadata(lib->code, &lib->name); !err.empty()) return err;
+  // A state of its own: a failing library's half-run code stays out of the pool's states.
+  LuaInterp in(0);
+  return in.LoadLibrary(lib, /*keep=*/false);
+}
+
+std::string ScriptRunner::Compile(const StoredScript& script, uint64_t generation) {
+  InterpPool& pool = ThreadPool();
+  std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
+  std::string err = in->Load(script);
+  pool.Release(std::move(in), generation);
+  return err;
+}
+
+}  // namespace dashkv

@@ -1,0 +1,90 @@
+#include "server/scripting/script_store.h"
+
+#include "core/str_util.h"
+
+namespace dashkv {
+
+std::string ParseShebang(std::string_view body, ScriptFlags* flags) {
+  *flags = ScriptFlags{};
+  if (!body.starts_with("#!")) return "";
+  flags->shebang = true;
+  size_t eol = body.find('\n');
+  std::string_view line = body.substr(0, eol);
+  // "#!<engine> [flags=a,b]": words separated by spaces.
+  size_t sp = line.find(' ');
+  std::string_view engine = line.substr(2, sp == std::string_view::npos ? sp : sp - 2);
+  if (engine != "lua") return "Unexpected engine in script shebang: " + std::string(line);
+  while (sp != std::string_view::npos) {
+    line.remove_prefix(sp + 1);
+    sp = line.find(' ');
+    std::string_view word = line.substr(0, sp);
+    if (word.empty()) continue;
+    if (!word.starts_with("flags=")) return "Unknown lua shebang option: " + std::string(word);
+    word.remove_prefix(6);
+    while (!word.empty()) {
+      size_t comma = word.find(',');
+      std::string_view f = word.substr(0, comma);
+      if (f == "no-writes") {
+        flags->no_writes = true;
+      } else if (f == "allow-oom") {
+        flags->allow_oom = true;
+      } else if (f == "allow-stale") {
+        flags->allow_stale = true;
+      } else if (f == "no-cluster") {
+        flags->no_cluster = true;
+      } else if (f == "allow-cross-slot-keys") {
+        flags->allow_cross_slot_keys = true;
+      } else {
+        return "Unexpected flag in script shebang: " + std::string(f);
+      }
+      word = comma == std::string_view::npos ? std::string_view() : word.substr(comma + 1);
+    }
+  }
+  return "";
+}
+
+std::shared_ptr<const StoredScript> ScriptStore::Add(std::string_view sha, std::string_view body,
+                                                     std::string* error) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_sha_.find(std::string(sha));
+    if (it != by_sha_.end()) return it->second;
+  }
+  auto script = std::make_shared<StoredScript>();
+  *error = ParseShebang(body, &script->flags);
+  if (!error->empty()) return nullptr;
+  script->sha = std::string(sha);
+  script->body = std::string(body);
+  std::lock_guard lock(mu_);
+  auto [it, added] = by_sha_.emplace(script->sha, script);
+  if (added) body_bytes_ += script->body.size();
+  return it->second;
+}
+
+std::shared_ptr<const StoredScript> ScriptStore::Find(std::string_view sha) const {
+  if (sha.size() != 40) return nullptr;
+  char lower[40];
+  for (size_t i = 0; i < 40; ++i) lower[i] = AsciiToLower(sha[i]);
+  std::lock_guard lock(mu_);
+  auto it = by_sha_.find(std::string(lower, 40));
+  return it == by_sha_.end() ? nullptr : it->second;
+}
+
+void ScriptStore::Flush() {
+  std::lock_guard lock(mu_);
+  by_sha_.clear();
+  body_bytes_ = 0;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+size_t ScriptStore::size() const {
+  std::lock_guard lock(mu_);
+  return by_sha_.size();
+}
+
+size_t ScriptStore::body_bytes() const {
+  std::lock_guard lock(mu_);
+  return body_bytes_;
+}
+
+}  // namespace dashkv
