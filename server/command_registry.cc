@@ -40,6 +40,14 @@ KeyIndexes CommandSpec::KeysOf(CmdArgs args) const {
   return out;
 }
 
+bool CommandSpec::MovableKeys() const {
+  if (keys_fn != nullptr || numkeys_index > 0) return true;
+  for (const KeySpec& ks : key_specs) {
+    if (ks.movable()) return true;
+  }
+  return false;
+}
+
 const CommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
   for (const CommandSpec& s : subcommands) {
     if (EqualsIgnoreCase(std::string_view(s.name).substr(name.size() + 1), sub)) return &s;
@@ -57,7 +65,7 @@ CommandSpec MakeSubcommand(std::string sub, int arity, uint32_t flags,
 CommandSpec WithSingleKey(CommandSpec spec, int index, std::vector<std::string_view> flags) {
   spec.first_key = spec.last_key = index;
   spec.key_step = 1;
-  spec.key_specs.push_back(KeySpec{std::move(flags), index, 0, 1, 0});
+  spec.key_specs.push_back(KeySpec::AtIndex(std::move(flags), index));
   return spec;
 }
 

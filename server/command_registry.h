@@ -98,14 +98,47 @@ using KeysFn = KeyIndexes (*)(CmdArgs args);
 // number of databases.
 using SwitchDbFn = std::optional<unsigned> (*)(CmdArgs args, unsigned num_dbs);
 
-// One key specification as COMMAND INFO shows it (Redis 7): the keys start at a fixed argument
-// index and run to `last_key` (0: only that one; -1: the last argument) in steps of `key_step`.
+// One key specification as COMMAND INFO shows it (Redis 7): where the search for the keys
+// begins (begin_search), then which arguments from there are keys (find_keys, a range).
 struct KeySpec {
-  std::vector<std::string_view> flags;  // "RO", "RW", "access", ...
+  std::vector<std::string_view> flags;  // "RO", "RW", "access", "incomplete" ...
+  // begin_search "index" when `keyword` is empty: the keys start at args[begin_index].
   int begin_index = 0;
+  // begin_search "keyword": the keys start after the first argument equal to `keyword` (any
+  // case) searching from args[startfrom] (a negative startfrom counts from the end, and the
+  // search then runs backwards).
+  std::string_view keyword;
+  int startfrom = 0;
+  // find_keys "range": from the first key to `last_key` (relative to the first key; 0: only
+  // that one; -1: the last argument) in steps of `key_step`; `limit` as Redis's (0 here).
   int last_key = 0;
   int key_step = 1;
   int limit = 0;
+
+  // Returns a spec whose keys start at args[index].
+  static KeySpec AtIndex(std::vector<std::string_view> flags, int index, int last_key = 0,
+                         int key_step = 1) {
+    KeySpec ks;
+    ks.flags = std::move(flags);
+    ks.begin_index = index;
+    ks.last_key = last_key;
+    ks.key_step = key_step;
+    return ks;
+  }
+  // Returns a spec whose keys start after `keyword`, searched from args[startfrom].
+  static KeySpec AfterKeyword(std::vector<std::string_view> flags, std::string_view keyword,
+                              int startfrom, int last_key, int key_step = 1) {
+    KeySpec ks;
+    ks.flags = std::move(flags);
+    ks.keyword = keyword;
+    ks.startfrom = startfrom;
+    ks.last_key = last_key;
+    ks.key_step = key_step;
+    return ks;
+  }
+  // Returns whether the keys' positions depend on the other arguments (not an index and a
+  // range): Redis then flags the command "movablekeys".
+  bool movable() const { return !keyword.empty(); }
 };
 
 struct CommandSpec {
@@ -155,6 +188,10 @@ struct CommandSpec {
   bool HasFlag(CommandFlag f) const { return (flags & f) != 0; }
   // Returns whether the command names keys (fixed or after a numkeys argument).
   bool HasKeys() const { return first_key > 0 || numkeys_index > 0 || keys_fn != nullptr; }
+  // Returns whether its keys' positions depend on the arguments, as Redis decides its
+  // "movablekeys" flag: a keys function (Redis: a getkeys proc), a numkeys argument, or a key
+  // spec that is not an index and a range.
+  bool MovableKeys() const;
   // Returns the argument indexes of its keys in `args` (a well-formed call: arity checked),
   // in argument order. A malformed numkeys yields only the fixed keys (the handler rejects it).
   KeyIndexes KeysOf(CmdArgs args) const;

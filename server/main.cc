@@ -76,7 +76,20 @@ int main(int argc, char** argv) {
 
   // The snapshot of the last run, while clients may already connect (they get -LOADING). A
   // damaged file stops the start: the server never serves a half-loaded dataset.
-  absl::StatusOr<dashkv::LoadStats> loaded = server->snapshots().LoadAtStart();
+  // SIGTERM/SIGINT during the load stop it (the loader looks for a pending one between
+  // records: the signals are blocked in every thread, so they wait there) and the server
+  // exits at once with status 0, saving nothing, as Redis does.
+  auto signal_pending = [] {
+    sigset_t pending;
+    sigpending(&pending);
+    return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
+  };
+  absl::StatusOr<dashkv::LoadStats> loaded = server->snapshots().LoadAtStart(signal_pending);
+  if (absl::IsCancelled(loaded.status())) {
+    LOG(WARNING) << "Received shutdown signal during loading, exiting without saving ("
+                 << loaded.status().message() << ")";
+    return shut_down(true, 0);
+  }
   if (!loaded.ok() && !absl::IsNotFound(loaded.status())) {
     LOG(ERROR) << "Fatal error loading the DB: " << loaded.status().message();
     LOG(ERROR) << "Terminating server after rdb file reading failure.";

@@ -341,9 +341,12 @@ void RegisterMigrateCommand(CommandRegistry* r) {
                               "Atomically transfer a key from a Redis instance to another one.");
   spec.keys_fn = MigrateKeys;
   spec.tips = {"nondeterministic_output"};
-  // Redis's second key spec (the keys after the KEYS keyword) has a keyword begin_search,
-  // which the key spec table cannot describe yet.
-  spec.key_specs.push_back(KeySpec{{"RW", "access", "delete"}, 3, 0, 1, 0});
+  // Redis's two key specs: the key argument, and the keys after KEYS, searched backwards from
+  // the last argument but one; "incomplete": an argument (a password) may spell KEYS, so the
+  // keys are found by MigrateKeys.
+  spec.key_specs.push_back(KeySpec::AtIndex({"RW", "access", "delete"}, 3));
+  spec.key_specs.push_back(
+      KeySpec::AfterKeyword({"RW", "access", "delete", "incomplete"}, "KEYS", -2, -1));
   r->RegisterCoord(OneHop(std::move(spec)), CmdMigrate);
 }
 

@@ -146,6 +146,7 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   rb.SendBulk(spec.name);
   rb.SendLong(spec.arity);
   std::vector<std::string_view> flags = FlagNames(spec.flags);
+  if (spec.MovableKeys()) flags.push_back("movablekeys");  // Redis lists it last
   rb.StartSet(flags.size());
   for (auto f : flags) rb.SendSimpleString(f);
   rb.SendLong(spec.first_key);
@@ -164,11 +165,21 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
     rb.SendBulk("begin_search");
     rb.StartMap(2);
     rb.SendBulk("type");
-    rb.SendBulk("index");
-    rb.SendBulk("spec");
-    rb.StartMap(1);
-    rb.SendBulk("index");
-    rb.SendLong(ks.begin_index);
+    if (ks.keyword.empty()) {
+      rb.SendBulk("index");
+      rb.SendBulk("spec");
+      rb.StartMap(1);
+      rb.SendBulk("index");
+      rb.SendLong(ks.begin_index);
+    } else {
+      rb.SendBulk("keyword");
+      rb.SendBulk("spec");
+      rb.StartMap(2);
+      rb.SendBulk("keyword");
+      rb.SendBulk(ks.keyword);
+      rb.SendBulk("startfrom");
+      rb.SendLong(ks.startfrom);
+    }
     rb.SendBulk("find_keys");
     rb.StartMap(2);
     rb.SendBulk("type");

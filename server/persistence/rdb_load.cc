@@ -148,11 +148,14 @@ absl::Status ApplyBatch(Shard& shard, const Batch& batch, const ValueLimits& lim
       continue;
     }
     DbSlice& db = shard.db(h.db);
-    OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
+    // Quiet: no keyspace event, WATCH untouched, not a change since the last save (as Redis).
+    OpResult<DbSlice::AddResult> added = db.FindOrAddForLoad(key);
     if (!added) {
       return absl::ResourceExhaustedError(
           absl::StrCat("Out of memory loading RDB ", EntryContext(h.value_offset, key, h.type)));
     }
+    // A key already held counts even when its deadline has passed (Redis finds it in its
+    // dict): a duplicate, or replaced with MERGE.
     if (!added->inserted && replace_existing) {
       if (added->it->first.HasExpire()) db.SetExpire(added->it, 0);
     } else if (!added->inserted) {
@@ -321,9 +324,11 @@ void LogAux(std::string_view key, std::string_view value, LoadProgress* progress
 
 // Reads every record and hands the entries to the loader. Returns the reader's error or one
 // of its own (function libraries, stream values); the shards' errors are the loader's.
-absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progress) {
+absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progress,
+                     const std::function<bool()>& stop_requested) {
   int64_t next_log_ms = NowMs() + 1000;
   uint64_t since_check = 0;
+  uint64_t checked_at = 0;  // file offset of the last check
   for (;;) {
     absl::StatusOr<RdbRecord> rec = reader.Next();
     if (!rec.ok()) return rec.status();
@@ -349,9 +354,17 @@ absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progre
                        ")"));
     }
     loader.Add(*rec);
-    if (++since_check < 256) continue;
+    if (++since_check < LoadOptions::kStopCheckRecords &&
+        reader.offset() - checked_at < LoadOptions::kStopCheckBytes) {
+      continue;
+    }
     since_check = 0;
+    checked_at = reader.offset();
     if (loader.failed()) return absl::OkStatus();  // the loader holds the error
+    if (stop_requested && stop_requested()) {
+      return absl::CancelledError(
+          absl::StrCat("Loading stopped at offset ", reader.offset(), " on request"));
+    }
     if (progress != nullptr) {
       progress->loaded_bytes.store(reader.offset(), std::memory_order_relaxed);
     }
@@ -388,7 +401,7 @@ absl::StatusOr<LoadStats> LoadRdbFile(const std::string& path, ShardSet& shards,
     progress->loading.store(true, std::memory_order_release);
   }
   Loader loader(shards, config, progress, options, now_ms);
-  absl::Status status = ReadAll(**reader, loader, progress);
+  absl::Status status = ReadAll(**reader, loader, progress, options.stop_requested);
   if (!status.ok()) loader.Fail(status);
   loader.Drain();  // no task outlives this call, also after an error
   if (progress != nullptr) progress->loading.store(false, std::memory_order_release);

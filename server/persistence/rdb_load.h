@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +27,10 @@ class ShardSet;
 //   bounded by shards x (kMaxInFlight + 1) batches, whatever the file size. Batch buffers are
 //   reused; an entry costs the reader one copy of its bytes and no allocation.
 //   On its shard a batch is decoded entry by entry (ReadRdbValue: the value is built with the
-//   owning thread's heap), checked against the rules and inserted with DbSlice::FindOrAdd and
-//   SetExpire. The expiry rule uses one `now` taken when loading starts (as Redis).
+//   owning thread's heap), checked against the rules and inserted with
+//   DbSlice::FindOrAddForLoad and SetExpire: quietly, as Redis loads (no keyspace event, no
+//   WATCH touched, no blocked client served, no change since the last save counted). The
+//   expiry rule uses one `now` taken when loading starts (as Redis).
 //   The first error (from the reader or any shard) stops the load: the reader posts nothing
 //   more, the shards skip the batches still queued, and the error is returned once every
 //   posted batch is done (no task outlives the call). The data loaded until then stays: the
@@ -70,6 +73,12 @@ struct LoadOptions {
   // A key the shards already hold (or that the file holds twice) replaces the one before,
   // instead of failing the load (DEBUG RELOAD MERGE).
   bool replace_existing = false;
+  // Asked on the reading thread between records (every kStopCheckRecords records or
+  // kStopCheckBytes bytes read, whichever comes first): true stops the load, which then
+  // returns Cancelled (a SIGTERM at start-up). Null: never stops.
+  std::function<bool()> stop_requested;
+  static constexpr uint64_t kStopCheckRecords = 256;
+  static constexpr uint64_t kStopCheckBytes = 1 << 20;
 };
 
 // Loads the RDB file at `path` into the shards' databases (adding to what they hold). Reads
@@ -77,7 +86,8 @@ struct LoadOptions {
 // encoding thresholds. `progress` may be null. Logs as Redis does ("Loading RDB produced by
 // version ...", progress about once a second, "Done loading RDB, keys loaded: N, keys expired:
 // M.").
-// Errors: NotFound when the file does not exist (the caller starts empty); the reader's
+// Errors: NotFound when the file does not exist (the caller starts empty); Cancelled when
+// options.stop_requested stopped it (what was loaded until then stays); the reader's
 // errors (rdb_file_reader.h); DataLoss naming the key, type and offset for a corrupt value or
 // "Duplicated key found in RDB file"; Unimplemented for a value type dashkv does not have yet
 // (streams, modules) and for function libraries (no scripting yet); ResourceExhausted when a

@@ -343,13 +343,17 @@ void SnapshotManager::LoadDone(const absl::StatusOr<LoadStats>& stats) {
   std::lock_guard<std::mutex> lock(mu_);
   load_keys_loaded_ = stats->keys_loaded;
   load_keys_expired_ = stats->keys_expired;
-  dirty_saved_ = DirtySum();
 }
 
-absl::StatusOr<LoadStats> SnapshotManager::LoadAtStart() {
+absl::StatusOr<LoadStats> SnapshotManager::LoadAtStart(std::function<bool()> stop_requested) {
   set_loading(true);
-  absl::StatusOr<LoadStats> stats = LoadRdbFile(DumpPath(), shards_, config_, &load_progress_);
-  set_loading(false);
+  LoadOptions options;
+  options.stop_requested = std::move(stop_requested);
+  absl::StatusOr<LoadStats> stats =
+      LoadRdbFile(DumpPath(), shards_, config_, &load_progress_, options);
+  // A failed or stopped load leaves the gate closed: no command (SAVE, BGSAVE, a read) sees the
+  // partial dataset before the process exits.
+  if (stats.ok() || absl::IsNotFound(stats.status())) set_loading(false);
   LoadDone(stats);
   return stats;
 }

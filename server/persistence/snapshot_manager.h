@@ -11,6 +11,7 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -106,9 +107,12 @@ class SnapshotManager {
   void AppendLoadingInfo(std::string* out) const;
 
   // Loads dir/dbfilename into the shards at start-up, adding to what they hold; commands
-  // without the loading flag get -LOADING meanwhile. NotFound when there is no file.
+  // without the loading flag get -LOADING meanwhile. NotFound when there is no file;
+  // Cancelled when `stop_requested` (asked between records, see LoadOptions) returned true.
+  // After any other outcome than success or NotFound, commands keep getting -LOADING: the
+  // server is about to exit and never serves (or saves) the half-loaded dataset.
   // REQUIRES: a thread that is not an engine (main); the engines run.
-  absl::StatusOr<LoadStats> LoadAtStart();
+  absl::StatusOr<LoadStats> LoadAtStart(std::function<bool()> stop_requested = nullptr);
   // Loads dir/dbfilename on the I/O thread (DEBUG RELOAD) and resumes with the outcome.
   // REQUIRES: a coroutine on an engine thread; the caller holds every shard.
   boost::asio::awaitable<absl::StatusOr<LoadStats>> Load(LoadOptions options);
@@ -122,8 +126,8 @@ class SnapshotManager {
   void OnWriterDone(uint64_t id, absl::Status status);
   std::string Header(const std::vector<ShardSnapshot::DbSize>& sizes) const;
   void UpdateGate();
-  // Records a finished load: INFO's rdb_last_load_keys_*, and the loaded keys are not changes
-  // since the last save.
+  // Records a finished load: INFO's rdb_last_load_keys_*. (Loading counts no change since the
+  // last save: what was counted before a DEBUG RELOAD NOSAVE stays, as in Redis.)
   void LoadDone(const absl::StatusOr<LoadStats>& stats);
   std::string DumpPath() const;
 

@@ -124,6 +124,23 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
   return AddResult{pos, true};
 }
 
+OpResult<DbSlice::AddResult> DbSlice::FindOrAddForLoad(std::string_view key) {
+  uint64_t hash = HashBytes(key);
+  PrimeIterator it = table_.Find(key, hash);
+  const bool present = !it.is_done();
+  if (changes_->wants(kWantBefore)) [[unlikely]] {
+    changes_->Before(db_index_, present ? it : table_.end(), hash);
+  }
+#ifndef NDEBUG
+  NoteMutable(key);
+#endif
+  if (present) return AddResult{it, false};
+  NoDashHooks hooks;  // no garbage collection: a load deletes nothing
+  auto [pos, inserted] = table_.InsertNew(hash, CompactObj::FromString(key), CompactObj(), hooks);
+  if (pos.is_done()) return OpStatus::kOutOfMemory;
+  return AddResult{pos, true};
+}
+
 void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
   changes_->CountChange();
   const bool tell = changes_->wants(kWantRemovals);

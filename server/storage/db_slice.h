@@ -70,6 +70,15 @@ class DbSlice {
   // As FindOrAdd, but an existing key must hold `type` (else kWrongType, and no change is
   // queued). A new entry holds an empty string: the caller stores the new object in it.
   OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms);
+  // Returns the entry of `key` for a snapshot load (start-up, DEBUG RELOAD) to fill, inserting
+  // it with an empty string value when missing. A present entry is returned as it is, expired
+  // or not (`inserted` false): the loader decides whether it is a duplicate or is replaced.
+  // Quiet, as Redis's loader adds keys: no keyspace event, no AfterWrite (WATCH and blocked
+  // clients hear nothing: a load is no command), not counted as a change since the last save,
+  // and no expired key is collected on the way. BeforeChange still runs: a snapshot walking
+  // this table must serialize the bucket before it changes. kOutOfMemory if the table may not
+  // grow. Invalidates iterators.
+  OpResult<AddResult> FindOrAddForLoad(std::string_view key);
 
   // Erases the entry and tells the listeners why; an expired or evicted key is counted
   // (ShardStats) and raises the `expired` or `evicted` event. Invalidates iterators.

@@ -334,6 +334,22 @@ class TestSideBySide:
         ours, theirs = both
         assert ours.call(*args) == theirs.call(*args)
 
+    def test_movable_keys_commands(self, both):
+        """MIGRATE's whole entry (its keyword key spec), and the movablekeys flag of the
+        commands whose keys follow a numkeys argument."""
+        ours, theirs = both
+        assert _normalize(ours.call("COMMAND", "INFO", "migrate")) == \
+            _normalize(theirs.call("COMMAND", "INFO", "migrate"))
+        names = ["migrate", "lmpop", "blmpop", "sintercard", "zmpop", "bzmpop", "zunion",
+                 "zinter", "zdiff", "zunionstore", "zinterstore", "zdiffstore", "zintercard",
+                 "get", "mset", "del", "zrangestore"]
+        for c in both:
+            c.call("HELLO", "2")  # flags in their order
+        mine = ours.call("COMMAND", "INFO", *names)
+        ref = theirs.call("COMMAND", "INFO", *names)
+        for name, m, t in zip(names, mine, ref):
+            assert m[2] == t[2], name
+
     def test_same_getkeys(self, both):
         ours, theirs = both
         for args in (("object", "encoding", "k"), ("memory", "usage", "k"),

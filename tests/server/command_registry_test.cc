@@ -161,6 +161,29 @@ TEST_F(CommandTableTest, OnlySelectSwitchesTheDatabase) {
   EXPECT_EQ(select->switch_db(CmdArgs(bad.data(), bad.size()), 16), std::nullopt);
 }
 
+// Redis 7.0.15 flags exactly these of dashkv's commands "movablekeys" (COMMAND INFO): a getkeys
+// proc (MIGRATE), a numkeys argument, or a key spec that is not an index and a range.
+TEST_F(CommandTableTest, MovableKeysCommands) {
+  std::vector<std::string> names;
+  reg_.ForEachSpec([&](const CommandSpec& s) {
+    if (s.MovableKeys()) names.push_back(s.name);
+  });
+  EXPECT_THAT(names, UnorderedElementsAre("migrate", "lmpop", "blmpop", "sintercard", "zmpop",
+                                          "bzmpop", "zunion", "zinter", "zdiff", "zunionstore",
+                                          "zinterstore", "zdiffstore", "zintercard"));
+}
+
+TEST(KeySpecTest, OnlyAKeywordSearchMoves) {
+  CommandSpec spec;
+  spec.key_specs.push_back(KeySpec::AtIndex({"RW"}, 1, -1, 2));
+  EXPECT_FALSE(spec.MovableKeys());
+  spec.key_specs.push_back(KeySpec::AfterKeyword({"RO"}, "KEYS", -2, -1));
+  EXPECT_TRUE(spec.MovableKeys());
+  EXPECT_EQ(spec.key_specs[1].keyword, "KEYS");
+  EXPECT_EQ(spec.key_specs[1].startfrom, -2);
+  EXPECT_EQ(spec.key_specs[1].last_key, -1);
+}
+
 TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   std::vector<std::string> containers;
   for (const auto& spec : reg_.all()) {

@@ -184,6 +184,29 @@ TEST_P(RdbLoadTest, ManyKeysAcrossShards) {
   EXPECT_EQ(Run({"GET", "key:99"}), "db5");
 }
 
+TEST_P(RdbLoadTest, StopRequestedStopsBetweenRecords) {
+  RdbBuilder b;
+  constexpr int kKeys = 20000;
+  for (int i = 0; i < kKeys; ++i) b.Set("key:" + std::to_string(i), "v");
+  const std::string file = b.Finish();
+  int asked = 0;
+  LoadOptions opts;
+  opts.stop_requested = [&asked] { return ++asked == 3; };  // the third check stops
+  absl::StatusOr<LoadStats> stats = LoadBytes(file, opts);
+  ASSERT_FALSE(stats.ok());
+  EXPECT_TRUE(absl::IsCancelled(stats.status())) << stats.status();
+  EXPECT_EQ(asked, 3);
+  // Stopped after 3 x kStopCheckRecords records: the rest of the file was never read (and
+  // batches not yet posted are dropped).
+  EXPECT_LE(Run({"DBSIZE"}).num, static_cast<int64_t>(3 * LoadOptions::kStopCheckRecords));
+  // Never asked to stop: everything loads.
+  Run({"FLUSHALL"});
+  opts.stop_requested = [&asked] { return ++asked < 0; };
+  stats = LoadBytes(file, opts);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(Run({"DBSIZE"}), kKeys);
+}
+
 TEST_P(RdbLoadTest, ExpiredKeysAreDropped) {
   int64_t now = NowMs();
   RdbBuilder b;

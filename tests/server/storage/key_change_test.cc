@@ -206,6 +206,47 @@ TEST_F(KeyChangeTest, KeysCollectedFromAFullSegmentAreToldExpired) {
   EXPECT_EQ(db_.size(), 2 * kKeys - log.size());
 }
 
+TEST_F(KeyChangeTest, ALoadIsToldOnlyBeforeTheChange) {
+  // A snapshot load (DbSlice::FindOrAddForLoad) is quiet as Redis's loader: the snapshot hears
+  // BeforeChange, nobody hears a write, an event or a removal, and no change is counted.
+  classes_ = ~0u;
+  Add("old", kNow + 1);
+  rec_.Take();
+  const uint64_t changes = changes_.change_count();
+  OpResult<DbSlice::AddResult> added = db_.FindOrAddForLoad("k");
+  ASSERT_TRUE(added.ok());
+  EXPECT_TRUE(added->inserted);
+  added->it->second.SetString("v");
+  // An entry already there is returned as it is, even past its deadline (the loader decides).
+  OpResult<DbSlice::AddResult> old = db_.FindOrAddForLoad("old");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->inserted);
+  EXPECT_TRUE(old->it->first.HasExpire());
+  EXPECT_FALSE(changes_.has_pending());
+  changes_.Finish();
+  EXPECT_THAT(rec_.Take(), ElementsAre("before 3 (insert)", "before 3 old"));
+  EXPECT_EQ(changes_.change_count(), changes);
+  EXPECT_EQ(stats_.expired_keys, 0u);
+  EXPECT_EQ(db_.size(), 2u);
+}
+
+TEST_F(KeyChangeTest, ALoadCollectsNoExpiredKey) {
+  // Inserts past the deadline of keys filling the table: FindOrAdd would collect them from full
+  // segments (KeysCollectedFromAFullSegmentAreToldExpired); a load deletes nothing.
+  changes_.SetInterest(slot_, kWantRemovals | kWantEvents);
+  classes_ = ~0u;
+  constexpr int kKeys = 20000;
+  for (int i = 0; i < kKeys; ++i) {
+    OpResult<DbSlice::AddResult> res = db_.FindOrAddForLoad(StrCat("old", i));
+    ASSERT_TRUE(res.ok());
+    db_.SetExpire(res->it, kNow + 1);
+  }
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(db_.FindOrAddForLoad(StrCat("new", i)).ok());
+  changes_.Finish();
+  EXPECT_THAT(rec_.Take(), IsEmpty());
+  EXPECT_EQ(db_.size(), 2u * kKeys);
+}
+
 TEST_F(KeyChangeTest, AFlushIsToldOnceBeforeTheKeysGo) {
   Add("a");
   db_.FindMutable("a", kNow);  // a write not yet told: heard before the flush
