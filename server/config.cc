@@ -55,6 +55,9 @@ ABSL_FLAG(int64_t, maxclients, 10000,
           "Largest number of connected clients (Redis 'maxclients'); the file descriptor limit "
           "is raised to fit them, or maxclients lowered when it cannot be.");
 ABSL_FLAG(int64_t, timeout, 0, "Close a client after this many idle seconds (0: never).");
+ABSL_FLAG(int64_t, busy_reply_threshold, 5000,
+          "Milliseconds a script runs before SCRIPT KILL / FUNCTION KILL may stop it (Redis "
+          "busy-reply-threshold, alias lua-time-limit).");
 ABSL_FLAG(int64_t, tcp_keepalive, 300,
           "Seconds between TCP keepalive probes of new client connections (0: off).");
 ABSL_FLAG(bool, pin_cpus, false, "Pin engine thread i to the i-th CPU the process may use.");
@@ -284,6 +287,7 @@ void Config::Init() {
   client_query_buffer_limit = absl::GetFlag(FLAGS_client_query_buffer_limit);
   hz = std::clamp(absl::GetFlag(FLAGS_hz), 1, 500);
   timeout = std::max<int64_t>(0, absl::GetFlag(FLAGS_timeout));
+  busy_reply_threshold = std::max<int64_t>(0, absl::GetFlag(FLAGS_busy_reply_threshold));
   tcp_keepalive = std::max<int64_t>(0, absl::GetFlag(FLAGS_tcp_keepalive));
   maxclients = AdjustOpenFilesLimit(std::max<int64_t>(1, absl::GetFlag(FLAGS_maxclients)),
                                     ReservedFds(threads));
@@ -504,6 +508,8 @@ void Config::AddEntries() {
   fixed("enable-protected-configs", ProtectedConfigsName(enable_protected_configs));
   fixed("loglevel", "notice");
   atomic_int_entry({"timeout"}, &timeout, 0, INT32_MAX);
+  atomic_int_entry({"busy-reply-threshold", "lua-time-limit"}, &busy_reply_threshold, 0,
+                   INT64_MAX);
   atomic_int_entry({"tcp-keepalive"}, &tcp_keepalive, 0, INT32_MAX);
   entries_.push_back({"maxclients", [this] { return StrCat(maxclients.load()); },
                       [this](std::string_view v) {

@@ -98,6 +98,9 @@ class Config {
   std::atomic<int> hz{10};
   // Seconds of idleness after which a client is closed (0: never); see CloseIdleClients.
   std::atomic<int64_t> timeout{0};
+  // busy-reply-threshold (alias lua-time-limit): milliseconds after which a running script may
+  // be stopped by SCRIPT KILL / FUNCTION KILL.
+  std::atomic<int64_t> busy_reply_threshold{5000};
   // notify-keyspace-events: the NotifyClass bits (server/storage/key_change.h) as set, and the
   // classes published (none unless K or E is set).
   std::atomic<uint32_t> notify_keyspace_events{0};

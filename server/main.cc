@@ -13,6 +13,7 @@
 #include "server/config.h"
 #include "server/persistence/rdb_file_writer.h"
 #include "server/persistence/snapshot_manager.h"
+#include "server/scripting/script_runner.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -102,6 +103,8 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&signals, &sig);
     LOG(INFO) << "signal " << sig << " received, shutting down";
+    // A script still running (an endless loop) would hold its thread forever: stop it.
+    server->services().scripting.KillAll();
     if (server->snapshots().shutdown_handled() || !config.has_save_points.load()) break;
     LOG(INFO) << "Saving the final RDB snapshot before exiting.";
     if (absl::Status st = server->snapshots().SaveBlocking(); st.ok()) break;

@@ -78,6 +78,29 @@ Server::Server(Config& config, io::EnginePool& pool,
     notifiers_[shard.index()] = std::move(notifier);
   });
   snapshots_->Attach();
+  // Function libraries travel in snapshots (FUNCTION2 records).
+  snapshots_->SetFunctionHooks(
+      [fs = functions_.get()] {
+        std::vector<std::string> codes;
+        for (const auto& lib : fs->Libraries()) codes.push_back(lib->code);
+        return codes;
+      },
+      [fs = functions_.get()](std::vector<std::string> codes, bool merge) -> absl::Status {
+        std::vector<std::shared_ptr<FunctionLibrary>> libs;
+        for (std::string& code : codes) {
+          auto lib = std::make_shared<FunctionLibrary>();
+          lib->code = std::move(code);
+          if (std::string err = ScriptRunner::LoadLibrary(lib.get()); !err.empty()) {
+            return absl::DataLossError("Failed loading library: " + err);
+          }
+          libs.push_back(std::move(lib));
+        }
+        std::string err = fs->Restore(std::move(libs), merge
+                                                           ? FunctionStore::RestorePolicy::kReplace
+                                                           : FunctionStore::RestorePolicy::kFlush);
+        if (!err.empty()) return absl::DataLossError("Failed loading library: " + err);
+        return absl::OkStatus();
+      });
 }
 
 Server::~Server() = default;

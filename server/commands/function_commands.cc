@@ -176,7 +176,7 @@ void FunctionStats(CmdArgs, ConnCmdContext& ctx) {
 }
 
 void FunctionKill(CmdArgs, ConnCmdContext& ctx) {
-  ctx.rb.SendError("NOTBUSY No scripts in execution right now.");
+  ctx.services().scripting.Kill(/*function=*/true, ctx);
 }
 
 void FunctionHelp(CmdArgs, ConnCmdContext& ctx) {

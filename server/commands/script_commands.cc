@@ -69,10 +69,9 @@ void ScriptFlush(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
-// SCRIPT KILL: no script runs for longer than the busy threshold here (scripts run to their
-// end in one step), so there is never one to kill.
+// SCRIPT KILL: stops the script running for longer than busy-reply-threshold, unless it wrote.
 void ScriptKill(CmdArgs, ConnCmdContext& ctx) {
-  ctx.rb.SendError("NOTBUSY No scripts in execution right now.");
+  ctx.services().scripting.Kill(/*function=*/false, ctx);
 }
 
 void ScriptHelp(CmdArgs, ConnCmdContext& ctx) {

@@ -8,6 +8,7 @@
 #include "core/glob.h"
 #include "io/connection.h"
 #include "server/cmd_context.h"
+#include "server/scripting/script_runner.h"
 #include "server/command_registry.h"
 #include "server/tx/multi_key.h"
 #include "server/config.h"
@@ -408,6 +409,8 @@ awaitable<void> CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
     co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
   if (abort) co_return ctx.SendStatus(OpStatus::kNoShutdownInProgress);
+  // SHUTDOWN NOSAVE stops a script that runs on (Redis allows it during a busy script).
+  if (nosave) ctx.services().scripting.KillAll();
   SnapshotManager& snapshots = ctx.snapshots();
   if (save || (!nosave && ctx.config().has_save_points.load())) {
     absl::Status st = co_await snapshots.SaveForShutdown();

@@ -84,15 +84,6 @@ std::string EntryContext(uint64_t offset, std::string_view key, int type) {
                       Av(RdbTypeName(type)), "))");
 }
 
-// Returns the library name of a function payload's "#!<engine> name=<name>" line, or "".
-std::string_view LibraryName(std::string_view code) {
-  std::string_view line = code.substr(0, code.find('\n'));
-  size_t at = line.find("name=");
-  if (at == std::string_view::npos) return "";
-  std::string_view name = line.substr(at + 5);
-  return name.substr(0, name.find(' '));
-}
-
 struct EntryView {
   EntryHeader h;
   std::string_view key;
@@ -323,9 +314,11 @@ void LogAux(std::string_view key, std::string_view value, LoadProgress* progress
 }
 
 // Reads every record and hands the entries to the loader. Returns the reader's error or one
-// of its own (function libraries, stream values); the shards' errors are the loader's.
+// of its own (stream values); function libraries go to `functions`. The shards' errors are
+// the loader's.
 absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progress,
-                     const std::function<bool()>& stop_requested) {
+                     const std::function<bool()>& stop_requested,
+                     std::vector<std::string>* functions) {
   int64_t next_log_ms = NowMs() + 1000;
   uint64_t since_check = 0;
   uint64_t checked_at = 0;  // file offset of the last check
@@ -341,9 +334,8 @@ absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progre
       case RdbRecordKind::kResizeDb:
         continue;
       case RdbRecordKind::kFunction:
-        return absl::UnimplementedError(absl::StrCat(
-            "The RDB file contains function library '", Av(LibraryName(rec->value)),
-            "' (at offset ", rec->offset, ") and dashkv does not support scripting yet"));
+        functions->push_back(std::string(rec->value));  // registered by the caller
+        continue;
       case RdbRecordKind::kEntry:
         break;
     }
@@ -401,7 +393,9 @@ absl::StatusOr<LoadStats> LoadRdbFile(const std::string& path, ShardSet& shards,
     progress->loading.store(true, std::memory_order_release);
   }
   Loader loader(shards, config, progress, options, now_ms);
-  absl::Status status = ReadAll(**reader, loader, progress, options.stop_requested);
+  std::vector<std::string> functions;
+  absl::Status status =
+      ReadAll(**reader, loader, progress, options.stop_requested, &functions);
   if (!status.ok()) loader.Fail(status);
   loader.Drain();  // no task outlives this call, also after an error
   if (progress != nullptr) progress->loading.store(false, std::memory_order_release);
@@ -416,6 +410,7 @@ absl::StatusOr<LoadStats> LoadRdbFile(const std::string& path, ShardSet& shards,
   stats.rdb_version = (*reader)->version();
   stats.checksum_disabled = (*reader)->checksum_disabled();
   stats.aux = (*reader)->aux();
+  stats.functions = std::move(functions);
   if (progress != nullptr) {
     progress->loaded_bytes.store(stats.bytes, std::memory_order_relaxed);
   }

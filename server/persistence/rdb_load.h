@@ -62,6 +62,9 @@ struct LoadStats {
   int rdb_version = 0;
   bool checksum_disabled = false;  // the file's CRC was 0 (logged as Redis does)
   std::vector<std::pair<std::string, std::string>> aux;  // AUX fields in file order
+  // The function libraries' code (FUNCTION2 records, in file order), for the caller to
+  // register (SnapshotManager: the function hooks).
+  std::vector<std::string> functions;
 };
 
 // Tuning of LoadRdbFile (tests shrink them to exercise the flow control).
@@ -90,7 +93,7 @@ struct LoadOptions {
 // options.stop_requested stopped it (what was loaded until then stays); the reader's
 // errors (rdb_file_reader.h); DataLoss naming the key, type and offset for a corrupt value or
 // "Duplicated key found in RDB file"; Unimplemented for a value type dashkv does not have yet
-// (streams, modules) and for function libraries (no scripting yet); ResourceExhausted when a
+// (streams, modules); ResourceExhausted when a
 // table may not grow.
 // REQUIRES: not called on an engine thread; the engines run. Blocks until the load ends.
 absl::StatusOr<LoadStats> LoadRdbFile(const std::string& path, ShardSet& shards,

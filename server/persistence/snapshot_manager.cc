@@ -26,6 +26,7 @@ namespace {
 constexpr char kOpAux = char(0xFA);
 constexpr char kOpSelectDb = char(0xFE);
 constexpr char kOpResizeDb = char(0xFB);
+constexpr char kOpFunction2 = char(0xF5);
 // As Redis's CONFIG_BGSAVE_RETRY_DELAY: after a failed save the schedule waits this long.
 constexpr int64_t kRetryDelayMs = 5000;
 
@@ -81,6 +82,12 @@ std::string SnapshotManager::Header(const std::vector<ShardSnapshot::DbSize>& si
   AppendAux(&out, "ctime", StrCat(UnixSeconds()));
   AppendAux(&out, "used-mem", StrCat(UsedMemory()));
   AppendAux(&out, "aof-base", "0");
+  if (function_codes_) {
+    for (const std::string& code : function_codes_()) {
+      out.push_back(kOpFunction2);
+      AppendRdbString(&out, code, config_.rdbcompression.load(std::memory_order_relaxed));
+    }
+  }
   // Size hints per database, summed over the shards: the shards' chunks then select it again.
   std::map<unsigned, std::pair<uint64_t, uint64_t>> dbs;
   for (const auto& s : sizes) {
@@ -345,12 +352,27 @@ void SnapshotManager::LoadDone(const absl::StatusOr<LoadStats>& stats) {
   load_keys_expired_ = stats->keys_expired;
 }
 
+void SnapshotManager::SetFunctionHooks(
+    std::function<std::vector<std::string>()> codes,
+    std::function<absl::Status(std::vector<std::string>, bool merge)> restore) {
+  function_codes_ = std::move(codes);
+  restore_functions_ = std::move(restore);
+}
+
+absl::Status SnapshotManager::RestoreFunctions(absl::StatusOr<LoadStats>& stats, bool merge) {
+  if (!stats.ok() || !restore_functions_) return absl::OkStatus();
+  absl::Status status = restore_functions_(std::move(stats->functions), merge);
+  if (!status.ok()) LOG(WARNING) << "Failed loading the RDB's function libraries: " << status;
+  return status;
+}
+
 absl::StatusOr<LoadStats> SnapshotManager::LoadAtStart(std::function<bool()> stop_requested) {
   set_loading(true);
   LoadOptions options;
   options.stop_requested = std::move(stop_requested);
   absl::StatusOr<LoadStats> stats =
       LoadRdbFile(DumpPath(), shards_, config_, &load_progress_, options);
+  if (absl::Status fs = RestoreFunctions(stats, /*merge=*/false); !fs.ok()) stats = fs;
   // A failed or stopped load leaves the gate closed: no command (SAVE, BGSAVE, a read) sees the
   // partial dataset before the process exits.
   if (stats.ok() || absl::IsNotFound(stats.status())) set_loading(false);
@@ -366,6 +388,9 @@ asio::awaitable<absl::StatusOr<LoadStats>> SnapshotManager::Load(LoadOptions opt
         // The loader blocks its thread and hops to the shards: the I/O thread is no shard.
         io_->Post([this, me, options, done = std::move(done)]() mutable {
           Result result = LoadRdbFile(DumpPath(), shards_, config_, &load_progress_, options);
+          if (absl::Status fs = RestoreFunctions(result, options.replace_existing); !fs.ok()) {
+            result = fs;
+          }
           pool_.Post(me, [done = std::move(done), result = std::move(result)]() mutable {
             done(std::move(result));
           });

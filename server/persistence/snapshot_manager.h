@@ -57,6 +57,13 @@ class SnapshotManager {
 
   SnapshotManager(Config& config, ShardSet& shards, io::EnginePool& pool);
   ~SnapshotManager();
+
+  // Function libraries in snapshots: `codes` returns every library's code (written as
+  // FUNCTION2 records in the header); `restore` registers the libraries a load read (`merge`:
+  // DEBUG RELOAD MERGE, replacing same-named ones; otherwise they replace all), failing the
+  // load when one does not load. Set once, before the first save or load.
+  void SetFunctionHooks(std::function<std::vector<std::string>()> codes,
+                        std::function<absl::Status(std::vector<std::string>, bool merge)> restore);
   SnapshotManager(const SnapshotManager&) = delete;
   SnapshotManager& operator=(const SnapshotManager&) = delete;
 
@@ -129,6 +136,8 @@ class SnapshotManager {
   // Records a finished load: INFO's rdb_last_load_keys_*. (Loading counts no change since the
   // last save: what was counted before a DEBUG RELOAD NOSAVE stays, as in Redis.)
   void LoadDone(const absl::StatusOr<LoadStats>& stats);
+  // Registers the function libraries of a successful load (restore_functions_).
+  absl::Status RestoreFunctions(absl::StatusOr<LoadStats>& stats, bool merge);
   std::string DumpPath() const;
 
   Config& config_;
@@ -140,6 +149,8 @@ class SnapshotManager {
   std::atomic<uint64_t> version_{0};
   std::atomic<bool> shutdown_handled_{false};
   LoadProgress load_progress_;
+  std::function<std::vector<std::string>()> function_codes_;
+  std::function<absl::Status(std::vector<std::string>, bool)> restore_functions_;
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees a pthread mutex, not Debian's
   // uninstrumented absl::Mutex. Guards the fields below.

@@ -26,8 +26,7 @@ struct FunctionInfo {
   std::optional<std::string> description;
   ScriptFlags flags;  // no-writes, allow-oom, ... (always in force, as a shebang's)
   std::string library;
-  // Set once a run touched a key outside its declared keys' shards (script_runner.h).
-  mutable std::atomic<bool> undeclared_keys{false};
+  mutable std::atomic<uint8_t> key_mode{kKeysUnknown};  // ScriptKeyMode (script_store.h)
 };
 
 struct FunctionLibrary {

@@ -11,6 +11,7 @@
 #include "server/scripting/lua_api.h"
 #include "server/scripting/lua_convert.h"
 #include "server/scripting/lua_libs.h"
+#include "server/scripting/running_scripts.h"
 #include "server/scripting/script_store.h"
 #include "server/version.h"
 
@@ -25,6 +26,7 @@ struct LuaInterpAccess {
   static std::vector<std::string>& args(LuaInterp* in) { return in->call_args_; }
   static io::RespVersion& resp(LuaInterp* in) { return in->resp_; }
   static bool& aborted(LuaInterp* in) { return in->aborted_; }
+  static bool killed(LuaInterp* in) { return in->KillRequested(); }
   static int abort_ref(LuaInterp* in) { return in->abort_ref_; }
 };
 
@@ -77,6 +79,11 @@ void PushArray(lua_State* L, CmdArgs items) {
 
 namespace {
 
+constexpr std::string_view kKilledText = "ERR Script killed by user with SCRIPT KILL...";
+// Instructions between two polls of the kill request (about 0.1-1 ms of Lua).
+constexpr int kHookInstructions = 100000;
+constexpr char kInterpKey[] = "dashkv.interp";
+
 using A = LuaInterpAccess;
 using lua_detail::LuaLog;
 using lua_detail::LuaNonexistentGlobal;
@@ -117,6 +124,7 @@ int LuaCallCommand(lua_State* L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, A::abort_ref(in));
     return lua_error(L);
   }
+  if (A::killed(in)) return RaiseErrorTable(L, kKilledText);
   std::vector<std::string>& args = A::args(in);
   if (std::string_view err = CollectArgs(L, args); !err.empty()) {
     reply.SendError(err);
@@ -456,9 +464,33 @@ LuaInterp::LuaInterp(uint64_t generation) : generation_(generation) {
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_settop(L, 0);
 
+  lua_pushlightuserdata(L, this);
+  lua_setfield(L, LUA_REGISTRYINDEX, kInterpKey);
   co_ = lua_newthread(L);
   co_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_sethook(co_, CountHook, LUA_MASKCOUNT, kHookInstructions);
   SetupFunctionSupport();
+}
+
+bool LuaInterp::KillRequested() {
+  if (killed_) return true;
+  if (slot_ == nullptr || slot_->kill.load(std::memory_order_relaxed) == RunSlot::kNone) {
+    return false;
+  }
+  killed_ = true;
+  lua_sethook(co_, CountHook, LUA_MASKCOUNT, 1);
+  return true;
+}
+
+void LuaInterp::CountHook(lua_State* L, lua_Debug* ar) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kInterpKey);
+  auto* in = static_cast<LuaInterp*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (in == nullptr || !in->KillRequested()) return;
+  // Only inside user code: the error handler and the call wrappers must run to report it.
+  if (lua_getinfo(L, "S", ar) == 0 || std::strncmp(ar->source, "@user_", 6) != 0) return;
+  PushErrorTable(L, kKilledText);
+  lua_error(L);
 }
 
 LuaInterp::~LuaInterp() { lua_close(L_); }
@@ -504,6 +536,8 @@ void LuaInterp::BeginRun(std::string_view name, ScriptHost* host) {
   host_ = host;
   sha_.assign(name);
   aborted_ = false;
+  if (killed_) lua_sethook(co_, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  killed_ = false;
   running_ = true;
   resp_ = io::RespVersion::kResp2;
   lua_settop(co_, 0);
@@ -561,6 +595,8 @@ void LuaInterp::Reset() {
   luaL_unref(L_, LUA_REGISTRYINDEX, co_ref_);
   co_ = lua_newthread(L_);
   co_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  lua_sethook(co_, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  killed_ = false;
   running_ = false;
 }
 

@@ -32,11 +32,13 @@
 #include "server/cmd_args.h"
 
 struct lua_State;
+struct lua_Debug;
 
 namespace dashkv {
 
 struct FunctionInfo;
 struct FunctionLibrary;
+struct RunSlot;
 struct StoredScript;
 class FunctionStore;
 
@@ -86,6 +88,8 @@ class LuaInterp {
   // Starts a run of function `fn` (SyncFunctions ran) with its keys and arguments.
   RunStatus StartFunction(const FunctionInfo& fn, CmdArgs keys, CmdArgs argv, ScriptHost* host);
   RunStatus Resume();
+  // The slot of the run about to start (SCRIPT KILL asks through it), or nullptr.
+  void set_run_slot(RunSlot* slot) { slot_ = slot; }
   // After kDone: whether a call asked to abort (ScriptHost::kAbort) during the run.
   bool aborted() const { return aborted_; }
   // After kDone (and not aborted): sends the script's result, or its error, to `out`.
@@ -107,6 +111,11 @@ class LuaInterp {
   // Begins a run: the current-run fields, then the trampoline on the coroutine's stack.
   void BeginRun(std::string_view name, ScriptHost* host);
   void SetupFunctionSupport();
+  // The count hook: stops a run whose slot asks for it (see KillRequested).
+  static void CountHook(lua_State* L, lua_Debug* ar);
+  // Returns whether the run must stop now (SCRIPT KILL, SHUTDOWN NOSAVE); then every further
+  // instruction of user code raises the kill error, so pcall cannot keep it running.
+  bool KillRequested();
 
   lua_State* L_ = nullptr;
   lua_State* co_ = nullptr;  // the coroutine scripts run in
@@ -130,6 +139,8 @@ class LuaInterp {
   ScriptHost* host_ = nullptr;
   std::string sha_;
   bool aborted_ = false;
+  bool killed_ = false;
+  RunSlot* slot_ = nullptr;
   bool running_ = false;
   io::RespVersion resp_ = io::RespVersion::kResp2;  // redis.setresp
   std::vector<std::string> call_args_;

@@ -1,5 +1,6 @@
 #include "server/scripting/script_runner.h"
 
+#include <absl/container/flat_hash_set.h>
 #include <absl/container/inlined_vector.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/base/clock.h"
 #include "core/memory.h"
 #include "core/numbers.h"
 #include "core/sha1.h"
@@ -32,8 +34,8 @@ const ScriptFlags& ScriptCallee::flags() const {
   return script ? script->flags : function->flags;
 }
 
-std::atomic<bool>& ScriptCallee::undeclared_keys() const {
-  return script ? script->undeclared_keys : function->undeclared_keys;
+std::atomic<uint8_t>& ScriptCallee::key_mode() const {
+  return script ? script->key_mode : function->key_mode;
 }
 
 namespace {
@@ -97,6 +99,7 @@ class ScriptHostBase : public ScriptHost {
   }
 
   bool wrote() const { return wrote_; }
+  void set_slot(RunSlot* slot) { slot_ = slot; }
 
  protected:
   // Resolves and checks a call; returns its spec, or nullptr after replying with the error.
@@ -178,7 +181,15 @@ class ScriptHostBase : public ScriptHost {
   const bool read_only_;
   const unsigned db_;
   const int64_t now_ms_;
+  // Records that the script ran a write command (SCRIPT KILL then refuses to stop it).
+  void MarkWrite(const CommandSpec& spec) {
+    if (!spec.HasFlag(kCmdWrite) || wrote_) return;
+    wrote_ = true;
+    if (slot_ != nullptr) slot_->wrote.store(true, std::memory_order_relaxed);
+  }
+
   bool wrote_ = false;
+  RunSlot* slot_ = nullptr;
   mutable std::vector<std::string_view> views_;
   std::unique_ptr<ConnState> client_;
 };
@@ -201,7 +212,7 @@ class ShardHost : public ScriptHostBase {
         if (!shard_.locks().empty() && LocksBlock(shard_.locks(), *spec, this->args(), db())) {
           return CallStatus::kAbort;
         }
-        wrote_ |= spec->HasFlag(kCmdWrite);
+        MarkWrite(*spec);
         runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(),
                                 reply, now_ms_);
         return CallStatus::kReady;
@@ -227,11 +238,25 @@ class CoordHost : public ScriptHostBase {
             const ScriptFlags& flags, bool read_only, KeyLocks* locks)
       : ScriptHostBase(services, runner, ctx, flags, read_only), locks_(locks) {}
 
+  // Learning run: records calls that go outside the declared `keys` of database `db` (their
+  // one shard when they share one, else the keys themselves).
+  void Learn(CmdArgs keys, unsigned db) {
+    learning_ = true;
+    ShardSet& ss = services_.shard_set;
+    declared_shard_ = ss.ShardOf(keys[0]);
+    for (std::string_view k : keys) {
+      if (ss.ShardOf(k) != *declared_shard_) declared_shard_.reset();
+      declared_.insert(LockKeyOf(db, k));
+    }
+  }
+  bool went_outside() const { return outside_; }
+
   CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
     const CommandSpec* spec = Check(args, reply);
     if (spec == nullptr) return CallStatus::kReady;
+    if (learning_ && !outside_) NoteOutside(*spec);
     if (!Covered(*spec)) return CallStatus::kAbort;
-    wrote_ |= spec->HasFlag(kCmdWrite);
+    MarkWrite(*spec);
     pending_spec_ = spec;
     pending_sid_.reset();
     switch (spec->kind) {
@@ -273,6 +298,23 @@ class CoordHost : public ScriptHostBase {
   }
 
  private:
+  void NoteOutside(const CommandSpec& spec) {
+    if (spec.kind == HandlerKind::kConn) return;
+    if (spec.kind == HandlerKind::kCoord || spec.other_db_key != nullptr) {
+      outside_ = true;
+      return;
+    }
+    CmdArgs a = args();
+    for (uint32_t k : spec.KeysOf(a)) {
+      bool inside = declared_shard_ ? services_.shard_set.ShardOf(a[k]) == *declared_shard_
+                                    : declared_.contains(LockKeyOf(db(), a[k]));
+      if (!inside) {
+        outside_ = true;
+        return;
+      }
+    }
+  }
+
   // Returns whether the locks cover every key (or shard) the call touches (no locks: one
   // shard, where nothing else runs until the script ends).
   bool Covered(const CommandSpec& spec) const {
@@ -314,6 +356,10 @@ class CoordHost : public ScriptHostBase {
   KeyLocks* locks_;
   const CommandSpec* pending_spec_ = nullptr;
   std::optional<unsigned> pending_sid_;
+  bool learning_ = false;
+  bool outside_ = false;
+  std::optional<unsigned> declared_shard_;
+  absl::flat_hash_set<std::string> declared_;
 };
 
 // Starts `callee` in `in` (compiling the script, or loading the function libraries, first);
@@ -332,12 +378,16 @@ LuaInterp::RunStatus StartCallee(const ServerServices& services, LuaInterp& in,
 
 // Runs the script to its end on this thread (never yields: calls needing a hop abort it).
 RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
-                      ConnCmdContext& ctx, const ScriptCallee& callee, bool read_only,
-                      CmdArgs keys, CmdArgs argv, Shard& shard, uint64_t generation) {
+                      RunningScripts& running, ConnCmdContext& ctx, const ScriptCallee& callee,
+                      bool read_only, CmdArgs keys, CmdArgs argv, Shard& shard,
+                      uint64_t generation) {
   InterpPool& pool = ThreadPool();
   std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
   io::ReplyBuilder& out = ctx.rb;
   ShardHost host(services, runner, ctx, callee.flags(), read_only, shard);
+  RunSlot* slot = running.Acquire(shard.index(), NowMs(), callee.function != nullptr);
+  host.set_slot(slot);
+  in->set_run_slot(slot);
   // Clients unblocked by the script's writes are served after it.
   shard.blocking().set_deferred(true);
   std::string err;
@@ -346,11 +396,13 @@ RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
   if (status != LuaInterp::RunStatus::kDone) in->Reset();
   shard.blocking().set_deferred(false);
   shard.blocking().ServeReady();
+  in->set_run_slot(nullptr);
+  RunningScripts::Release(slot);
   RunOutcome outcome = RunOutcome::kReplied;
   if (!err.empty()) {
     out.SendError("ERR " + err);
   } else if (in->aborted()) {
-    callee.undeclared_keys().store(true, std::memory_order_relaxed);
+    callee.key_mode().store(kKeysGlobal, std::memory_order_relaxed);
     if (host.wrote()) {
       out.SendError(kUndeclaredAfterWrite);
     } else {
@@ -387,7 +439,27 @@ bool SplitKeysAndArgs(CmdArgs args, ConnCmdContext& ctx, CmdArgs* keys, CmdArgs*
 }  // namespace
 
 ScriptRunner::ScriptRunner(const ServerServices& services, PipelineRunner& runner)
-    : services_(services), runner_(runner) {}
+    : services_(services), runner_(runner), running_(services.pool.size()) {}
+
+void ScriptRunner::Kill(bool function, ConnCmdContext& ctx) {
+  const int64_t threshold = services_.config.busy_reply_threshold.load(std::memory_order_relaxed);
+  switch (running_.Kill(function, NowMs(), threshold)) {
+    case RunningScripts::KillResult::kNotBusy:
+      return ctx.rb.SendError("NOTBUSY No scripts in execution right now.");
+    case RunningScripts::KillResult::kUnkillable:
+      return ctx.rb.SendError(
+          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+          "can either wait the script termination or kill the server in a hard way using the "
+          "SHUTDOWN NOSAVE command.");
+    case RunningScripts::KillResult::kOtherKind:
+      return ctx.rb.SendError(function ? "BUSY Redis is busy running a script. You can only call "
+                                         "SCRIPT KILL or SHUTDOWN NOSAVE."
+                                       : "BUSY Redis is busy running a script. You can only call "
+                                         "FUNCTION KILL or SHUTDOWN NOSAVE.");
+    case RunningScripts::KillResult::kKilled:
+      return ctx.rb.SendOk();
+  }
+}
 
 size_t ScriptRunner::LuaMemory() {
   int64_t v = g_lua_memory.load(std::memory_order_relaxed);
@@ -442,8 +514,12 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
 
   ShardSet& ss = services_.shard_set;
   const LockMode mode = read_only ? LockMode::kShared : LockMode::kExclusive;
+  const uint8_t key_mode = callee.key_mode().load(std::memory_order_relaxed);
+  // A script's first run with declared keys locks every shard and learns (key_mode).
+  bool learn = ctx.locks == nullptr && ss.size() > 1 && !keys.empty() &&
+               key_mode == kKeysUnknown;
   bool global = ctx.locks == nullptr && ss.size() > 1 &&
-                (keys.empty() || callee.undeclared_keys().load(std::memory_order_relaxed));
+                (keys.empty() || key_mode != kKeysDeclared);
   // One shard: the shard of every declared key.
   std::optional<unsigned> one_shard;
   if (ss.size() > 1 && ctx.locks == nullptr && !global) {
@@ -463,7 +539,7 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     for (std::string_view k : keys) req.Add(LockHashOf(ctx.state.db, k), mode);
     RunOutcome outcome;
     auto run = [&](Shard& shard) {
-      return RunOnShard(services_, runner_, ctx, callee, read_only, keys, argv, shard,
+      return RunOnShard(services_, runner_, running_, ctx, callee, read_only, keys, argv, shard,
                         generation);
     };
     if (local != nullptr && local->index() == sid && local->locks().empty()) {
@@ -503,7 +579,9 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
   while (true) {
     KeyLocks own(ss);
     if (global) {
-      if (!keys.empty()) services_.scripts.undeclared_runs.fetch_add(1, std::memory_order_relaxed);
+      if (!keys.empty() && !learn) {
+        services_.scripts.undeclared_runs.fetch_add(1, std::memory_order_relaxed);
+      }
       own.AddAllShards(mode);
     } else {
       for (std::string_view k : keys) own.Add(ctx.state.db, k, mode);
@@ -512,7 +590,7 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     bool rerun = false;
     try {
       rerun = co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, &own,
-                                        /*may_rerun=*/!global, generation);
+                                        /*may_rerun=*/!global, generation, learn);
     } catch (...) {
       own.Abandon();
       throw;
@@ -520,19 +598,27 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     own.Release();
     if (!rerun) co_return;
     global = true;
+    learn = false;
   }
 }
 
 asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
     ConnCmdContext& ctx, const ScriptCallee& callee, bool read_only,
-    CmdArgs keys, CmdArgs argv, KeyLocks* locks, bool may_rerun, uint64_t generation) {
+    CmdArgs keys, CmdArgs argv, KeyLocks* locks, bool may_rerun, uint64_t generation,
+    bool learn) {
   io::ReplyBuilder& out = ctx.rb;
   InterpPool& pool = ThreadPool();
   std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
   bool rerun = false;
   const size_t reply_start = out.size();
+  RunSlot* slot = nullptr;
   try {
     CoordHost host(services_, runner_, ctx, callee.flags(), read_only, locks);
+    if (learn) host.Learn(keys, ctx.state.db);
+    slot = running_.Acquire(ctx.state.conn->engine().index(), NowMs(),
+                            callee.function != nullptr);
+    host.set_slot(slot);
+    in->set_run_slot(slot);
     std::string err;
     LuaInterp::RunStatus status = StartCallee(services_, *in, callee, keys, argv, &host, &err);
     if (!err.empty()) {
@@ -542,10 +628,14 @@ asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
         co_await host.PendingHop(in->call_reply());
         status = in->Resume();
       }
+      if (learn) {
+        callee.key_mode().store(host.went_outside() ? kKeysGlobal : kKeysDeclared,
+                                std::memory_order_relaxed);
+      }
       if (!in->aborted()) {
         in->SendResult(out);
       } else {
-        callee.undeclared_keys().store(true, std::memory_order_relaxed);
+        callee.key_mode().store(kKeysGlobal, std::memory_order_relaxed);
         if (host.wrote() || !may_rerun) {
           out.SendError(kUndeclaredAfterWrite);
         } else {
@@ -558,6 +648,8 @@ asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
     in->Reset();
     SendAllocationFailure(out, reply_start, ctx.spec, e);
   }
+  in->set_run_slot(nullptr);
+  RunningScripts::Release(slot);
   pool.Release(std::move(in), generation);
   co_return rerun;
 }

@@ -5,6 +5,10 @@
 // Design
 //   A script is one transaction: nothing else sees it half run. How it runs depends on its
 //   declared keys (KEYS):
+//   - The first run of a script (or function) with declared keys locks every shard and runs
+//     as a coordinator (below), noting whether any call went outside its declared keys — to a
+//     key on another shard, or a multi-shard or global command. If none did, its later runs
+//     take the paths below; if one did, they all lock every shard.
 //   - One shard owns them all (always, with --threads 1): the script runs on that shard's
 //     thread from start to end, as one synchronous step, after the transactions that hold or
 //     await its keys (a transient lock request, as a one-shard EXEC) and with no lock taken.
@@ -14,10 +18,11 @@
 //     script runs on the connection's thread as a coordinator holding intent locks — its keys
 //     (exclusive; shared for read-only scripts), or every shard when it declares none — and
 //     each call to another shard suspends the script (a Lua yield) for one hop.
-//   An aborted run is rerun at once with every shard locked when it had not written anything
-//   yet (its reads are thrown away); when it had, it fails with an error, since writes cannot
-//   be undone. Either way the script is marked, and its later runs lock every shard from the
-//   start (INFO counts such runs). Undeclared keys on the script's own shard are fine unless a
+//   A later run that goes outside after all (its keys depend on data) aborts: it is rerun at
+//   once with every shard locked when it had not written anything yet (its reads are thrown
+//   away); when it had, it fails with an error, since writes cannot be undone. Either way the
+//   script is marked, and its later runs lock every shard from the start (INFO counts such
+//   runs). Undeclared keys on the script's own shard are fine unless a
 //   transaction holds them at that moment (which also aborts).
 //   Inside MULTI/EXEC a script runs under the EXEC's locks (which include its declared keys,
 //   or every shard when it declares none) and cannot take more.
@@ -31,6 +36,7 @@
 #include <string>
 
 #include "server/cmd_args.h"
+#include "server/scripting/running_scripts.h"
 #include "server/services.h"
 
 namespace dashkv {
@@ -51,7 +57,7 @@ struct ScriptCallee {
   std::shared_ptr<const FunctionInfo> function;
 
   const ScriptFlags& flags() const;
-  std::atomic<bool>& undeclared_keys() const;
+  std::atomic<uint8_t>& key_mode() const;  // ScriptKeyMode
 };
 
 class ScriptRunner {
@@ -72,6 +78,11 @@ class ScriptRunner {
   // LOAD does, filling lib->name and lib->functions; returns "" or Redis's error text.
   static std::string LoadLibrary(FunctionLibrary* lib);
 
+  // SCRIPT KILL (`function` false) or FUNCTION KILL: replies as Redis does.
+  void Kill(bool function, ConnCmdContext& ctx);
+  // Stops every running script, written or not (SHUTDOWN).
+  void KillAll() { running_.KillAll(); }
+
   // Bytes of the idle Lua states of every thread (INFO used_memory_lua).
   static size_t LuaMemory();
 
@@ -79,16 +90,19 @@ class ScriptRunner {
   // Runs the script as a coordinator under `locks` (nullptr: the server has one shard);
   // returns true when it must run again with every shard locked (it touched an undeclared key
   // before writing anything).
+  // With `learn` (a first run under every shard's lock), records whether any call went outside
+  // the declared keys (their one shard, or the keys themselves) into callee.key_mode().
   boost::asio::awaitable<bool> RunAsCoordinator(ConnCmdContext& ctx, const ScriptCallee& callee,
                                                 bool read_only, CmdArgs keys, CmdArgs argv,
                                                 KeyLocks* locks, bool may_rerun,
-                                                uint64_t generation);
+                                                uint64_t generation, bool learn = false);
   // Runs `callee` with its keys and arguments (the shared part of Eval and FCall).
   boost::asio::awaitable<void> Run(ConnCmdContext& ctx, const ScriptCallee& callee,
                                    bool read_only, CmdArgs keys, CmdArgs argv);
 
   const ServerServices& services_;
   PipelineRunner& runner_;
+  RunningScripts running_;
 };
 
 }  // namespace dashkv

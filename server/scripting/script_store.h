@@ -32,13 +32,19 @@ struct ScriptFlags {
 // ("Unexpected engine in script shebang: ...", "Unexpected flag in script shebang: ...").
 std::string ParseShebang(std::string_view body, ScriptFlags* flags);
 
+// How a script's runs lock (server/scripting/script_runner.h): its first run with declared
+// keys locks every shard and learns whether it stays within them.
+enum ScriptKeyMode : uint8_t {
+  kKeysUnknown = 0,   // not run yet with declared keys
+  kKeysDeclared = 1,  // its runs stayed within its declared keys' shards (or keys)
+  kKeysGlobal = 2,    // a run went outside: its runs lock every shard
+};
+
 struct StoredScript {
   std::string sha;  // 40 lower-case hex digits
   std::string body;
   ScriptFlags flags;
-  // Set once a run of it touched a key outside its declared keys' shards: its later runs
-  // take the whole keyspace (server/scripting/script_runner.h).
-  mutable std::atomic<bool> undeclared_keys{false};
+  mutable std::atomic<uint8_t> key_mode{kKeysUnknown};  // ScriptKeyMode
 };
 
 class ScriptStore {

@@ -301,6 +301,26 @@ class TestAtomicity:
         assert r.eval(body, 1, "ud:sum") == 190
         assert r.get("ud:sum") == b"190"
 
+    def test_undeclared_keys_after_writing_work_from_the_first_run(self, r):
+        r.mset({"uw:%d" % i: "1" for i in range(20)})
+        body = """
+            redis.call('set', KEYS[1], 'w')
+            local n = 0
+            for i = 0, 19 do n = n + tonumber(redis.call('get', 'uw:' .. i)) end
+            return n"""
+        for _ in range(3):
+            assert r.eval(body, 1, "uw:dest") == 20
+
+    def test_learned_scripts_are_counted_when_they_lock_everything(self, server, r):
+        if server.kind == "redis":
+            pytest.skip("dashkv's INFO field")
+        body = "redis.call('set', KEYS[1], 'v'); return redis.call('publish', 'chan', 'm')"
+        before = int(r.info("stats")["dashkv_script_runs_undeclared_keys"])
+        for _ in range(3):
+            assert r.eval(body, 1, "learn:k") == 0
+        after = int(r.info("stats")["dashkv_script_runs_undeclared_keys"])
+        assert after - before == (2 if server.threads > 1 else 0)
+
     def test_no_declared_keys(self, r):
         r.mset({"nk:%d" % i: "x" for i in range(20)})
         body = "for i = 0, 19 do redis.call('set', 'nk:' .. i, 'y') end return redis.call('dbsize') > 0"
@@ -406,3 +426,101 @@ class TestLibraries:
         lock.release()
         assert other.acquire(blocking=False)
         other.release()
+
+
+class TestBusyScripts:
+    """SCRIPT KILL / FUNCTION KILL of a script running past busy-reply-threshold. A busy script
+    holds its thread, so the kill must come from a connection on another thread: these run
+    with two threads or more (and against Redis)."""
+
+    @pytest.fixture
+    def busy_server(self, server, server_factory):
+        if server.kind != "redis" and server.threads < 2:
+            pytest.skip("a busy script holds the only thread")
+        srv = server_factory(extra_args=["--busy-reply-threshold", "100"]
+                             if server.kind == "redis" else ["--busy_reply_threshold", "100"])
+        self.spare = []
+        yield srv
+        for c in self.spare:
+            c.close()
+
+    def _run_busy(self, srv, args):
+        from resp_client import Closed
+        result = {}
+        # Connections opened before the script starts: the thread that accepts new ones may be
+        # the one the script will hold.
+        self.spare = [srv.raw(timeout=2) for _ in range(8)]
+
+        def run():
+            c = srv.raw(timeout=60)
+            try:
+                result["reply"] = c.call(*args)
+            except Closed:
+                result["reply"] = None  # SHUTDOWN NOSAVE closed it
+            c.close()
+
+        t = threading.Thread(target=run)
+        t.start()
+        return t, result
+
+    def _call_from_another_thread(self, srv, *cmd):
+        """Sends `cmd` on new connections until one answers (a connection that lands on the
+        busy script's thread waits for the script; it is dropped)."""
+        import socket
+        import time
+        time.sleep(0.4)
+        for c in list(self.spare):
+            try:
+                return c.call(*cmd)
+            except (socket.timeout, TimeoutError):
+                self.spare.remove(c)  # on the script's thread: its reply would come later
+                c.close()
+        raise AssertionError("no connection answered %r" % (cmd,))
+
+    def _kill(self, srv, *cmd):
+        return [self._call_from_another_thread(srv, *cmd)]
+
+    def test_script_kill_stops_a_read_only_loop(self, busy_server):
+        t, result = self._run_busy(busy_server, ["EVAL", "local i = 0 while true do i = i + 1 end",
+                                                 "0"])
+        replies = self._kill(busy_server, "SCRIPT", "KILL")
+        t.join(30)
+        assert not t.is_alive()
+        assert replies[-1] == Simple("OK"), replies
+        assert_err_prefix(result["reply"], "ERR Script killed by user with SCRIPT KILL...")
+        c = busy_server.raw()
+        assert_err(c.call("SCRIPT", "KILL"), "NOTBUSY No scripts in execution right now.")
+        c.close()
+
+    def test_pcall_cannot_catch_the_kill(self, busy_server):
+        body = "while true do pcall(function() local i = 0 while true do i = i + 1 end end) end"
+        t, result = self._run_busy(busy_server, ["EVAL", body, "0"])
+        replies = self._kill(busy_server, "SCRIPT", "KILL")
+        t.join(30)
+        assert not t.is_alive() and replies[-1] == Simple("OK"), replies
+        assert_err_prefix(result["reply"], "ERR Script killed by user with SCRIPT KILL...")
+
+    def test_function_kill(self, busy_server):
+        c = busy_server.raw()
+        c.call("FUNCTION", "LOAD", "#!lua name=busy\nredis.register_function{function_name="
+               "'spin', callback=function() while true do end end, flags={'no-writes'}}")
+        c.close()
+        t, result = self._run_busy(busy_server, ["FCALL", "spin", "0"])
+        replies = self._kill(busy_server, "FUNCTION", "KILL")
+        t.join(30)
+        assert replies[-1] == Simple("OK"), replies
+        assert_err_prefix(result["reply"], "ERR Script killed by user with SCRIPT KILL...")
+
+    def test_a_script_that_wrote_is_unkillable_until_shutdown_nosave(self, busy_server):
+        t, result = self._run_busy(busy_server, ["EVAL", "redis.call('set', KEYS[1], 'x') "
+                                                 "while true do end", "1", "busy:k"])
+        replies = self._kill(busy_server, "SCRIPT", "KILL")
+        assert str(replies[-1]).startswith("UNKILLABLE Sorry the script already executed write "
+                                           "commands against the dataset."), replies
+        from resp_client import Closed
+        try:
+            self._call_from_another_thread(busy_server, "SHUTDOWN", "NOSAVE")
+        except Closed:
+            pass  # the server closed the connection: it is exiting
+        assert busy_server.proc.wait(timeout=30) == 0
+        t.join(30)

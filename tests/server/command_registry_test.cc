@@ -170,7 +170,9 @@ TEST_F(CommandTableTest, MovableKeysCommands) {
   });
   EXPECT_THAT(names, UnorderedElementsAre("migrate", "lmpop", "blmpop", "sintercard", "zmpop",
                                           "bzmpop", "zunion", "zinter", "zdiff", "zunionstore",
-                                          "zinterstore", "zdiffstore", "zintercard"));
+                                          "zinterstore", "zdiffstore", "zintercard", "eval",
+                                          "evalsha", "eval_ro", "evalsha_ro", "fcall",
+                                          "fcall_ro"));
 }
 
 TEST(KeySpecTest, OnlyAKeywordSearchMoves) {
@@ -191,7 +193,7 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   }
   // DEBUG is one command in Redis 7.0's COMMAND output, so it has no public table.
   EXPECT_THAT(containers, UnorderedElementsAre("client", "config", "command", "memory", "pubsub",
-                                               "object"));
+                                               "object", "script", "function"));
   EXPECT_THAT(SubcommandNames("client"),
               UnorderedElementsAre("client|id", "client|getname", "client|setname",
                                    "client|setinfo", "client|info", "client|list", "client|kill",

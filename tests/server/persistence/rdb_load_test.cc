@@ -1,7 +1,7 @@
 // LoadRdbFile into a real ShardSet (2 and 3 shards, in-process server): the golden files Redis
 // 7.0.15 wrote load to exactly what Redis serves from them (tests/data/rdb/expected_*.txt),
 // Redis's master rules (expired keys dropped, empty collections skipped, duplicates fatal),
-// errors naming key and offset, refusals of streams and functions, flow control with tiny
+// errors naming key and offset, refusals of streams, function libraries handed over, flow control with tiny
 // batches, progress figures, and damaged files.
 #include "server/persistence/rdb_load.h"
 
@@ -263,17 +263,19 @@ TEST_P(RdbLoadTest, CorruptValueNamesKeyAndOffset) {
               HasSubstr("at offset " + std::to_string(value_offset) + " (key 'bad', type 16"));
 }
 
-TEST_P(RdbLoadTest, StreamsAndFunctionsAreRefusedNamingThem) {
+TEST_P(RdbLoadTest, StreamsAreRefusedNamingThem) {
   absl::StatusOr<LoadStats> stats = Load(Golden("stream.rdb"));
   ASSERT_FALSE(stats.ok());
   EXPECT_TRUE(absl::IsUnimplemented(stats.status())) << stats.status();
   EXPECT_THAT(stats.status().message(), HasSubstr("key 'events', type 19"));
   EXPECT_THAT(stats.status().message(), HasSubstr("stream"));
-  stats = Load(Golden("function.rdb"));
-  ASSERT_FALSE(stats.ok());
-  EXPECT_TRUE(absl::IsUnimplemented(stats.status())) << stats.status();
-  EXPECT_THAT(stats.status().message(), HasSubstr("'mylib'"));
-  EXPECT_THAT(stats.status().message(), HasSubstr("scripting"));
+}
+
+TEST_P(RdbLoadTest, FunctionLibrariesAreHandedToTheCaller) {
+  absl::StatusOr<LoadStats> stats = Load(Golden("function.rdb"));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(stats->functions.size(), 1u);
+  EXPECT_THAT(stats->functions[0], ::testing::StartsWith("#!lua name=mylib"));
 }
 
 TEST_P(RdbLoadTest, MissingFileIsNotFound) {
