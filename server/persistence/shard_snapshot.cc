@@ -116,6 +116,13 @@ void ShardSnapshot::BeforeFlush(unsigned db) {
 void ShardSnapshot::SerializeBucket(DbCursor& dbc, PrimeIterator bucket) {
   PrimeTable& table = dbc.slice->table();
   if (table.GetVersion(bucket) >= version_) return;
+  // The entries' keys and values lie scattered over the heap, and reading them is most of the
+  // cost of a cold bucket: ask for all of them first, so their cache misses overlap instead of
+  // following one another.
+  for (PrimeIterator it = bucket; !it.is_done(); ++it) {
+    it->first.PrefetchData();
+    it->second.PrefetchData();
+  }
   for (PrimeIterator it = bucket; !it.is_done(); ++it) WriteEntry(dbc.cut_db, it);
   table.SetVersion(bucket, version_);
 }

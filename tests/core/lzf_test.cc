@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 namespace dashkv {
 namespace {
@@ -82,6 +83,40 @@ TEST(LzfTest, CompressReportsNoRoom) {
   ASSERT_FALSE(packed.empty());
   EXPECT_LT(packed.size(), 30u);
   EXPECT_EQ(Decompress(packed, runs.size()), runs);
+}
+
+TEST(LzfTest, FindsMatchesAfterALongStretchWithout) {
+  // The compressor steps faster through input without matches; the step must fall back to one
+  // byte at the first match, so a run after 4000 random bytes still compresses to a few
+  // references (before the run: literals, 33 bytes per 32).
+  std::mt19937_64 gen(5);
+  std::string data(4000, '\0');
+  for (char& c : data) c = static_cast<char>(gen());
+  data += std::string(4000, 'r');
+  std::string packed = Compress(data, data.size());
+  ASSERT_FALSE(packed.empty());
+  EXPECT_LT(packed.size(), 4000u * 33 / 32 + 200);
+  EXPECT_EQ(Decompress(packed, data.size()), data);
+}
+
+TEST(LzfTest, ManyInputsInARowCompressAsAlone) {
+  // The match table is reused across calls on a thread: what earlier inputs left in it must
+  // not change the output of a later one. Compressing the pieces again in the reverse order
+  // (so a different input ran before each) must give the same bytes.
+  std::mt19937_64 gen(6);
+  std::string text;
+  while (text.size() < 30000) text += "key:" + std::to_string(gen() % 5000) + " value ";
+  std::vector<std::string_view> pieces;
+  std::vector<std::string> packed;
+  for (int i = 0; i < 50; ++i) {
+    pieces.emplace_back(text.data() + gen() % 20000, 1 + gen() % 9000);
+    packed.push_back(Compress(pieces.back(), pieces.back().size() * 2 + 64));
+    ASSERT_FALSE(packed.back().empty());
+    EXPECT_EQ(Decompress(packed.back(), pieces.back().size()), pieces.back());
+  }
+  for (int i = 49; i >= 0; --i) {
+    EXPECT_EQ(Compress(pieces[i], pieces[i].size() * 2 + 64), packed[i]) << i;
+  }
 }
 
 }  // namespace
