@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     server->StopBackgroundTasks();
     pool->Stop();
     pool->Join();
+    server->snapshots().StopIo();
     listener.reset();
     pool.reset();
     server.reset();

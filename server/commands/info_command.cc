@@ -14,6 +14,7 @@
 #include "core/memory.h"
 #include "server/persistence/snapshot_manager.h"
 #include "server/cmd_context.h"
+#include "server/scripting/function_store.h"
 #include "server/scripting/script_runner.h"
 #include "server/scripting/script_store.h"
 #include "server/command_registry.h"
@@ -135,6 +136,8 @@ void AppendMemory(std::string& out, const ConnCmdContext& ctx,
       "\r\nused_memory_lua:", lua, "\r\nused_memory_vm_eval:", lua,
       "\r\nused_memory_lua_human:", HumanBytes(lua), "\r\nused_memory_scripts_eval:", scripts,
       "\r\nnumber_of_cached_scripts:", ctx.services().scripts.size(),
+      "\r\nnumber_of_functions:", ctx.services().functions.num_functions(),
+      "\r\nnumber_of_libraries:", ctx.services().functions.Libraries().size(),
       "\r\nused_memory_scripts:", scripts, "\r\nused_memory_scripts_human:", HumanBytes(scripts),
       "\r\nmaxmemory:", maxmemory, "\r\nmaxmemory_human:", HumanBytes(maxmemory),
       "\r\nmaxmemory_policy:", ctx.config().maxmemory_policy(),

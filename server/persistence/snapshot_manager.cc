@@ -47,7 +47,11 @@ SnapshotManager::SnapshotManager(Config& config, ShardSet& shards, io::EnginePoo
   io_->Start();
 }
 
-SnapshotManager::~SnapshotManager() {
+SnapshotManager::~SnapshotManager() { StopIo(); }
+
+void SnapshotManager::StopIo() {
+  if (io_stopped_) return;
+  io_stopped_ = true;
   io_->Stop();
   io_->Join();
   // A save cut short by the shutdown leaves no temporary file behind.

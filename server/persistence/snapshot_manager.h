@@ -57,6 +57,10 @@ class SnapshotManager {
 
   SnapshotManager(Config& config, ShardSet& shards, io::EnginePool& pool);
   ~SnapshotManager();
+  // Stops and joins the I/O thread (idempotent). main() calls it after the engines stopped
+  // and before they are destroyed: the I/O thread's last task may still be posting a
+  // completion to an engine.
+  void StopIo();
 
   // Function libraries in snapshots: `codes` returns every library's code (written as
   // FUNCTION2 records in the header); `restore` registers the libraries a load read (`merge`:
@@ -144,6 +148,7 @@ class SnapshotManager {
   ShardSet& shards_;
   io::EnginePool& pool_;
   std::unique_ptr<io::Engine> io_;  // writes the file
+  bool io_stopped_ = false;
   std::vector<std::unique_ptr<ShardSnapshot>> snapshots_;  // by shard
   std::atomic<uint32_t> gate_{0};
   std::atomic<uint64_t> version_{0};

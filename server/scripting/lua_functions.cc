@@ -44,18 +44,8 @@ bool ReadFlags(lua_State* L, int idx, ScriptFlags* flags) {
     const char* s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
     std::string_view f = s == nullptr ? std::string_view() : std::string_view(s, len);
     lua_pop(L, 1);
-    if (f == "no-writes") {
-      flags->no_writes = true;
-    } else if (f == "allow-oom") {
-      flags->allow_oom = true;
-    } else if (f == "allow-stale") {
-      flags->allow_stale = true;
-    } else if (f == "no-cluster") {
-      flags->no_cluster = true;
-    } else if (f == "allow-cross-slot-keys") {
-      flags->allow_cross_slot_keys = true;
-    } else {
-      lua_pop(L, 1);
+    if (!SetScriptFlag(f, flags)) {
+      lua_pop(L, 1);  // the key
       return false;
     }
   }

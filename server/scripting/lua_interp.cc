@@ -27,6 +27,7 @@ struct LuaInterpAccess {
   static io::RespVersion& resp(LuaInterp* in) { return in->resp_; }
   static bool& aborted(LuaInterp* in) { return in->aborted_; }
   static bool killed(LuaInterp* in) { return in->KillRequested(); }
+  static lua_State* co(LuaInterp* in) { return in->co_; }
   static int abort_ref(LuaInterp* in) { return in->abort_ref_; }
 };
 
@@ -134,6 +135,14 @@ int LuaCallCommand(lua_State* L) {
     case ScriptHost::CallStatus::kReady:
       return 0;
     case ScriptHost::CallStatus::kYield:
+      // Only the run's own coroutine can be suspended for a hop: a coroutine of the script's
+      // would take the yield for its own.
+      if (L != A::co(in)) {
+        reply.Clear();
+        reply.SendError("ERR This call needs another shard, which a script's own coroutine "
+                        "cannot wait for; call it outside the coroutine");
+        return 0;
+      }
       return lua_yield(L, 0);
     case ScriptHost::CallStatus::kAbort:
       A::aborted(in) = true;

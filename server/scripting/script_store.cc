@@ -4,6 +4,23 @@
 
 namespace dashkv {
 
+bool SetScriptFlag(std::string_view name, ScriptFlags* flags) {
+  if (name == "no-writes") {
+    flags->no_writes = true;
+  } else if (name == "allow-oom") {
+    flags->allow_oom = true;
+  } else if (name == "allow-stale") {
+    flags->allow_stale = true;
+  } else if (name == "no-cluster") {
+    flags->no_cluster = true;
+  } else if (name == "allow-cross-slot-keys") {
+    flags->allow_cross_slot_keys = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 std::string ParseShebang(std::string_view body, ScriptFlags* flags) {
   *flags = ScriptFlags{};
   if (!body.starts_with("#!")) return "";
@@ -24,19 +41,7 @@ std::string ParseShebang(std::string_view body, ScriptFlags* flags) {
     while (!word.empty()) {
       size_t comma = word.find(',');
       std::string_view f = word.substr(0, comma);
-      if (f == "no-writes") {
-        flags->no_writes = true;
-      } else if (f == "allow-oom") {
-        flags->allow_oom = true;
-      } else if (f == "allow-stale") {
-        flags->allow_stale = true;
-      } else if (f == "no-cluster") {
-        flags->no_cluster = true;
-      } else if (f == "allow-cross-slot-keys") {
-        flags->allow_cross_slot_keys = true;
-      } else {
-        return "Unexpected flag in script shebang: " + std::string(f);
-      }
+      if (!SetScriptFlag(f, flags)) return "Unexpected flag in script shebang: " + std::string(f);
       word = comma == std::string_view::npos ? std::string_view() : word.substr(comma + 1);
     }
   }

@@ -28,6 +28,10 @@ struct ScriptFlags {
   bool allow_cross_slot_keys = false;
 };
 
+// Sets the flag named `name` ("no-writes", "allow-oom", ...) in `flags`; false for a name that
+// is not a script flag.
+bool SetScriptFlag(std::string_view name, ScriptFlags* flags);
+
 // Parses the shebang of `body`, if any, into `flags`; returns "" or Redis's error text
 // ("Unexpected engine in script shebang: ...", "Unexpected flag in script shebang: ...").
 std::string ParseShebang(std::string_view body, ScriptFlags* flags);

@@ -205,3 +205,15 @@ REDIS_DUMP_HEX = (
     "1ce00371010a20206c6073007ba061808a206a022c202340122006409b007d407820b51a6c6167733d7b276e"
     "6f2d777269746573277d2c206465736372697040dc013d27400c01277de00fa120fc01657240cfe00e8c201c"
     "086f722827626f6f6d2740eb0164290a00066bfb116d7a0725")
+
+
+def test_info_counts_scripts_and_functions(r):
+    r.script_flush()
+    r.script_load("return 'info-a'")
+    r.script_load("return 'info-b'")
+    load(r, LIB)
+    mem = r.info("memory")
+    assert mem["number_of_cached_scripts"] == 2
+    assert mem["number_of_functions"] == 3
+    assert mem["number_of_libraries"] == 1
+    assert int(mem["used_memory_lua"]) > 0
