@@ -61,6 +61,9 @@ class ShardCmdContext {
   unsigned db_index;
   const CommandSpec& spec;
   const Config& config;  // thread-safe: hot settings are atomics
+  // The server's parts (set by PipelineRunner::RunShardCommand): for the few shard handlers
+  // that need more than the shard (a script run from a pipeline's shard group).
+  const ServerServices* services = nullptr;
   bool changed = true;   // cleared by NoChange()
 };
 

@@ -25,6 +25,7 @@ namespace dashkv {
 
 class ShardCmdContext;
 class ConnCmdContext;
+struct ServerServices;
 
 // Command flags. The low 16 carry Redis's names (COMMAND INFO lists them); the ones from bit 24
 // on are dashkv's dispatch rules and have no name.
@@ -90,6 +91,10 @@ using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
 // A key a command writes in another database than the connection's (MOVE, COPY ... DB): its
 // database and name, or nullopt when the call names none (or an invalid one).
 using OtherDbKeyFn = std::optional<std::pair<unsigned, std::string_view>> (*)(CmdArgs args);
+// The shard a call of a kCoord command can run on whole, as a shard command in its pipeline's
+// per-shard groups (its shard_handler then runs it), or nullopt (its coordinator handler runs
+// it). Checked by Dispatch before grouping (EVALSHA of a script known to stay on its keys).
+using ShardRouteFn = std::optional<unsigned> (*)(CmdArgs args, const ServerServices& services);
 // The argument indexes of the keys of a call whose keys only a parser can find (MIGRATE's KEYS
 // option), in argument order; none when the call is malformed.
 using KeysFn = KeyIndexes (*)(CmdArgs args);
@@ -162,6 +167,7 @@ struct CommandSpec {
   ConnHandler conn_handler = nullptr;
   CoordHandler coord_handler = nullptr;
   BatchHandler batch_handler = nullptr;  // optional, kCoord commands without keys only
+  ShardRouteFn shard_route = nullptr;    // optional, kCoord commands with a shard_handler
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...

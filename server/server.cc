@@ -169,11 +169,15 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     if (state.in_multi) return std::nullopt;
     const CommandSpec* spec = registry_.Find(batch[j][0]);
-    if (spec == nullptr || spec->kind != HandlerKind::kShard ||
-        !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
+    if (spec == nullptr || !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
       return std::nullopt;
     }
-    std::optional<unsigned> sid = runner_.SingleShardOf(*spec, batch[j]);
+    std::optional<unsigned> sid;
+    if (spec->kind == HandlerKind::kShard) [[likely]] {
+      sid = runner_.SingleShardOf(*spec, batch[j]);
+    } else if (spec->shard_route != nullptr) {
+      sid = spec->shard_route(batch[j], services_);
+    }
     if (!sid) return std::nullopt;  // keys on several shards: its coordinator handler runs it
     state.last_cmd = spec;
     return PendingCmd{spec, batch[j], *sid};

@@ -135,12 +135,18 @@ std::vector<CommandSpec> ScriptSubcommands() {
 
 void RegisterScriptCommands(CommandRegistry* r) {
   r->Register(EvalSpec("eval", 0, CmdEval, "2.6.0", "Executes a server-side Lua script."));
-  r->Register(EvalSpec("evalsha", 0, CmdEvalSha, "2.6.0",
-                       "Executes a server-side Lua script by SHA1 digest."));
+  CommandSpec evalsha = EvalSpec("evalsha", 0, CmdEvalSha, "2.6.0",
+                                 "Executes a server-side Lua script by SHA1 digest.");
+  evalsha.shard_route = ScriptRunner::RouteEvalSha;
+  evalsha.shard_handler = ScriptRunner::EvalShaOnShard;
+  r->Register(std::move(evalsha));
   r->Register(EvalSpec("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0",
                        "Executes a read-only server-side Lua script."));
-  r->Register(EvalSpec("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
-                       "Executes a read-only server-side Lua script by SHA1 digest."));
+  CommandSpec evalsha_ro = EvalSpec("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
+                                    "Executes a read-only server-side Lua script by SHA1 digest.");
+  evalsha_ro.shard_route = ScriptRunner::RouteEvalSha;
+  evalsha_ro.shard_handler = ScriptRunner::EvalShaOnShard;
+  r->Register(std::move(evalsha_ro));
   r->Register(EvalSpec("fcall", 0, CmdFCall, "7.0.0", "Invokes a function."));
   r->Register(EvalSpec("fcall_ro", kCmdReadOnly, CmdFCallRo, "7.0.0",
                        "Invokes a read-only function."));

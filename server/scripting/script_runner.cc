@@ -88,10 +88,12 @@ constexpr std::string_view kUndeclaredAfterWrite =
 // calls, and the script's own client state for connection commands.
 class ScriptHostBase : public ScriptHost {
  public:
-  ScriptHostBase(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
-                 const ScriptFlags& flags, bool read_only)
-      : services_(services), runner_(runner), ctx_(ctx), flags_(flags),
-        read_only_(read_only), db_(ctx.state.db), now_ms_(ctx.now_ms) {}
+  // `conn`: the caller's connection (its script client's), or nullptr for a script run from a
+  // pipeline's shard group (connection commands a script may call do not use it).
+  ScriptHostBase(const ServerServices& services, PipelineRunner& runner, io::Connection* conn,
+                 unsigned db, int64_t now_ms, const ScriptFlags& flags, bool read_only)
+      : services_(services), runner_(runner), conn_(conn), flags_(flags),
+        read_only_(read_only), db_(db), now_ms_(now_ms) {}
 
   bool CommandExists(std::span<const std::string> args) const override {
     SetViews(args);
@@ -145,7 +147,7 @@ class ScriptHostBase : public ScriptHost {
   // The script's own client (SELECT, and connection commands), made at its first use.
   ConnState& ScriptClient() {
     if (!client_) {
-      client_ = std::make_unique<ConnState>(ctx_.state.conn);
+      client_ = std::make_unique<ConnState>(conn_);
       client_->db = db_;
       client_->authenticated = true;
     }
@@ -176,7 +178,7 @@ class ScriptHostBase : public ScriptHost {
 
   const ServerServices& services_;
   PipelineRunner& runner_;
-  ConnCmdContext& ctx_;
+  io::Connection* const conn_;
   const ScriptFlags& flags_;
   const bool read_only_;
   const unsigned db_;
@@ -197,9 +199,9 @@ class ScriptHostBase : public ScriptHost {
 // Runs a script's calls on the one shard whose thread runs the script.
 class ShardHost : public ScriptHostBase {
  public:
-  ShardHost(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
-            const ScriptFlags& flags, bool read_only, Shard& shard)
-      : ScriptHostBase(services, runner, ctx, flags, read_only), shard_(shard) {}
+  ShardHost(const ServerServices& services, PipelineRunner& runner, io::Connection* conn,
+            unsigned db, int64_t now_ms, const ScriptFlags& flags, bool read_only, Shard& shard)
+      : ScriptHostBase(services, runner, conn, db, now_ms, flags, read_only), shard_(shard) {}
 
   CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
     const CommandSpec* spec = Check(args, reply);
@@ -236,7 +238,9 @@ class CoordHost : public ScriptHostBase {
  public:
   CoordHost(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
             const ScriptFlags& flags, bool read_only, KeyLocks* locks)
-      : ScriptHostBase(services, runner, ctx, flags, read_only), locks_(locks) {}
+      : ScriptHostBase(services, runner, ctx.state.conn, ctx.state.db, ctx.now_ms, flags,
+                       read_only),
+        locks_(locks) {}
 
   // Learning run: records calls that go outside the declared `keys` of database `db` (their
   // one shard when they share one, else the keys themselves).
@@ -272,7 +276,7 @@ class CoordHost : public ScriptHostBase {
         }
         return CallStatus::kYield;  // a remote shard, or its multi-shard form
       case HandlerKind::kConn:
-        RunConnCommand(*spec, reply, ctx_.state.conn->engine().index());
+        RunConnCommand(*spec, reply, conn_->engine().index());
         return CallStatus::kReady;
       case HandlerKind::kCoord:
         return CallStatus::kYield;
@@ -377,14 +381,14 @@ LuaInterp::RunStatus StartCallee(const ServerServices& services, LuaInterp& in,
 }
 
 // Runs the script to its end on this thread (never yields: calls needing a hop abort it).
+// `conn`, `db`, `now_ms`: the caller's (conn nullptr from a pipeline's shard group).
 RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
-                      RunningScripts& running, ConnCmdContext& ctx, const ScriptCallee& callee,
-                      bool read_only, CmdArgs keys, CmdArgs argv, Shard& shard,
-                      uint64_t generation) {
+                      RunningScripts& running, io::ReplyBuilder& out, io::Connection* conn,
+                      unsigned db, int64_t now_ms, const ScriptCallee& callee, bool read_only,
+                      CmdArgs keys, CmdArgs argv, Shard& shard, uint64_t generation) {
   InterpPool& pool = ThreadPool();
   std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
-  io::ReplyBuilder& out = ctx.rb;
-  ShardHost host(services, runner, ctx, callee.flags(), read_only, shard);
+  ShardHost host(services, runner, conn, db, now_ms, callee.flags(), read_only, shard);
   RunSlot* slot = running.Acquire(shard.index(), NowMs(), callee.function != nullptr);
   host.set_slot(slot);
   in->set_run_slot(slot);
@@ -417,18 +421,18 @@ RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
 
 // Reads `numkeys` (args[2]) and splits the keys and arguments after it; false after replying
 // with Redis's error.
-bool SplitKeysAndArgs(CmdArgs args, ConnCmdContext& ctx, CmdArgs* keys, CmdArgs* argv) {
+bool SplitKeysAndArgs(CmdArgs args, io::ReplyBuilder& rb, CmdArgs* keys, CmdArgs* argv) {
   std::optional<int64_t> numkeys = ParseInt64(args[2]);
   if (!numkeys) {
-    ctx.SendStatus(OpStatus::kNotAnInteger);
+    SendStatus(rb, OpStatus::kNotAnInteger);
     return false;
   }
   if (*numkeys < 0) {
-    ctx.rb.SendError("ERR Number of keys can't be negative");
+    rb.SendError("ERR Number of keys can't be negative");
     return false;
   }
   if (static_cast<uint64_t>(*numkeys) > args.size() - 3) {
-    ctx.SendStatus(OpStatus::kNumkeysTooMany);
+    SendStatus(rb, OpStatus::kNumkeysTooMany);
     return false;
   }
   *keys = args.subspan(3, static_cast<size_t>(*numkeys));
@@ -461,6 +465,54 @@ void ScriptRunner::Kill(bool function, ConnCmdContext& ctx) {
   }
 }
 
+std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
+                                                  const ServerServices& services) {
+  ShardSet& ss = services.shard_set;
+  std::optional<int64_t> numkeys = ParseInt64(args[2]);
+  if (!numkeys || *numkeys < 1 ||
+      static_cast<uint64_t>(*numkeys) > args.size() - 3) {
+    return std::nullopt;
+  }
+  const CmdArgs keys = args.subspan(3, static_cast<size_t>(*numkeys));
+  const unsigned sid = ss.ShardOf(keys[0]);
+  for (std::string_view k : keys) {
+    if (ss.ShardOf(k) != sid) return std::nullopt;
+  }
+  std::shared_ptr<const StoredScript> script = services.scripts.Find(args[1]);
+  if (script == nullptr || script->key_mode.load(std::memory_order_relaxed) != kKeysDeclared) {
+    return std::nullopt;
+  }
+  return sid;
+}
+
+void ScriptRunner::EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx) {
+  CmdArgs keys, argv;
+  if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) return;
+  const ServerServices& services = *ctx.services;
+  ScriptCallee callee;
+  callee.script = services.scripts.Find(args[1]);
+  if (callee.script == nullptr) {
+    return ctx.rb.SendError("NOSCRIPT No matching script. Please use EVAL.");
+  }
+  const ScriptFlags& flags = callee.flags();
+  const bool read_only = ctx.spec.HasFlag(kCmdReadOnly) || flags.no_writes;
+  if (flags.shebang && !flags.no_writes && !flags.allow_oom) {
+    int64_t maxmemory = services.config.maxmemory.load(std::memory_order_relaxed);
+    if (maxmemory > 0 && UsedMemory() > maxmemory) return ctx.SendStatus(OpStatus::kOutOfMemory);
+  }
+  ScriptRunner& self = services.scripting;
+  RunOutcome outcome =
+      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, ctx.db_index,
+                 ctx.now_ms, callee, read_only, keys, argv, ctx.shard,
+                 services.scripts.generation());
+  if (outcome == RunOutcome::kRerunGlobal) {
+    // Inside a pipeline's shard group there is no going back to lock every shard: the script
+    // (now marked) runs that way from its next call on.
+    ctx.rb.SendError("ERR Script touched a key outside the shards of its declared keys; it "
+                     "locks the whole keyspace from its next run: run it again");
+  }
+}
+
 size_t ScriptRunner::LuaMemory() {
   int64_t v = g_lua_memory.load(std::memory_order_relaxed);
   return v > 0 ? static_cast<size_t>(v) : 0;
@@ -470,7 +522,7 @@ asio::awaitable<void> ScriptRunner::Eval(CmdArgs args, ConnCmdContext& ctx, bool
                                          bool read_only) {
   io::ReplyBuilder& out = ctx.rb;
   CmdArgs keys, argv;
-  if (!SplitKeysAndArgs(args, ctx, &keys, &argv)) co_return;
+  if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) co_return;
 
   ScriptStore& store = services_.scripts;
   std::shared_ptr<const StoredScript> script;
@@ -490,7 +542,7 @@ asio::awaitable<void> ScriptRunner::Eval(CmdArgs args, ConnCmdContext& ctx, bool
 asio::awaitable<void> ScriptRunner::FCall(CmdArgs args, ConnCmdContext& ctx, bool read_only) {
   io::ReplyBuilder& out = ctx.rb;
   CmdArgs keys, argv;
-  if (!SplitKeysAndArgs(args, ctx, &keys, &argv)) co_return;
+  if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) co_return;
   ScriptCallee callee;
   callee.function = services_.functions.Find(args[1]);
   if (callee.function == nullptr) co_return out.SendError("ERR Function not found");
@@ -516,8 +568,7 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
   const LockMode mode = read_only ? LockMode::kShared : LockMode::kExclusive;
   const uint8_t key_mode = callee.key_mode().load(std::memory_order_relaxed);
   // A script's first run with declared keys locks every shard and learns (key_mode).
-  bool learn = ctx.locks == nullptr && ss.size() > 1 && !keys.empty() &&
-               key_mode == kKeysUnknown;
+  bool learn = ctx.locks == nullptr && !keys.empty() && key_mode == kKeysUnknown;
   bool global = ctx.locks == nullptr && ss.size() > 1 &&
                 (keys.empty() || key_mode != kKeysDeclared);
   // One shard: the shard of every declared key.
@@ -539,8 +590,8 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     for (std::string_view k : keys) req.Add(LockHashOf(ctx.state.db, k), mode);
     RunOutcome outcome;
     auto run = [&](Shard& shard) {
-      return RunOnShard(services_, runner_, running_, ctx, callee, read_only, keys, argv, shard,
-                        generation);
+      return RunOnShard(services_, runner_, running_, ctx.rb, ctx.state.conn, ctx.state.db,
+                        ctx.now_ms, callee, read_only, keys, argv, shard, generation);
     };
     if (local != nullptr && local->index() == sid && local->locks().empty()) {
       outcome = run(*local);
@@ -566,7 +617,7 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     const bool deferred = only->blocking().deferred();
     only->blocking().set_deferred(true);
     co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, nullptr,
-                              /*may_rerun=*/false, generation);
+                              /*may_rerun=*/false, generation, learn);
     only->blocking().set_deferred(deferred);
     if (!deferred) only->blocking().ServeReady();
     co_return;

@@ -9,6 +9,9 @@
 //     as a coordinator (below), noting whether any call went outside its declared keys — to a
 //     key on another shard, or a multi-shard or global command. If none did, its later runs
 //     take the paths below; if one did, they all lock every shard.
+//   - Pipelined EVALSHA of such a script whose keys share a shard joins the batch's per-shard
+//     groups (RouteEvalSha, EvalShaOnShard): it runs on the shard as the one-shard case below,
+//     without a hop of its own; a run that still goes outside fails there, asking for a rerun.
 //   - One shard owns them all (always, with --threads 1): the script runs on that shard's
 //     thread from start to end, as one synchronous step, after the transactions that hold or
 //     await its keys (a transient lock request, as a one-shard EXEC) and with no lock taken.
@@ -33,6 +36,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/cmd_args.h"
@@ -43,6 +47,7 @@ namespace dashkv {
 
 class ConnCmdContext;
 class PipelineRunner;
+class ShardCmdContext;
 class KeyLocks;
 class LuaInterp;
 class ScriptHost;
@@ -77,6 +82,13 @@ class ScriptRunner {
   // Reads the metadata of lib->code and runs it in a Lua state of this thread as FUNCTION
   // LOAD does, filling lib->name and lib->functions; returns "" or Redis's error text.
   static std::string LoadLibrary(FunctionLibrary* lib);
+
+  // A pipelined EVALSHA / EVALSHA_RO joins the per-shard groups of its batch when its script
+  // is known to stay within its declared keys and they share a shard: returns that shard, or
+  // nullopt (then it runs as a coordinator command). CommandSpec::shard_route.
+  static std::optional<unsigned> RouteEvalSha(CmdArgs args, const ServerServices& services);
+  // Runs such an EVALSHA on its shard (the spec's shard handler).
+  static void EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx);
 
   // SCRIPT KILL (`function` false) or FUNCTION KILL: replies as Redis does.
   void Kill(bool function, ConnCmdContext& ctx);

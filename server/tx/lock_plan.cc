@@ -8,7 +8,11 @@ namespace dashkv {
 namespace {
 
 LockMode ModeOf(const CommandSpec& spec) {
-  return spec.HasFlag(kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+  // A script may write whatever Redis flags it (EVALSHA has no write flag): exclusive unless
+  // it is a read-only form.
+  const bool writes = spec.HasFlag(kCmdWrite) ||
+                      (spec.tx_scope == TxScope::kScript && !spec.HasFlag(kCmdReadOnly));
+  return writes ? LockMode::kExclusive : LockMode::kShared;
 }
 
 // Returns the key a command writes in another database than the connection's, if any.

@@ -374,6 +374,65 @@ class TestAtomicity:
                 t.join()
         assert not errors, errors
 
+    def test_pipelined_scripts_keep_their_order(self, r):
+        sha = r.script_load("local v = redis.call('incr', KEYS[1]) "
+                            "redis.call('set', KEYS[2], v) return v")
+        keys = ["{pl%d}:n" % i for i in range(10)]
+        r.delete(*keys, *["{pl%d}:copy" % i for i in range(10)])
+        r.evalsha(sha, 2, keys[0], "{pl0}:copy")  # its first run learns its keys
+        p = r.pipeline(transaction=False)
+        for round_ in range(5):
+            for i, k in enumerate(keys):
+                p.evalsha(sha, 2, k, "{pl%d}:copy" % i)
+                p.get(k)
+        replies = p.execute()
+        for round_ in range(5):
+            for i in range(10):
+                n = round_ + 1 + (1 if i == 0 else 0)
+                base = (round_ * 10 + i) * 2
+                assert replies[base] == n
+                assert replies[base + 1] == str(n).encode()
+        assert r.mget(["{pl%d}:copy" % i for i in range(10)]) == [b"6"] + [b"5"] * 9
+
+    def test_pipelined_transfers_keep_the_total(self, server, r):
+        """Pipelined scripts over hashtagged key pairs (each pair on one shard) while MULTI/EXEC
+        reads every key: the total never changes."""
+        pairs = [("{acct%d}:a" % i, "{acct%d}:b" % i) for i in range(6)]
+        keys = [k for pair in pairs for k in pair]
+        r.mset({k: 100 for k in keys})
+        move = r.script_load("redis.call('decr', KEYS[1]) return redis.call('incr', KEYS[2])")
+        r.evalsha(move, 2, *pairs[0])
+        r.evalsha(move, 2, pairs[0][1], pairs[0][0])
+        stop = threading.Event()
+        errors = []
+
+        def mover():
+            c = redis.Redis(host=server.host, port=server.port)
+            try:
+                while not stop.is_set():
+                    p = c.pipeline(transaction=False)
+                    for a, b in pairs:
+                        p.evalsha(move, 2, a, b)
+                        p.evalsha(move, 2, b, a)
+                    p.execute()
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+            finally:
+                c.close()
+
+        t = threading.Thread(target=mover)
+        t.start()
+        try:
+            for _ in range(200):
+                p = r.pipeline(transaction=True)
+                for k in keys:
+                    p.get(k)
+                assert sum(int(v) for v in p.execute()) == 1200
+        finally:
+            stop.set()
+            t.join()
+        assert not errors, errors
+
     def test_writes_wake_blocked_clients_after_the_script(self, server, r):
         r.delete("bl:q")
         got = []
