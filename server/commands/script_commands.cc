@@ -147,9 +147,15 @@ void RegisterScriptCommands(CommandRegistry* r) {
   evalsha_ro.shard_route = ScriptRunner::RouteEvalSha;
   evalsha_ro.shard_handler = ScriptRunner::EvalShaOnShard;
   r->Register(std::move(evalsha_ro));
-  r->Register(EvalSpec("fcall", 0, CmdFCall, "7.0.0", "Invokes a function."));
-  r->Register(EvalSpec("fcall_ro", kCmdReadOnly, CmdFCallRo, "7.0.0",
-                       "Invokes a read-only function."));
+  CommandSpec fcall = EvalSpec("fcall", 0, CmdFCall, "7.0.0", "Invokes a function.");
+  fcall.shard_route = ScriptRunner::RouteFCall;
+  fcall.shard_handler = ScriptRunner::FCallOnShard;
+  r->Register(std::move(fcall));
+  CommandSpec fcall_ro = EvalSpec("fcall_ro", kCmdReadOnly, CmdFCallRo, "7.0.0",
+                                  "Invokes a read-only function.");
+  fcall_ro.shard_route = ScriptRunner::RouteFCall;
+  fcall_ro.shard_handler = ScriptRunner::FCallOnShard;
+  r->Register(std::move(fcall_ro));
   CommandSpec s = MakeSpec("script", -2, 0, 0, 0, {"slow"}, "scripting", "2.6.0",
                            "A container for Lua scripts management commands.");
   s.kind = HandlerKind::kConn;

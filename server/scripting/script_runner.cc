@@ -465,12 +465,12 @@ void ScriptRunner::Kill(bool function, ConnCmdContext& ctx) {
   }
 }
 
-std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
-                                                  const ServerServices& services) {
-  ShardSet& ss = services.shard_set;
+namespace {
+
+// The shard of a script call's declared keys when there are some and they share one.
+std::optional<unsigned> DeclaredKeysShard(CmdArgs args, const ShardSet& ss) {
   std::optional<int64_t> numkeys = ParseInt64(args[2]);
-  if (!numkeys || *numkeys < 1 ||
-      static_cast<uint64_t>(*numkeys) > args.size() - 3) {
+  if (!numkeys || *numkeys < 1 || static_cast<uint64_t>(*numkeys) > args.size() - 3) {
     return std::nullopt;
   }
   const CmdArgs keys = args.subspan(3, static_cast<size_t>(*numkeys));
@@ -478,8 +478,27 @@ std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
   for (std::string_view k : keys) {
     if (ss.ShardOf(k) != sid) return std::nullopt;
   }
+  return sid;
+}
+
+}  // namespace
+
+std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
+                                                  const ServerServices& services) {
+  std::optional<unsigned> sid = DeclaredKeysShard(args, services.shard_set);
+  if (!sid) return std::nullopt;
   std::shared_ptr<const StoredScript> script = services.scripts.Find(args[1]);
   if (script == nullptr || script->key_mode.load(std::memory_order_relaxed) != kKeysDeclared) {
+    return std::nullopt;
+  }
+  return sid;
+}
+
+std::optional<unsigned> ScriptRunner::RouteFCall(CmdArgs args, const ServerServices& services) {
+  std::optional<unsigned> sid = DeclaredKeysShard(args, services.shard_set);
+  if (!sid) return std::nullopt;
+  std::shared_ptr<const FunctionInfo> fn = services.functions.Find(args[1]);
+  if (fn == nullptr || fn->key_mode.load(std::memory_order_relaxed) != kKeysDeclared) {
     return std::nullopt;
   }
   return sid;
@@ -488,12 +507,29 @@ std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
 void ScriptRunner::EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx) {
   CmdArgs keys, argv;
   if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) return;
-  const ServerServices& services = *ctx.services;
   ScriptCallee callee;
-  callee.script = services.scripts.Find(args[1]);
+  callee.script = ctx.services->scripts.Find(args[1]);
   if (callee.script == nullptr) {
     return ctx.rb.SendError("NOSCRIPT No matching script. Please use EVAL.");
   }
+  RunCalleeOnShard(ctx, callee, keys, argv);
+}
+
+void ScriptRunner::FCallOnShard(CmdArgs args, ShardCmdContext& ctx) {
+  CmdArgs keys, argv;
+  if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) return;
+  ScriptCallee callee;
+  callee.function = ctx.services->functions.Find(args[1]);
+  if (callee.function == nullptr) return ctx.rb.SendError("ERR Function not found");
+  if (ctx.spec.HasFlag(kCmdReadOnly) && !callee.function->flags.no_writes) {
+    return ctx.rb.SendError("ERR Can not execute a script with write flag using *_ro command.");
+  }
+  RunCalleeOnShard(ctx, callee, keys, argv);
+}
+
+void ScriptRunner::RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& callee,
+                                    CmdArgs keys, CmdArgs argv) {
+  const ServerServices& services = *ctx.services;
   const ScriptFlags& flags = callee.flags();
   const bool read_only = ctx.spec.HasFlag(kCmdReadOnly) || flags.no_writes;
   if (flags.shebang && !flags.no_writes && !flags.allow_oom) {

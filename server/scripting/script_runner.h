@@ -9,7 +9,7 @@
 //     as a coordinator (below), noting whether any call went outside its declared keys — to a
 //     key on another shard, or a multi-shard or global command. If none did, its later runs
 //     take the paths below; if one did, they all lock every shard.
-//   - Pipelined EVALSHA of such a script whose keys share a shard joins the batch's per-shard
+//   - Pipelined EVALSHA (or FCALL) of such a script whose keys share a shard joins the batch's per-shard
 //     groups (RouteEvalSha, EvalShaOnShard): it runs on the shard as the one-shard case below,
 //     without a hop of its own; a run that still goes outside fails there, asking for a rerun.
 //   - One shard owns them all (always, with --threads 1): the script runs on that shard's
@@ -87,8 +87,11 @@ class ScriptRunner {
   // is known to stay within its declared keys and they share a shard: returns that shard, or
   // nullopt (then it runs as a coordinator command). CommandSpec::shard_route.
   static std::optional<unsigned> RouteEvalSha(CmdArgs args, const ServerServices& services);
-  // Runs such an EVALSHA on its shard (the spec's shard handler).
+  // The same for FCALL / FCALL_RO.
+  static std::optional<unsigned> RouteFCall(CmdArgs args, const ServerServices& services);
+  // Run such a call on its shard (the specs' shard handlers).
   static void EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx);
+  static void FCallOnShard(CmdArgs args, ShardCmdContext& ctx);
 
   // SCRIPT KILL (`function` false) or FUNCTION KILL: replies as Redis does.
   void Kill(bool function, ConnCmdContext& ctx);
@@ -99,6 +102,9 @@ class ScriptRunner {
   static size_t LuaMemory();
 
  private:
+  // The shared part of EvalShaOnShard and FCallOnShard.
+  static void RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& callee, CmdArgs keys,
+                               CmdArgs argv);
   // Runs the script as a coordinator under `locks` (nullptr: the server has one shard);
   // returns true when it must run again with every shard locked (it touched an undeclared key
   // before writing anything).

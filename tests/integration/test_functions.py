@@ -129,6 +129,34 @@ class TestLoad:
         assert_err(raw.call("FCALL", "f1", "-1"), "ERR Number of keys can't be negative")
 
 
+class TestPipelined:
+    def test_pipelined_fcalls_keep_order_and_values(self, r):
+        load(r, "#!lua name=plf\nredis.register_function('bump', function(keys, args) "
+                "local v = redis.call('incr', keys[1]) redis.call('set', keys[2], v) return v end)"
+                "\nredis.register_function{function_name='peek', callback=function(keys) "
+                "return redis.call('get', keys[1]) end, flags={'no-writes'}}")
+        keys = ["{pf%d}:n" % i for i in range(8)]
+        r.delete(*keys)
+        r.fcall("bump", 2, keys[0], "{pf0}:copy")  # the first run learns the keys
+        r.fcall_ro("peek", 1, keys[0])
+        p = r.pipeline(transaction=False)
+        for _ in range(4):
+            for i, k in enumerate(keys):
+                p.fcall("bump", 2, k, "{pf%d}:copy" % i)
+                p.fcall_ro("peek", 1, k)
+        replies = p.execute()
+        for round_ in range(4):
+            for i in range(8):
+                n = round_ + 1 + (1 if i == 0 else 0)
+                base = (round_ * 8 + i) * 2
+                assert replies[base] == n and replies[base + 1] == str(n).encode()
+        p = r.pipeline(transaction=False)
+        p.fcall_ro("bump", 2, keys[1], "{pf1}:copy")
+        p.fcall("nosuch", 1, keys[1])
+        out = p.execute(raise_on_error=False)
+        assert "write flag" in str(out[0]) and "Function not found" in str(out[1])
+
+
 class TestManage:
     def test_list(self, r):
         load(r, LIB)
