@@ -68,11 +68,32 @@ std::shared_ptr<const StoredScript> ScriptStore::Add(std::string_view sha, std::
 
 std::shared_ptr<const StoredScript> ScriptStore::Find(std::string_view sha) const {
   if (sha.size() != 40) return nullptr;
-  char lower[40];
-  for (size_t i = 0; i < 40; ++i) lower[i] = AsciiToLower(sha[i]);
-  std::lock_guard lock(mu_);
-  auto it = by_sha_.find(std::string(lower, 40));
-  return it == by_sha_.end() ? nullptr : it->second;
+  std::string lower(sha);
+  for (char& c : lower) c = AsciiToLower(c);
+  // Each thread keeps the scripts it found, valid while the generation stays (SCRIPT FLUSH
+  // bumps it), so EVALSHA takes the mutex only for a script new to the thread.
+  struct Cache {
+    const ScriptStore* owner = nullptr;
+    uint64_t generation = 0;
+    absl::flat_hash_map<std::string, std::shared_ptr<const StoredScript>> scripts;
+  };
+  static thread_local Cache cache;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (cache.owner != this || cache.generation != generation) {
+    cache.owner = this;
+    cache.generation = generation;
+    cache.scripts.clear();
+  }
+  if (auto it = cache.scripts.find(lower); it != cache.scripts.end()) return it->second;
+  std::shared_ptr<const StoredScript> found;
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_sha_.find(lower);
+    if (it == by_sha_.end()) return nullptr;
+    found = it->second;
+  }
+  cache.scripts.emplace(std::move(lower), found);
+  return found;
 }
 
 void ScriptStore::Flush() {

@@ -3,8 +3,8 @@
 // states (server/scripting/lua_interp.h) and asks the store only for a SHA it has not seen.
 // SCRIPT FLUSH empties it and bumps the generation, which makes every thread drop its Lua
 // states at its next script.
-// Thread-safe (a mutex: taken only when a thread meets a SHA it has not compiled, by SCRIPT
-// commands and by INFO).
+// Thread-safe: a mutex, taken by SCRIPT commands, INFO and a thread's first Find of a SHA
+// (Find keeps a per-thread cache checked against the generation).
 #pragma once
 
 #include <atomic>
