@@ -11,6 +11,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdDenyOom, "denyoom"},     {kCmdAdmin, "admin"},
       {kCmdPubSub, "pubsub"},       {kCmdNoScript, "noscript"},
       {kCmdLoading, "loading"},     {kCmdStale, "stale"},
+      {kCmdSkipMonitor, "skip_monitor"},
       {kCmdFast, "fast"},           {kCmdNoAuth, "no_auth"},
       {kCmdBlocking, "blocking"},   {kCmdNoMulti, "no_multi"},
       {kCmdAllowBusy, "allow_busy"}, {kCmdMayReplicate, "may_replicate"},
@@ -86,8 +87,29 @@ CommandSpec MakeSpec(std::string name, int arity, uint32_t flags, int first_key,
   return s;
 }
 
+namespace {
+
+// Gives a command whose keys follow a numkeys argument the key specs Redis 7.0 reports for
+// every such command, unless it has its own: a STORE form's destination (overwritten), then
+// the counted keys, read by a read command and read and deleted from by a write (the *MPOP
+// family).
+void AddNumKeysSpecs(CommandSpec& spec) {
+  if (spec.numkeys_index <= 0 || !spec.key_specs.empty()) return;
+  if (spec.first_key > 0) {
+    spec.key_specs.push_back(KeySpec::AtIndex({"OW", "update"}, spec.first_key));
+    spec.key_specs.push_back(KeySpec::KeyNum({"RO", "access"}, spec.numkeys_index));
+  } else if (spec.HasFlag(kCmdWrite)) {
+    spec.key_specs.push_back(KeySpec::KeyNum({"RW", "access", "delete"}, spec.numkeys_index));
+  } else {
+    spec.key_specs.push_back(KeySpec::KeyNum({"RO", "access"}, spec.numkeys_index));
+  }
+}
+
+}  // namespace
+
 void CommandRegistry::Register(CommandSpec spec) {
   spec.name = AsciiStrToLower(spec.name);
+  AddNumKeysSpecs(spec);
   spec.id = static_cast<uint32_t>(num_ids_++);
   CHECK(spec.container() || spec.shard_handler || spec.conn_handler || spec.coord_handler);
   CHECK(!spec.container() || spec.kind != HandlerKind::kShard);

@@ -46,6 +46,7 @@ enum CommandFlag : uint32_t {
   kCmdMayReplicate = 1 << 13,
   kCmdSkipSlowlog = 1 << 14,
   kCmdNoMandatoryKeys = 1 << 15,
+  kCmdSkipMonitor = 1 << 16,
   // Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
   kCmdMultiControl = 1 << 24,
   // Allowed while a RESP2 connection is in subscribed mode ((P|S)(UN)SUBSCRIBE, PING, QUIT,
@@ -119,6 +120,10 @@ struct KeySpec {
   int last_key = 0;
   int key_step = 1;
   int limit = 0;
+  // find_keys "keynum" instead of "range": the argument at the search's start counts the keys,
+  // which follow it (keynumidx 0, firstkey 1, keystep `key_step`, as every Redis command has).
+  bool keynum = false;
+  std::string_view notes;  // COMMAND INFO's "notes" field, when set
 
   // Returns a spec whose keys start at args[index].
   static KeySpec AtIndex(std::vector<std::string_view> flags, int index, int last_key = 0,
@@ -128,6 +133,16 @@ struct KeySpec {
     ks.begin_index = index;
     ks.last_key = last_key;
     ks.key_step = key_step;
+    return ks;
+  }
+  // Returns a spec whose keys follow a count of them at args[index].
+  static KeySpec KeyNum(std::vector<std::string_view> flags, int index,
+                        std::string_view notes = {}) {
+    KeySpec ks;
+    ks.flags = std::move(flags);
+    ks.begin_index = index;
+    ks.keynum = true;
+    ks.notes = notes;
     return ks;
   }
   // Returns a spec whose keys start after `keyword`, searched from args[startfrom].
@@ -143,7 +158,7 @@ struct KeySpec {
   }
   // Returns whether the keys' positions depend on the other arguments (not an index and a
   // range): Redis then flags the command "movablekeys".
-  bool movable() const { return !keyword.empty(); }
+  bool movable() const { return !keyword.empty() || keynum; }
 };
 
 struct CommandSpec {

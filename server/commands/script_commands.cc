@@ -95,12 +95,30 @@ void ScriptHelp(CmdArgs, ConnCmdContext& ctx) {
   SendHelp(ctx.rb, kHelp);
 }
 
+// The key spec Redis gives the EVAL and FCALL families: the declared keys may be read or
+// written (only read by the _RO forms); EVALSHA and EVALSHA_RO carry no notes.
+KeySpec EvalKeySpec(std::string_view name, bool read_only) {
+  const bool notes = name.find("sha") == std::string_view::npos;
+  if (read_only) {
+    return KeySpec::KeyNum(
+        {"RO", "access"}, 2,
+        notes ? "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
+              : "");
+  }
+  return KeySpec::KeyNum(
+      {"RW", "access", "update"}, 2,
+      notes ? "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+            : "");
+}
+
 CommandSpec EvalSpec(std::string name, uint32_t extra_flags, CoordHandler handler,
                      std::string_view since, std::string_view summary) {
-  CommandSpec s = MakeSpec(std::move(name), -3,
-                           kCmdNoScript | kCmdStale | kCmdNoMandatoryKeys | extra_flags, 0, 0,
-                           {"slow", "scripting"}, "scripting", since, summary);
+  CommandSpec s = MakeSpec(
+      std::move(name), -3,
+      kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys | extra_flags, 0, 0,
+      {"slow", "scripting"}, "scripting", since, summary);
   s.numkeys_index = 2;
+  s.key_specs.push_back(EvalKeySpec(s.name, (extra_flags & kCmdReadOnly) != 0));
   s.tx_scope = TxScope::kScript;
   return WithCoordHandler(std::move(s), handler);
 }
@@ -134,14 +152,20 @@ std::vector<CommandSpec> ScriptSubcommands() {
 }  // namespace
 
 void RegisterScriptCommands(CommandRegistry* r) {
-  r->Register(EvalSpec("eval", 0, CmdEval, "2.6.0", "Executes a server-side Lua script."));
+  CommandSpec eval = EvalSpec("eval", 0, CmdEval, "2.6.0", "Executes a server-side Lua script.");
+  eval.shard_route = ScriptRunner::RouteEval;
+  eval.shard_handler = ScriptRunner::EvalOnShard;
+  r->Register(std::move(eval));
   CommandSpec evalsha = EvalSpec("evalsha", 0, CmdEvalSha, "2.6.0",
                                  "Executes a server-side Lua script by SHA1 digest.");
   evalsha.shard_route = ScriptRunner::RouteEvalSha;
   evalsha.shard_handler = ScriptRunner::EvalShaOnShard;
   r->Register(std::move(evalsha));
-  r->Register(EvalSpec("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0",
-                       "Executes a read-only server-side Lua script."));
+  CommandSpec eval_ro = EvalSpec("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0",
+                                 "Executes a read-only server-side Lua script.");
+  eval_ro.shard_route = ScriptRunner::RouteEval;
+  eval_ro.shard_handler = ScriptRunner::EvalOnShard;
+  r->Register(std::move(eval_ro));
   CommandSpec evalsha_ro = EvalSpec("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
                                     "Executes a read-only server-side Lua script by SHA1 digest.");
   evalsha_ro.shard_route = ScriptRunner::RouteEvalSha;

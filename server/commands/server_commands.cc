@@ -159,7 +159,11 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   for (auto t : spec.tips) rb.SendBulk(t);
   rb.StartSet(spec.key_specs.size());
   for (const KeySpec& ks : spec.key_specs) {
-    rb.StartMap(3);
+    rb.StartMap(ks.notes.empty() ? 3 : 4);
+    if (!ks.notes.empty()) {
+      rb.SendBulk("notes");
+      rb.SendBulk(ks.notes);
+    }
     rb.SendBulk("flags");
     rb.StartSet(ks.flags.size());
     for (auto f : ks.flags) rb.SendSimpleString(f);
@@ -184,6 +188,18 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
     rb.SendBulk("find_keys");
     rb.StartMap(2);
     rb.SendBulk("type");
+    if (ks.keynum) {
+      rb.SendBulk("keynum");
+      rb.SendBulk("spec");
+      rb.StartMap(3);
+      rb.SendBulk("keynumidx");
+      rb.SendLong(0);
+      rb.SendBulk("firstkey");
+      rb.SendLong(1);
+      rb.SendBulk("keystep");
+      rb.SendLong(ks.key_step);
+      continue;
+    }
     rb.SendBulk("range");
     rb.SendBulk("spec");
     rb.StartMap(3);

@@ -2,6 +2,11 @@
 
 namespace dashkv {
 
+uint64_t FunctionStore::FirstGeneration() {
+  static std::atomic<uint64_t> stores{0};
+  return stores.fetch_add(1, std::memory_order_relaxed) << 32;
+}
+
 bool ValidFunctionName(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
@@ -104,9 +109,34 @@ std::string FunctionStore::Restore(std::vector<std::shared_ptr<FunctionLibrary>>
 }
 
 std::shared_ptr<const FunctionInfo> FunctionStore::Find(std::string_view function) const {
-  std::lock_guard lock(mu_);
-  auto it = functions_.find(std::string(function));
-  return it == functions_.end() ? nullptr : it->second;
+  // Each thread keeps the functions it found, valid while the generation stays (every change
+  // of the store bumps it under the mutex, after the change), so FCALL takes the mutex only for
+  // a function new to the thread. Misses are not cached: a later FUNCTION LOAD needs no bump
+  // to be seen.
+  struct Cache {
+    const FunctionStore* owner = nullptr;
+    uint64_t generation = 0;
+    absl::flat_hash_map<std::string, std::shared_ptr<const FunctionInfo>> functions;
+  };
+  static thread_local Cache cache;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (cache.owner != this || cache.generation != generation) {
+    cache.owner = this;
+    cache.generation = generation;
+    cache.functions.clear();
+  }
+  // Debian's abseil has its own string_view type for heterogeneous lookup.
+  const absl::string_view name(function.data(), function.size());
+  if (auto it = cache.functions.find(name); it != cache.functions.end()) return it->second;
+  std::shared_ptr<const FunctionInfo> found;
+  {
+    std::lock_guard lock(mu_);
+    auto it = functions_.find(name);
+    if (it == functions_.end()) return nullptr;
+    found = it->second;
+  }
+  cache.functions.emplace(std::string(function), found);
+  return found;
 }
 
 std::vector<std::shared_ptr<const FunctionLibrary>> FunctionStore::Libraries() const {

@@ -2,7 +2,8 @@
 // threads. A library is its code and the functions its loading registered; each thread's Lua
 // states load every library again when the store's generation changes
 // (LuaInterp::SyncFunctions), so a function runs in the state of whichever thread runs it.
-// Thread-safe (a mutex, taken by FUNCTION commands and once per FCALL to find the function).
+// Thread-safe: a mutex, taken by FUNCTION commands and a thread's first Find of a function
+// (Find keeps a per-thread cache checked against the generation).
 #pragma once
 
 #include <atomic>
@@ -69,7 +70,10 @@ class FunctionStore {
   mutable std::mutex mu_;
   absl::btree_map<std::string, std::shared_ptr<const FunctionLibrary>> libs_;
   absl::flat_hash_map<std::string, std::shared_ptr<const FunctionInfo>> functions_;
-  std::atomic<uint64_t> generation_{0};
+  // Starts at a value no other store of this process used, so a per-thread cache left by a
+  // destroyed store at the same address never matches this one.
+  static uint64_t FirstGeneration();
+  std::atomic<uint64_t> generation_{FirstGeneration()};
 };
 
 }  // namespace dashkv

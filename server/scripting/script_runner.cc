@@ -494,6 +494,16 @@ std::optional<unsigned> ScriptRunner::RouteEvalSha(CmdArgs args,
   return sid;
 }
 
+std::optional<unsigned> ScriptRunner::RouteEval(CmdArgs args, const ServerServices& services) {
+  std::optional<unsigned> sid = DeclaredKeysShard(args, services.shard_set);
+  if (!sid) return std::nullopt;
+  std::shared_ptr<const StoredScript> script = services.scripts.FindByBody(args[1]);
+  if (script == nullptr || script->key_mode.load(std::memory_order_relaxed) != kKeysDeclared) {
+    return std::nullopt;
+  }
+  return sid;
+}
+
 std::optional<unsigned> ScriptRunner::RouteFCall(CmdArgs args, const ServerServices& services) {
   std::optional<unsigned> sid = DeclaredKeysShard(args, services.shard_set);
   if (!sid) return std::nullopt;
@@ -511,6 +521,21 @@ void ScriptRunner::EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx) {
   callee.script = ctx.services->scripts.Find(args[1]);
   if (callee.script == nullptr) {
     return ctx.rb.SendError("NOSCRIPT No matching script. Please use EVAL.");
+  }
+  RunCalleeOnShard(ctx, callee, keys, argv);
+}
+
+void ScriptRunner::EvalOnShard(CmdArgs args, ShardCmdContext& ctx) {
+  CmdArgs keys, argv;
+  if (!SplitKeysAndArgs(args, ctx.rb, &keys, &argv)) return;
+  ScriptCallee callee;
+  ScriptStore& store = ctx.services->scripts;
+  callee.script = store.FindByBody(args[1]);
+  if (callee.script == nullptr) {
+    // SCRIPT FLUSH ran since the call was routed: the script is added again.
+    std::string err;
+    callee.script = store.Add(Sha1Hex(args[1]), args[1], &err);
+    if (callee.script == nullptr) return ctx.rb.SendError("ERR " + err);
   }
   RunCalleeOnShard(ctx, callee, keys, argv);
 }
@@ -566,9 +591,12 @@ asio::awaitable<void> ScriptRunner::Eval(CmdArgs args, ConnCmdContext& ctx, bool
     script = store.Find(args[1]);
     if (script == nullptr) co_return out.SendError("NOSCRIPT No matching script. Please use EVAL.");
   } else {
-    std::string err;
-    script = store.Add(Sha1Hex(args[1]), args[1], &err);
-    if (script == nullptr) co_return out.SendError("ERR " + err);
+    script = store.FindByBody(args[1]);
+    if (script == nullptr) {
+      std::string err;
+      script = store.Add(Sha1Hex(args[1]), args[1], &err);
+      if (script == nullptr) co_return out.SendError("ERR " + err);
+    }
   }
   ScriptCallee callee;
   callee.script = std::move(script);

@@ -9,9 +9,10 @@
 //     as a coordinator (below), noting whether any call went outside its declared keys — to a
 //     key on another shard, or a multi-shard or global command. If none did, its later runs
 //     take the paths below; if one did, they all lock every shard.
-//   - Pipelined EVALSHA (or FCALL) of such a script whose keys share a shard joins the batch's per-shard
-//     groups (RouteEvalSha, EvalShaOnShard): it runs on the shard as the one-shard case below,
-//     without a hop of its own; a run that still goes outside fails there, asking for a rerun.
+//   - Pipelined EVAL, EVALSHA (or FCALL) of such a script whose keys share a shard joins the
+//     batch's per-shard groups (RouteEval, EvalOnShard ...): it runs on the shard as the
+//     one-shard case below, without a hop of its own; a run that still goes outside fails
+//     there, asking for a rerun.
 //   - One shard owns them all (always, with --threads 1): the script runs on that shard's
 //     thread from start to end, as one synchronous step, after the transactions that hold or
 //     await its keys (a transient lock request, as a one-shard EXEC) and with no lock taken.
@@ -87,10 +88,12 @@ class ScriptRunner {
   // is known to stay within its declared keys and they share a shard: returns that shard, or
   // nullopt (then it runs as a coordinator command). CommandSpec::shard_route.
   static std::optional<unsigned> RouteEvalSha(CmdArgs args, const ServerServices& services);
+  static std::optional<unsigned> RouteEval(CmdArgs args, const ServerServices& services);
   // The same for FCALL / FCALL_RO.
   static std::optional<unsigned> RouteFCall(CmdArgs args, const ServerServices& services);
   // Run such a call on its shard (the specs' shard handlers).
   static void EvalShaOnShard(CmdArgs args, ShardCmdContext& ctx);
+  static void EvalOnShard(CmdArgs args, ShardCmdContext& ctx);
   static void FCallOnShard(CmdArgs args, ShardCmdContext& ctx);
 
   // SCRIPT KILL (`function` false) or FUNCTION KILL: replies as Redis does.

@@ -1,8 +1,14 @@
 #include "server/scripting/script_store.h"
 
+#include "core/sha1.h"
 #include "core/str_util.h"
 
 namespace dashkv {
+
+uint64_t ScriptStore::FirstGeneration() {
+  static std::atomic<uint64_t> stores{0};
+  return stores.fetch_add(1, std::memory_order_relaxed) << 32;
+}
 
 bool SetScriptFlag(std::string_view name, ScriptFlags* flags) {
   if (name == "no-writes") {
@@ -66,33 +72,57 @@ std::shared_ptr<const StoredScript> ScriptStore::Add(std::string_view sha, std::
   return it->second;
 }
 
+namespace {
+
+// The scripts a thread found, valid while the store's generation stays (SCRIPT FLUSH bumps
+// it after emptying the store, under its mutex), so EVALSHA and a repeated EVAL take no mutex
+// and EVAL computes no SHA1 for a script the thread already met. Misses are not cached.
+struct ThreadScripts {
+  const ScriptStore* owner = nullptr;
+  uint64_t generation = 0;
+  absl::flat_hash_map<std::string, std::shared_ptr<const StoredScript>> by_sha;
+  // Keys view the body held by the value's script.
+  absl::flat_hash_map<absl::string_view, std::shared_ptr<const StoredScript>> by_body;
+};
+
+ThreadScripts& CacheOf(const ScriptStore* store, uint64_t generation) {
+  static thread_local ThreadScripts cache;
+  if (cache.owner != store || cache.generation != generation) {
+    cache.owner = store;
+    cache.generation = generation;
+    cache.by_sha.clear();
+    cache.by_body.clear();
+  }
+  return cache;
+}
+
+}  // namespace
+
+std::shared_ptr<const StoredScript> ScriptStore::FindLocked(const std::string& lower_sha) const {
+  std::lock_guard lock(mu_);
+  auto it = by_sha_.find(lower_sha);
+  return it == by_sha_.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<const StoredScript> ScriptStore::Find(std::string_view sha) const {
   if (sha.size() != 40) return nullptr;
   std::string lower(sha);
   for (char& c : lower) c = AsciiToLower(c);
-  // Each thread keeps the scripts it found, valid while the generation stays (SCRIPT FLUSH
-  // bumps it), so EVALSHA takes the mutex only for a script new to the thread.
-  struct Cache {
-    const ScriptStore* owner = nullptr;
-    uint64_t generation = 0;
-    absl::flat_hash_map<std::string, std::shared_ptr<const StoredScript>> scripts;
-  };
-  static thread_local Cache cache;
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (cache.owner != this || cache.generation != generation) {
-    cache.owner = this;
-    cache.generation = generation;
-    cache.scripts.clear();
+  ThreadScripts& cache = CacheOf(this, generation_.load(std::memory_order_acquire));
+  if (auto it = cache.by_sha.find(lower); it != cache.by_sha.end()) return it->second;
+  std::shared_ptr<const StoredScript> found = FindLocked(lower);
+  if (found != nullptr) cache.by_sha.emplace(std::move(lower), found);
+  return found;
+}
+
+std::shared_ptr<const StoredScript> ScriptStore::FindByBody(std::string_view body) const {
+  ThreadScripts& cache = CacheOf(this, generation_.load(std::memory_order_acquire));
+  const absl::string_view key(body.data(), body.size());
+  if (auto it = cache.by_body.find(key); it != cache.by_body.end()) return it->second;
+  std::shared_ptr<const StoredScript> found = FindLocked(Sha1Hex(body));
+  if (found != nullptr) {
+    cache.by_body.emplace(absl::string_view(found->body.data(), found->body.size()), found);
   }
-  if (auto it = cache.scripts.find(lower); it != cache.scripts.end()) return it->second;
-  std::shared_ptr<const StoredScript> found;
-  {
-    std::lock_guard lock(mu_);
-    auto it = by_sha_.find(lower);
-    if (it == by_sha_.end()) return nullptr;
-    found = it->second;
-  }
-  cache.scripts.emplace(std::move(lower), found);
   return found;
 }
 

@@ -3,8 +3,8 @@
 // states (server/scripting/lua_interp.h) and asks the store only for a SHA it has not seen.
 // SCRIPT FLUSH empties it and bumps the generation, which makes every thread drop its Lua
 // states at its next script.
-// Thread-safe: a mutex, taken by SCRIPT commands, INFO and a thread's first Find of a SHA
-// (Find keeps a per-thread cache checked against the generation).
+// Thread-safe: a mutex, taken by SCRIPT commands, INFO and a thread's first Find of a script
+// (Find and FindByBody keep a per-thread cache checked against the generation).
 #pragma once
 
 #include <atomic>
@@ -59,6 +59,9 @@ class ScriptStore {
                                           std::string* error);
   // Returns the script with `sha` (any case), or nullptr.
   std::shared_ptr<const StoredScript> Find(std::string_view sha) const;
+  // Returns the script whose body is `body`, or nullptr (EVAL: a thread that met the body
+  // before finds it without computing its SHA1).
+  std::shared_ptr<const StoredScript> FindByBody(std::string_view body) const;
   // Forgets every script; Lua states compiled before are dropped at their next use.
   void Flush();
 
@@ -74,7 +77,11 @@ class ScriptStore {
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const StoredScript>> by_sha_;
   size_t body_bytes_ = 0;
-  std::atomic<uint64_t> generation_{0};
+  // Starts at a value no other store of this process used, so a per-thread cache left by a
+  // destroyed store at the same address never matches this one.
+  static uint64_t FirstGeneration();
+  std::shared_ptr<const StoredScript> FindLocked(const std::string& lower_sha) const;
+  std::atomic<uint64_t> generation_{FirstGeneration()};
 };
 
 }  // namespace dashkv

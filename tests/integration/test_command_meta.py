@@ -350,6 +350,18 @@ class TestSideBySide:
         for name, m, t in zip(names, mine, ref):
             assert m[2] == t[2], name
 
+    def test_numkeys_commands_whole_entries(self, both):
+        """The keynum key specs (with notes for EVAL and FCALL) and every other field of the
+        commands whose keys follow a numkeys argument."""
+        ours, theirs = both
+        names = ["lmpop", "blmpop", "sintercard", "zmpop", "bzmpop", "zunion", "zinter",
+                 "zdiff", "zunionstore", "zinterstore", "zdiffstore", "zintercard", "eval",
+                 "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"]
+        mine = ours.call("COMMAND", "INFO", *names)
+        ref = theirs.call("COMMAND", "INFO", *names)
+        for name, m, t in zip(names, mine, ref):
+            assert _normalize(m) == _normalize(t), name
+
     def test_same_getkeys(self, both):
         ours, theirs = both
         for args in (("object", "encoding", "k"), ("memory", "usage", "k"),

@@ -374,18 +374,27 @@ class TestAtomicity:
                 t.join()
         assert not errors, errors
 
-    def test_pipelined_scripts_keep_their_order(self, r):
-        sha = r.script_load("local v = redis.call('incr', KEYS[1]) "
-                            "redis.call('set', KEYS[2], v) return v")
+    @pytest.mark.parametrize("by", ["evalsha", "eval"])
+    def test_pipelined_scripts_keep_their_order(self, r, by):
+        body = "local v = redis.call('incr', KEYS[1]) redis.call('set', KEYS[2], v) return v"
+        sha = r.script_load(body)
         keys = ["{pl%d}:n" % i for i in range(10)]
         r.delete(*keys, *["{pl%d}:copy" % i for i in range(10)])
         r.evalsha(sha, 2, keys[0], "{pl0}:copy")  # its first run learns its keys
         p = r.pipeline(transaction=False)
         for round_ in range(5):
             for i, k in enumerate(keys):
-                p.evalsha(sha, 2, k, "{pl%d}:copy" % i)
+                if by == "eval":
+                    p.eval(body, 2, k, "{pl%d}:copy" % i)
+                else:
+                    p.evalsha(sha, 2, k, "{pl%d}:copy" % i)
                 p.get(k)
+            if round_ == 2:
+                p.script_flush()  # later calls find (EVAL: add again) the script anew
+                if by == "evalsha":
+                    p.script_load(body)
         replies = p.execute()
+        replies = [x for x in replies if x is not True and x != sha]
         for round_ in range(5):
             for i in range(10):
                 n = round_ + 1 + (1 if i == 0 else 0)
