@@ -96,6 +96,9 @@ using OtherDbKeyFn = std::optional<std::pair<unsigned, std::string_view>> (*)(Cm
 // per-shard groups (its shard_handler then runs it), or nullopt (its coordinator handler runs
 // it). Checked by Dispatch before grouping (EVALSHA of a script known to stay on its keys).
 using ShardRouteFn = std::optional<unsigned> (*)(CmdArgs args, const ServerServices& services);
+// Whether a call of a script command (TxScope::kScript) queued in MULTI must lock every shard:
+// its script is not known to keep to its declared keys.
+using LocksAllShardsFn = bool (*)(CmdArgs args, const ServerServices& services);
 // The argument indexes of the keys of a call whose keys only a parser can find (MIGRATE's KEYS
 // option), in argument order; none when the call is malformed.
 using KeysFn = KeyIndexes (*)(CmdArgs args);
@@ -183,6 +186,7 @@ struct CommandSpec {
   CoordHandler coord_handler = nullptr;
   BatchHandler batch_handler = nullptr;  // optional, kCoord commands without keys only
   ShardRouteFn shard_route = nullptr;    // optional, kCoord commands with a shard_handler
+  LocksAllShardsFn locks_all_shards = nullptr;  // optional, TxScope::kScript commands
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...

@@ -155,30 +155,36 @@ void RegisterScriptCommands(CommandRegistry* r) {
   CommandSpec eval = EvalSpec("eval", 0, CmdEval, "2.6.0", "Executes a server-side Lua script.");
   eval.shard_route = ScriptRunner::RouteEval;
   eval.shard_handler = ScriptRunner::EvalOnShard;
+  eval.locks_all_shards = ScriptRunner::EvalLocksAllShards;
   r->Register(std::move(eval));
   CommandSpec evalsha = EvalSpec("evalsha", 0, CmdEvalSha, "2.6.0",
                                  "Executes a server-side Lua script by SHA1 digest.");
   evalsha.shard_route = ScriptRunner::RouteEvalSha;
   evalsha.shard_handler = ScriptRunner::EvalShaOnShard;
+  evalsha.locks_all_shards = ScriptRunner::EvalShaLocksAllShards;
   r->Register(std::move(evalsha));
   CommandSpec eval_ro = EvalSpec("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0",
                                  "Executes a read-only server-side Lua script.");
   eval_ro.shard_route = ScriptRunner::RouteEval;
   eval_ro.shard_handler = ScriptRunner::EvalOnShard;
+  eval_ro.locks_all_shards = ScriptRunner::EvalLocksAllShards;
   r->Register(std::move(eval_ro));
   CommandSpec evalsha_ro = EvalSpec("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
                                     "Executes a read-only server-side Lua script by SHA1 digest.");
   evalsha_ro.shard_route = ScriptRunner::RouteEvalSha;
   evalsha_ro.shard_handler = ScriptRunner::EvalShaOnShard;
+  evalsha_ro.locks_all_shards = ScriptRunner::EvalShaLocksAllShards;
   r->Register(std::move(evalsha_ro));
   CommandSpec fcall = EvalSpec("fcall", 0, CmdFCall, "7.0.0", "Invokes a function.");
   fcall.shard_route = ScriptRunner::RouteFCall;
   fcall.shard_handler = ScriptRunner::FCallOnShard;
+  fcall.locks_all_shards = ScriptRunner::FCallLocksAllShards;
   r->Register(std::move(fcall));
   CommandSpec fcall_ro = EvalSpec("fcall_ro", kCmdReadOnly, CmdFCallRo, "7.0.0",
                                   "Invokes a read-only function.");
   fcall_ro.shard_route = ScriptRunner::RouteFCall;
   fcall_ro.shard_handler = ScriptRunner::FCallOnShard;
+  fcall_ro.locks_all_shards = ScriptRunner::FCallLocksAllShards;
   r->Register(std::move(fcall_ro));
   CommandSpec s = MakeSpec("script", -2, 0, 0, 0, {"slow"}, "scripting", "2.6.0",
                            "A container for Lua scripts management commands.");

@@ -504,6 +504,29 @@ std::optional<unsigned> ScriptRunner::RouteEval(CmdArgs args, const ServerServic
   return sid;
 }
 
+namespace {
+
+bool LocksAllShardsFor(const std::atomic<uint8_t>& key_mode) {
+  return key_mode.load(std::memory_order_relaxed) != kKeysDeclared;
+}
+
+}  // namespace
+
+bool ScriptRunner::EvalLocksAllShards(CmdArgs args, const ServerServices& services) {
+  std::shared_ptr<const StoredScript> script = services.scripts.FindByBody(args[1]);
+  return script == nullptr || LocksAllShardsFor(script->key_mode);  // new: learns in the EXEC
+}
+
+bool ScriptRunner::EvalShaLocksAllShards(CmdArgs args, const ServerServices& services) {
+  std::shared_ptr<const StoredScript> script = services.scripts.Find(args[1]);
+  return script != nullptr && LocksAllShardsFor(script->key_mode);  // missing: NOSCRIPT
+}
+
+bool ScriptRunner::FCallLocksAllShards(CmdArgs args, const ServerServices& services) {
+  std::shared_ptr<const FunctionInfo> fn = services.functions.Find(args[1]);
+  return fn != nullptr && LocksAllShardsFor(fn->key_mode);
+}
+
 std::optional<unsigned> ScriptRunner::RouteFCall(CmdArgs args, const ServerServices& services) {
   std::optional<unsigned> sid = DeclaredKeysShard(args, services.shard_set);
   if (!sid) return std::nullopt;
@@ -687,8 +710,15 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     co_return;
   }
   if (ctx.locks != nullptr) {
+    // An EXEC locks every shard for a script not known to keep to its declared keys
+    // (AddCommandLocks): a first run there learns as it would alone.
+    bool all_shards = true;
+    for (unsigned sid = 0; sid < ss.size() && all_shards; ++sid) {
+      all_shards = ctx.locks->request(sid).whole_shard;
+    }
+    learn = !keys.empty() && key_mode == kKeysUnknown && all_shards;
     co_await RunAsCoordinator(ctx, callee, read_only, keys, argv, ctx.locks,
-                              /*may_rerun=*/false, generation);
+                              /*may_rerun=*/false, generation, learn);
     co_return;
   }
   while (true) {

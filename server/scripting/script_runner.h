@@ -28,8 +28,9 @@
 //   script is marked, and its later runs lock every shard from the start (INFO counts such
 //   runs). Undeclared keys on the script's own shard are fine unless a
 //   transaction holds them at that moment (which also aborts).
-//   Inside MULTI/EXEC a script runs under the EXEC's locks (which include its declared keys,
-//   or every shard when it declares none) and cannot take more.
+//   Inside MULTI/EXEC a script runs under the EXEC's locks and cannot take more: they hold its
+//   declared keys when it is known to keep to them, else every shard (its first run there
+//   learns, as above).
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -89,6 +90,11 @@ class ScriptRunner {
   // nullopt (then it runs as a coordinator command). CommandSpec::shard_route.
   static std::optional<unsigned> RouteEvalSha(CmdArgs args, const ServerServices& services);
   static std::optional<unsigned> RouteEval(CmdArgs args, const ServerServices& services);
+  // Whether a call queued in MULTI locks every shard (CommandSpec::locks_all_shards): its
+  // script is new or not known to keep to its declared keys.
+  static bool EvalLocksAllShards(CmdArgs args, const ServerServices& services);
+  static bool EvalShaLocksAllShards(CmdArgs args, const ServerServices& services);
+  static bool FCallLocksAllShards(CmdArgs args, const ServerServices& services);
   // The same for FCALL / FCALL_RO.
   static std::optional<unsigned> RouteFCall(CmdArgs args, const ServerServices& services);
   // Run such a call on its shard (the specs' shard handlers).

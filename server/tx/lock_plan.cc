@@ -24,7 +24,8 @@ std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpe
 
 }  // namespace
 
-void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db) {
+void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db,
+                     const ServerServices* services) {
   switch (spec.tx_scope) {
     case TxScope::kAllShared:
       return locks.AddAllShards(LockMode::kShared);
@@ -34,8 +35,12 @@ void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, uns
       return;
     case TxScope::kScript: {
       KeyIndexes keys = spec.KeysOf(args);
-      if (keys.empty()) return locks.AddAllShards(LockMode::kExclusive);
       LockMode mode = spec.HasFlag(kCmdReadOnly) ? LockMode::kShared : LockMode::kExclusive;
+      if (keys.empty()) return locks.AddAllShards(LockMode::kExclusive);
+      if (services != nullptr && spec.locks_all_shards != nullptr &&
+          spec.locks_all_shards(args, *services)) {
+        return locks.AddAllShards(mode);
+      }
       for (uint32_t k : keys) locks.Add(db, args[k], mode);
       return;
     }

@@ -10,8 +10,11 @@
 
 namespace dashkv {
 
-// Adds the intent locks that `spec` called with `args` in database `db` needs.
-void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db);
+// Adds the intent locks that `spec` called with `args` in database `db` needs. `services`
+// lets a script command find whether its script keeps to its declared keys (else it locks
+// every shard); without it a script locks its declared keys.
+void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db,
+                     const ServerServices* services = nullptr);
 
 // The locks a single-shard command needs on its shard (a pipelined command that waits behind a
 // transaction). REQUIRES: spec.tx_scope == TxScope::kKeys.

@@ -171,7 +171,7 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
         if (std::optional<unsigned> to = spec.switch_db(args_of(i), ss.num_dbs())) db = *to;
         continue;
       }
-      AddCommandLocks(locks, spec, args_of(i), db);
+      AddCommandLocks(locks, spec, args_of(i), db, &services_);
     }
     for (const WatchedKey& w : state.watched) locks.Add(w.db, w.key, LockMode::kShared);
   }

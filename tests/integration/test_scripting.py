@@ -311,6 +311,36 @@ class TestAtomicity:
         for _ in range(3):
             assert r.eval(body, 1, "uw:dest") == 20
 
+    @pytest.mark.parametrize("first", ["in_multi", "alone"])
+    def test_undeclared_keys_inside_multi(self, r, first):
+        """A script queued in MULTI that reads keys it did not declare, after writing, works as
+        in Redis whether its first run was inside an EXEC or alone."""
+        r.mset({"um:%d" % i: "1" for i in range(20)})
+        body = """
+            redis.call('set', KEYS[1], ARGV[1])
+            local n = 0
+            for i = 0, 19 do n = n + tonumber(redis.call('get', 'um:' .. i)) end
+            return n"""
+        if first == "alone":
+            assert r.eval(body, 1, "um:dest", "a") == 20
+        for i in range(3):
+            p = r.pipeline(transaction=True)
+            p.eval(body, 1, "um:dest", str(i))
+            p.incr("um:7")
+            p.get("um:dest")
+            assert p.execute() == [20 + i, 2 + i, str(i).encode()]
+
+    def test_declared_keys_scripts_inside_multi(self, r):
+        body = "return redis.call('incrby', KEYS[1], ARGV[1])"
+        p = r.pipeline(transaction=True)
+        p.eval(body, 1, "dm:a", 2)
+        p.eval(body, 1, "dm:b", 3)
+        assert p.execute() == [2, 3]
+        p = r.pipeline(transaction=True)
+        p.eval(body, 1, "dm:a", 2)
+        p.evalsha(r.script_load(body), 1, "dm:b", 3)
+        assert p.execute() == [4, 6]
+
     def test_learned_scripts_are_counted_when_they_lock_everything(self, server, r):
         if server.kind == "redis":
             pytest.skip("dashkv's INFO field")
