@@ -1,8 +1,5 @@
 #include "server/server.h"
 
-#include "server/scripting/function_store.h"
-#include "server/scripting/script_store.h"
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -165,6 +162,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
            (over_memory && spec.HasFlag(kCmdDenyOom)) || SubscribedModeForbids(state, spec) ||
            (gate != 0 && gate_refuses(spec) != OpStatus::kOk);
   };
+  const RunningScripts& running = services_.scripting.running();
+  size_t busy_refused = SIZE_MAX;  // the command of the batch last refused by a busy script
+  bool busy_function = false;      // and whether that script is a function
   // A single-shard command that passes the gates outside MULTI joins a shard group.
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     if (state.in_multi) return std::nullopt;
@@ -179,6 +179,12 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       sid = spec->shard_route(batch[j], services_);
     }
     if (!sid) return std::nullopt;  // keys on several shards: its coordinator handler runs it
+    // A script past busy-reply-threshold: a command it refuses takes the path below (-BUSY).
+    if (running.any_busy() &&
+        running.Refuses(*spec, batch[j], my_engine, *shard_set_, &busy_function)) [[unlikely]] {
+      busy_refused = j;  // refused below even if the script ends meanwhile
+      return std::nullopt;
+    }
     state.last_cmd = spec;
     return PendingCmd{spec, batch[j], *sid};
   };
@@ -206,6 +212,14 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       stats_.RecordRejected(my_engine, spec, out);
       state.multi_error |= state.in_multi;  // a refused command inside MULTI aborts the EXEC
+      continue;
+    }
+    if (busy_refused == i - 1 ||
+        (running.any_busy() &&
+         running.Refuses(*spec, args, my_engine, *shard_set_, &busy_function))) [[unlikely]] {
+      out.SendError(RunningScripts::BusyText(busy_function));
+      stats_.RecordRejected(my_engine, spec, out);
+      state.multi_error |= state.in_multi;
       continue;
     }
     if (state.in_multi && !spec->HasFlag(kCmdMultiControl)) {
@@ -279,7 +293,10 @@ void Server::StartBackgroundTasks() {
             co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             if (ec || stopping_.load(std::memory_order_relaxed)) break;
             int64_t now = NowMs();
-            if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed)) {
+            // Skipped while a busy script's nested polls run this loop: keys do not expire
+            // under a running script.
+            if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed) &&
+                !scripting_.running().IsShardBusy(shard.index())) {
               shard.ActiveExpireCycle(now);
               last_expire_ms = now;
             }

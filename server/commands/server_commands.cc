@@ -425,7 +425,11 @@ awaitable<void> CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
     co_return ctx.SendStatus(OpStatus::kSyntaxError);
   }
   if (abort) co_return ctx.SendStatus(OpStatus::kNoShutdownInProgress);
-  // SHUTDOWN NOSAVE stops a script that runs on (Redis allows it during a busy script).
+  // SHUTDOWN NOSAVE stops a script that runs on (Redis allows only it during a busy script).
+  const RunningScripts& running = ctx.services().scripting.running();
+  if (!nosave && running.any_busy()) {
+    co_return ctx.rb.SendError(RunningScripts::BusyText(running.BusyIsFunction()));
+  }
   if (nosave) ctx.services().scripting.KillAll();
   SnapshotManager& snapshots = ctx.snapshots();
   if (save || (!nosave && ctx.config().has_save_points.load())) {
@@ -485,7 +489,8 @@ void RegisterServerCommands(CommandRegistry* r) {
   s.conn_handler = CmdCommand;
   s.subcommands = CommandSubcommands();
   r->Register(std::move(s));
-  s = Spec("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti,
+  s = Spec("shutdown", -1,
+           kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdAllowBusy,
            HandlerKind::kCoord, {"admin", "slow", "dangerous"},
            "Synchronously saves the database(s) to disk and shuts down the Redis server.");
   s.kind = HandlerKind::kCoord;

@@ -495,7 +495,10 @@ void LuaInterp::CountHook(lua_State* L, lua_Debug* ar) {
   lua_getfield(L, LUA_REGISTRYINDEX, kInterpKey);
   auto* in = static_cast<LuaInterp*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
-  if (in == nullptr || !in->KillRequested()) return;
+  if (in == nullptr) return;
+  // Past busy-reply-threshold: serves the thread's clients (until a kill unwinds the run).
+  if (in->slot_ != nullptr && !in->killed_) in->slot_->owner->OnHook(*in->slot_);
+  if (!in->KillRequested()) return;
   // Only inside user code: the error handler and the call wrappers must run to report it.
   if (lua_getinfo(L, "S", ar) == 0 || std::strncmp(ar->source, "@user_", 6) != 0) return;
   PushErrorTable(L, kKilledText);

@@ -401,7 +401,7 @@ RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
   shard.blocking().set_deferred(false);
   shard.blocking().ServeReady();
   in->set_run_slot(nullptr);
-  RunningScripts::Release(slot);
+  running.Release(slot);
   RunOutcome outcome = RunOutcome::kReplied;
   if (!err.empty()) {
     out.SendError("ERR " + err);
@@ -443,7 +443,9 @@ bool SplitKeysAndArgs(CmdArgs args, io::ReplyBuilder& rb, CmdArgs* keys, CmdArgs
 }  // namespace
 
 ScriptRunner::ScriptRunner(const ServerServices& services, PipelineRunner& runner)
-    : services_(services), runner_(runner), running_(services.pool.size()) {}
+    : services_(services),
+      runner_(runner),
+      running_(services.pool, services.config.busy_reply_threshold) {}
 
 void ScriptRunner::Kill(bool function, ConnCmdContext& ctx) {
   const int64_t threshold = services_.config.busy_reply_threshold.load(std::memory_order_relaxed);
@@ -762,6 +764,11 @@ asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
     if (learn) host.Learn(keys, ctx.state.db);
     slot = running_.Acquire(ctx.state.conn->engine().index(), NowMs(),
                             callee.function != nullptr);
+    if (slot != nullptr && locks != nullptr) {
+      for (unsigned sid = 0; sid < services_.shard_set.size(); ++sid) {
+        if (!locks->request(sid).empty()) slot->held_shards.push_back(sid);
+      }
+    }
     host.set_slot(slot);
     in->set_run_slot(slot);
     std::string err;
@@ -794,7 +801,7 @@ asio::awaitable<bool> ScriptRunner::RunAsCoordinator(
     SendAllocationFailure(out, reply_start, ctx.spec, e);
   }
   in->set_run_slot(nullptr);
-  RunningScripts::Release(slot);
+  running_.Release(slot);
   pool.Release(std::move(in), generation);
   co_return rerun;
 }

@@ -106,6 +106,8 @@ class ScriptRunner {
   void Kill(bool function, ConnCmdContext& ctx);
   // Stops every running script, written or not (SHUTDOWN).
   void KillAll() { running_.KillAll(); }
+  // The running scripts: Dispatch asks them whether a command gets -BUSY.
+  const RunningScripts& running() const { return running_; }
 
   // Bytes of the idle Lua states of every thread (INFO used_memory_lua).
   static size_t LuaMemory();

@@ -3,6 +3,7 @@ between replies and Lua values, error texts, the sandbox, and atomicity across s
 Expected values are Redis 7.0.15's (the suite also runs against redis-server)."""
 
 import threading
+import time
 
 import pytest
 import redis
@@ -527,14 +528,12 @@ class TestLibraries:
 
 
 class TestBusyScripts:
-    """SCRIPT KILL / FUNCTION KILL of a script running past busy-reply-threshold. A busy script
-    holds its thread, so the kill must come from a connection on another thread: these run
-    with two threads or more (and against Redis)."""
+    """A script running past busy-reply-threshold: -BUSY for the clients that need it, and
+    SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE, at every thread count (the busy script's
+    thread serves its clients between Lua instructions)."""
 
     @pytest.fixture
     def busy_server(self, server, server_factory):
-        if server.kind != "redis" and server.threads < 2:
-            pytest.skip("a busy script holds the only thread")
         srv = server_factory(extra_args=["--busy-reply-threshold", "100"]
                              if server.kind == "redis" else ["--busy_reply_threshold", "100"])
         self.spare = []
@@ -586,6 +585,85 @@ class TestBusyScripts:
 
     def _kill(self, srv, *cmd):
         return [self._call_from_another_thread(srv, *cmd)]
+
+    def _wait_busy(self, srv, key):
+        """Returns once a command on `key` is answered -BUSY."""
+        reply = None
+        for _ in range(500):
+            reply = self._call_from_another_thread(srv, "GET", key)
+            if str(reply).startswith("BUSY"):
+                return
+            time.sleep(0.01)
+        raise AssertionError("never busy: %r" % (reply,))
+
+    BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or " \
+                "SHUTDOWN NOSAVE."
+    BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or " \
+                    "SHUTDOWN NOSAVE."
+
+    def test_commands_on_the_scripts_keys_get_busy(self, busy_server):
+        t, result = self._run_busy(busy_server, ["EVAL", "local i = 0 while true do i = i + 1 "
+                                                 "end", "1", "{busy}:k"])
+        self._wait_busy(busy_server, "{busy}:k")
+        # Every connection, whatever its thread, is refused a command on the script's shard,
+        # also inside MULTI (which then fails), and SHUTDOWN without NOSAVE.
+        for c in self.spare:
+            assert_err(c.call("SET", "{busy}:other", "v"), self.BUSY_EVAL)
+            assert c.call("MULTI") == Simple("OK")
+            assert_err(c.call("INCR", "{busy}:n"), self.BUSY_EVAL)
+            assert c.call("DISCARD") == Simple("OK")
+            assert_err(c.call("SHUTDOWN"), self.BUSY_EVAL)
+        assert self._kill(busy_server, "SCRIPT", "KILL")[-1] == Simple("OK")
+        t.join(30)
+        assert not t.is_alive()
+        c = busy_server.raw()
+        assert c.call("SET", "{busy}:other", "v") == Simple("OK")
+        assert c.call("GET", "{busy}:n") is None
+        c.close()
+
+    def test_function_busy_text(self, busy_server):
+        c = busy_server.raw()
+        c.call("FUNCTION", "LOAD", "#!lua name=busy2\nredis.register_function{function_name="
+               "'spin2', callback=function() while true do end end, flags={'no-writes'}}")
+        c.close()
+        t, result = self._run_busy(busy_server, ["FCALL", "spin2", "1", "{busy}:f"])
+        self._wait_busy(busy_server, "{busy}:f")
+        for c in self.spare:
+            assert_err(c.call("GET", "{busy}:f"), self.BUSY_FUNCTION)
+            assert_err(c.call("SCRIPT", "KILL"), self.BUSY_EVAL.replace(
+                "SCRIPT KILL", "FUNCTION KILL"))
+        assert self._kill(busy_server, "FUNCTION", "KILL")[-1] == Simple("OK")
+        t.join(30)
+        assert not t.is_alive()
+
+    @pytest.mark.dashkv_only
+    def test_other_shards_keep_serving(self, server, busy_server):
+        """With several threads, keys on the shards the script does not hold are still served
+        (by connections on other threads); Redis answers -BUSY to every client."""
+        if server.threads < 2:
+            pytest.skip("one thread: every client waits on the script's thread")
+        c = busy_server.raw()
+        keys = ["free:%d" % i for i in range(32)]
+        for k in keys:
+            c.call("SET", k, k)
+        # Its first run learns that it keeps to its key; later runs hold only that key's shard.
+        body = "if ARGV[1] == 'spin' then while true do end end return 1"
+        assert c.call("EVAL", body, "1", "{busy}:k", "once") == 1
+        c.close()
+        t, result = self._run_busy(busy_server, ["EVAL", body, "1", "{busy}:k", "spin"])
+        self._wait_busy(busy_server, "{busy}:k")
+        served = 0
+        for c in self.spare:
+            for k in keys:
+                reply = c.call("GET", k)
+                if reply == k.encode():
+                    served += 1
+                else:
+                    assert_err(reply, self.BUSY_EVAL)
+        assert served > 0
+        assert self._kill(busy_server, "SCRIPT", "KILL")[-1] == Simple("OK")
+        t.join(30)
+        assert not t.is_alive()
 
     def test_script_kill_stops_a_read_only_loop(self, busy_server):
         t, result = self._run_busy(busy_server, ["EVAL", "local i = 0 while true do i = i + 1 end",
