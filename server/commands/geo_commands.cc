@@ -3,6 +3,7 @@
 // forms of GEORADIUS / GEORADIUSBYMEMBER run on one shard when source and destination share it;
 // otherwise the search runs on the source's shard and the result is written in a second hop,
 // under intent locks on both keys (server/tx/transaction.h), so the command is atomic.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -217,10 +218,23 @@ awaitable<void> CmdGeoSearchMulti(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(n->size);
 }
 
-// GEORADIUS / GEORADIUSBYMEMBER: the source key, and the STORE / STOREDIST key if given.
+// GEORADIUS / GEORADIUSBYMEMBER: the source key; the keys Redis's key specs name (the argument
+// after the first STORE and after the first STOREDIST, from the options on); and the key the
+// command writes (the last STORE / STOREDIST), in argument order.
 KeyIndexes GeoRadiusKeys(CmdArgs args) {
   KeyIndexes keys{1};
+  const size_t options = EqualsIgnoreCase(args[0], "georadius") ? 6 : 5;
+  for (std::string_view keyword : {"STORE", "STOREDIST"}) {
+    for (size_t i = options; i + 1 < args.size(); ++i) {
+      if (EqualsIgnoreCase(args[i], keyword)) {
+        keys.push_back(static_cast<uint32_t>(i + 1));
+        break;
+      }
+    }
+  }
   if (size_t store = GeoRadiusStoreIndex(args)) keys.push_back(static_cast<uint32_t>(store));
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
 
