@@ -242,8 +242,9 @@ KeyIndexes GeoRadiusKeys(CmdArgs args) {
 std::optional<unsigned> RouteGeoRadius(CmdArgs args, const ServerServices& services) {
   const ShardSet& ss = services.shard_set;
   const unsigned sid = ss.ShardOf(args[1]);
-  const size_t store = GeoRadiusStoreIndex(args);
-  if (store != 0 && ss.ShardOf(args[store]) != sid) return std::nullopt;
+  for (uint32_t k : GeoRadiusKeys(args)) {
+    if (ss.ShardOf(args[k]) != sid) return std::nullopt;
+  }
   return sid;
 }
 
