@@ -61,7 +61,8 @@ Bounds BoundsOf(const Shape& s) {
   const double width = s.to_meters * (radius ? s.radius : s.width / 2);
   const double lat = s.center.lat, lon = s.center.lon;
   const double lat_delta = RadToDeg(height / kEarthRadiusM);
-  const double lon_delta_top = RadToDeg(width / kEarthRadiusM / std::cos(DegToRad(lat + lat_delta)));
+  const double lon_delta_top =
+      RadToDeg(width / kEarthRadiusM / std::cos(DegToRad(lat + lat_delta)));
   const double lon_delta_bottom =
       RadToDeg(width / kEarthRadiusM / std::cos(DegToRad(lat - lat_delta)));
   // The parallel nearer the equator is the wider one: the southern hemisphere takes the

@@ -53,7 +53,8 @@ def run_bench(port, pid, requests, keyspace, pipeline, cmd):
 # The queries name members "p:<12 digits>", the form __rand_int__ produces (fill_padded adds
 # them); GEOADD adds or moves "n:<12 digits>" members.
 COMMANDS = [
-    ("GEOADD (new and existing members)", "GEOADD geo 2.__rand_int__ 41.__rand_int__ n:__rand_int__"),
+    ("GEOADD (new and existing members)",
+     "GEOADD geo 2.__rand_int__ 41.__rand_int__ n:__rand_int__"),
     ("GEOSEARCH FROMMEMBER BYRADIUS 5 km ASC COUNT 10",
      "GEOSEARCH geo FROMMEMBER p:__rand_int__ BYRADIUS 5 km ASC COUNT 10"),
     ("GEOSEARCH FROMMEMBER BYBOX 10 10 km",

@@ -40,14 +40,14 @@ bool FindGeoSet(ShardCmdContext& ctx, std::string_view key, const ZsetValue** ou
 // GEOADD key [NX|XX] [CH] longitude latitude member [longitude latitude member ...]
 void CmdGeoAdd(CmdArgs args, ShardCmdContext& ctx) {
   bool nx = false, xx = false, ch = false;
-  size_t first = 2;
-  for (; first < args.size(); ++first) {
-    if (EqualsIgnoreCase(args[first], "NX")) nx = true;
-    else if (EqualsIgnoreCase(args[first], "XX")) xx = true;
-    else if (EqualsIgnoreCase(args[first], "CH")) ch = true;
+  ArgParser p(args, 2);
+  while (true) {
+    if (p.Check("NX")) nx = true;
+    else if (p.Check("XX")) xx = true;
+    else if (p.Check("CH")) ch = true;
     else break;
   }
-  const size_t rest = args.size() - first;
+  const size_t first = p.position(), rest = args.size() - first;
   if (rest % 3 != 0 || rest == 0 || (nx && xx)) return ctx.SendStatus(OpStatus::kSyntaxError);
   const size_t n = rest / 3;  // bounded by the arguments received
   std::vector<double> scores(n);

@@ -25,13 +25,14 @@ bool ParseRadius(std::string_view radius, std::string_view unit, geo::Shape* sha
 }
 
 // Parses "width height unit" into `shape` (a box).
-bool ParseBox(CmdArgs args, size_t at, geo::Shape* shape, GeoError* error) {
-  std::optional<double> w = ParseScore(args[at]);
+bool ParseBox(std::string_view width, std::string_view height, std::string_view unit,
+              geo::Shape* shape, GeoError* error) {
+  std::optional<double> w = ParseScore(width);
   if (!w) return error->status = OpStatus::kGeoNeedWidth, false;
-  std::optional<double> h = ParseScore(args[at + 1]);
+  std::optional<double> h = ParseScore(height);
   if (!h) return error->status = OpStatus::kGeoNeedHeight, false;
   if (*h < 0 || *w < 0) return error->status = OpStatus::kGeoBoxNegative, false;
-  std::optional<double> to_meters = ParseGeoUnit(args[at + 2]);
+  std::optional<double> to_meters = ParseGeoUnit(unit);
   if (!to_meters) return error->status = OpStatus::kGeoUnit, false;
   shape->kind = geo::Shape::Kind::kBox;
   shape->width = *w;
@@ -109,86 +110,123 @@ std::optional<double> ParseGeoUnit(std::string_view unit) {
   return std::nullopt;
 }
 
+namespace {
+
+// What the options of a search named.
+struct GeoOptionsSeen {
+  bool frommember = false, fromlonlat = false, byradius = false, bybox = false;
+};
+
+// Parses the arguments before the options (GEORADIUS: center and radius; GEORADIUSBYMEMBER: the
+// member's point and radius, unless the set is missing) and returns where the options start,
+// or 0 on failure.
+size_t ParseFixedArgs(CmdArgs args, GeoCommand cmd, const ZsetValue* z, GeoQuery& q,
+                      GeoError* error) {
+  switch (cmd) {
+    case GeoCommand::kGeoRadius:
+    case GeoCommand::kGeoRadiusRo: {
+      OpResult<geo::Point> center = ParseLonLat(args[2], args[3], error);
+      if (!center) return 0;
+      q.shape.center = *center;
+      return ParseRadius(args[4], args[5], &q.shape, error) ? 6 : 0;
+    }
+    case GeoCommand::kGeoRadiusByMember:
+    case GeoCommand::kGeoRadiusByMemberRo:
+      // Without a set nothing of it is checked (Redis replies with the empty result).
+      if (z != nullptr && (!MemberPoint(*z, args[2], &q.shape.center, error) ||
+                           !ParseRadius(args[3], args[4], &q.shape, error))) {
+        return 0;
+      }
+      return 5;
+    case GeoCommand::kGeoSearch:
+      return 2;
+    case GeoCommand::kGeoSearchStore:
+      q.store_index = 1;
+      return 3;
+  }
+  return 0;
+}
+
+// Parses one option at p (which the caller saw is not at the end); false on failure (the
+// error set).
+bool ParseOption(ArgParser& p, GeoCommand cmd, const ZsetValue* z, GeoQuery& q,
+                 GeoOptionsSeen& seen, GeoError* error) {
+  const bool search = cmd == GeoCommand::kGeoSearch || cmd == GeoCommand::kGeoSearchStore;
+  const bool may_store = cmd == GeoCommand::kGeoRadius || cmd == GeoCommand::kGeoRadiusByMember;
+  // The arguments an option needs after its name must all be there, else it is a syntax error
+  // (as an unknown word is).
+  auto takes = [&](size_t n, std::string_view word) {
+    return p.remaining() > n && p.Check(word);
+  };
+  if (p.Check("WITHDIST")) {
+    q.withdist = true;
+  } else if (p.Check("WITHHASH")) {
+    q.withhash = true;
+  } else if (p.Check("WITHCOORD")) {
+    q.withcoord = true;
+  } else if (p.Check("ANY")) {
+    q.any = true;
+  } else if (p.Check("ASC")) {
+    q.sort = GeoQuery::Sort::kAsc;
+  } else if (p.Check("DESC")) {
+    q.sort = GeoQuery::Sort::kDesc;
+  } else if (takes(1, "COUNT")) {
+    q.count = p.NextInt();
+    if (p.HasError()) return error->status = p.error(), false;
+    if (q.count <= 0) return error->status = OpStatus::kGeoCountNotPositive, false;
+  } else if (may_store && p.remaining() > 1 &&
+             (EqualsIgnoreCase(p.Peek(), "STORE") || EqualsIgnoreCase(p.Peek(), "STOREDIST"))) {
+    q.storedist = EqualsIgnoreCase(p.Next(), "STOREDIST");
+    q.store_index = p.position();
+    p.Next();
+  } else if (cmd == GeoCommand::kGeoSearchStore && p.Check("STOREDIST")) {
+    q.storedist = true;
+  } else if (search && !seen.fromlonlat && takes(1, "FROMMEMBER")) {
+    std::string_view member = p.Next();
+    if (z != nullptr && !MemberPoint(*z, member, &q.shape.center, error)) return false;
+    seen.frommember = true;
+  } else if (search && !seen.frommember && takes(2, "FROMLONLAT")) {
+    std::string_view lon = p.Next(), lat = p.Next();
+    OpResult<geo::Point> center = ParseLonLat(lon, lat, error);
+    if (!center) return false;
+    q.shape.center = *center;
+    seen.fromlonlat = true;
+  } else if (search && !seen.bybox && takes(2, "BYRADIUS")) {
+    std::string_view radius = p.Next(), unit = p.Next();
+    if (!ParseRadius(radius, unit, &q.shape, error)) return false;
+    seen.byradius = true;
+  } else if (search && !seen.byradius && takes(3, "BYBOX")) {
+    std::string_view w = p.Next(), h = p.Next(), unit = p.Next();
+    if (!ParseBox(w, h, unit, &q.shape, error)) return false;
+    seen.bybox = true;
+  } else {
+    return error->status = OpStatus::kSyntaxError, false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<GeoQuery> ParseGeoQuery(CmdArgs args, GeoCommand cmd, const ZsetValue* z,
                                       GeoError* error) {
   GeoQuery q;
-  const bool search = cmd == GeoCommand::kGeoSearch || cmd == GeoCommand::kGeoSearchStore;
-  const bool may_store = cmd == GeoCommand::kGeoRadius || cmd == GeoCommand::kGeoRadiusByMember;
-  size_t base = 2;
-  if (cmd == GeoCommand::kGeoRadius || cmd == GeoCommand::kGeoRadiusRo) {
-    base = 6;
-    OpResult<geo::Point> center = ParseLonLat(args[2], args[3], error);
-    if (!center) return std::nullopt;
-    q.shape.center = *center;
-    if (!ParseRadius(args[4], args[5], &q.shape, error)) return std::nullopt;
-  } else if (!search) {  // GEORADIUSBYMEMBER[_RO]: without a set, nothing of it is checked
-    base = 5;
-    if (z != nullptr && (!MemberPoint(*z, args[2], &q.shape.center, error) ||
-                         !ParseRadius(args[3], args[4], &q.shape, error))) {
-      return std::nullopt;
-    }
-  } else if (cmd == GeoCommand::kGeoSearchStore) {
-    base = 3;
-    q.store_index = 1;
+  const size_t base = ParseFixedArgs(args, cmd, z, q, error);
+  if (base == 0) return std::nullopt;
+  GeoOptionsSeen seen;
+  ArgParser p(args, base);
+  while (p.HasNext()) {
+    if (!ParseOption(p, cmd, z, q, seen, error)) return std::nullopt;
   }
-  bool frommember = false, fromlonlat = false, byradius = false, bybox = false;
   auto fail = [&](OpStatus s) -> std::optional<GeoQuery> {
     error->status = s;
     return std::nullopt;
   };
-  for (size_t i = base; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    const size_t after = args.size() - i - 1;  // arguments after this one
-    if (EqualsIgnoreCase(a, "WITHDIST")) {
-      q.withdist = true;
-    } else if (EqualsIgnoreCase(a, "WITHHASH")) {
-      q.withhash = true;
-    } else if (EqualsIgnoreCase(a, "WITHCOORD")) {
-      q.withcoord = true;
-    } else if (EqualsIgnoreCase(a, "ANY")) {
-      q.any = true;
-    } else if (EqualsIgnoreCase(a, "ASC")) {
-      q.sort = GeoQuery::Sort::kAsc;
-    } else if (EqualsIgnoreCase(a, "DESC")) {
-      q.sort = GeoQuery::Sort::kDesc;
-    } else if (EqualsIgnoreCase(a, "COUNT") && after >= 1) {
-      std::optional<int64_t> n = ParseInt64(args[++i]);
-      if (!n) return fail(OpStatus::kNotAnInteger);
-      if (*n <= 0) return fail(OpStatus::kGeoCountNotPositive);
-      q.count = *n;
-    } else if ((EqualsIgnoreCase(a, "STORE") || EqualsIgnoreCase(a, "STOREDIST")) &&
-               after >= 1 && may_store) {
-      q.storedist = EqualsIgnoreCase(a, "STOREDIST");
-      q.store_index = ++i;
-    } else if (EqualsIgnoreCase(a, "STOREDIST") && cmd == GeoCommand::kGeoSearchStore) {
-      q.storedist = true;
-    } else if (EqualsIgnoreCase(a, "FROMMEMBER") && after >= 1 && search && !fromlonlat) {
-      ++i;
-      if (z != nullptr && !MemberPoint(*z, args[i], &q.shape.center, error)) return std::nullopt;
-      frommember = true;
-    } else if (EqualsIgnoreCase(a, "FROMLONLAT") && after >= 2 && search && !frommember) {
-      OpResult<geo::Point> center = ParseLonLat(args[i + 1], args[i + 2], error);
-      if (!center) return std::nullopt;
-      q.shape.center = *center;
-      fromlonlat = true;
-      i += 2;
-    } else if (EqualsIgnoreCase(a, "BYRADIUS") && after >= 2 && search && !bybox) {
-      if (!ParseRadius(args[i + 1], args[i + 2], &q.shape, error)) return std::nullopt;
-      byradius = true;
-      i += 2;
-    } else if (EqualsIgnoreCase(a, "BYBOX") && after >= 3 && search && !byradius) {
-      if (!ParseBox(args, i + 1, &q.shape, error)) return std::nullopt;
-      bybox = true;
-      i += 3;
-    } else {
-      return fail(OpStatus::kSyntaxError);
-    }
-  }
+  const bool search = cmd == GeoCommand::kGeoSearch || cmd == GeoCommand::kGeoSearchStore;
   if (q.HasStore() && (q.withdist || q.withhash || q.withcoord)) {
     return fail(OpStatus::kGeoStoreWith);
   }
-  if (search && !frommember && !fromlonlat) return fail(OpStatus::kGeoNeedsFrom);
-  if (search && !byradius && !bybox) return fail(OpStatus::kGeoNeedsBy);
+  if (search && !seen.frommember && !seen.fromlonlat) return fail(OpStatus::kGeoNeedsFrom);
+  if (search && !seen.byradius && !seen.bybox) return fail(OpStatus::kGeoNeedsBy);
   if (q.any && q.count == 0) return fail(OpStatus::kGeoAnyNeedsCount);
   // COUNT keeps the nearest ones: it sorts ascending unless told otherwise (or ANY).
   if (q.count != 0 && q.sort == GeoQuery::Sort::kNone && !q.any) q.sort = GeoQuery::Sort::kAsc;
