@@ -180,6 +180,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterHashCommands(registry);
   RegisterSetCommands(registry);
   RegisterZsetCommands(registry);
+  RegisterGeoCommands(registry);
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);

@@ -329,6 +329,7 @@ void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);
 void RegisterZsetCommands(CommandRegistry* registry);
+void RegisterGeoCommands(CommandRegistry* registry);  // GEOADD, GEOSEARCH, GEORADIUS ...
 void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...

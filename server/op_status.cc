@@ -1,6 +1,10 @@
 #include "core/str_util.h"
 #include "server/op_status.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
 #include "core/bitops.h"
 
 namespace dashkv {
@@ -55,6 +59,32 @@ std::string_view StatusText(OpStatus status) {
       return "ERR value is out of range, must be positive";
     case OpStatus::kCountNotPositive:
       return "ERR count should be greater than 0";
+    case OpStatus::kGeoInvalidPair:
+      return "ERR invalid longitude,latitude pair";
+    case OpStatus::kGeoUnit:
+      return "ERR unsupported unit provided. please use M, KM, FT, MI";
+    case OpStatus::kGeoNeedRadius:
+      return "ERR need numeric radius";
+    case OpStatus::kGeoNeedWidth:
+      return "ERR need numeric width";
+    case OpStatus::kGeoNeedHeight:
+      return "ERR need numeric height";
+    case OpStatus::kGeoRadiusNegative:
+      return "ERR radius cannot be negative";
+    case OpStatus::kGeoBoxNegative:
+      return "ERR height or width cannot be negative";
+    case OpStatus::kGeoCountNotPositive:
+      return "ERR COUNT must be > 0";
+    case OpStatus::kGeoAnyNeedsCount:
+      return "ERR the ANY argument requires COUNT argument";
+    case OpStatus::kGeoNoMember:
+      return "ERR could not decode requested zset member";
+    case OpStatus::kGeoNeedsFrom:
+      return "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified";
+    case OpStatus::kGeoNeedsBy:
+      return "ERR exactly one of BYRADIUS and BYBOX can be specified";
+    case OpStatus::kGeoStoreWith:
+      return "ERR STORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
     case OpStatus::kZaddXxNx:
       return "ERR XX and NX options at the same time are not compatible";
     case OpStatus::kZaddGtLtNx:
@@ -226,6 +256,24 @@ std::string WrongArgsText(std::string_view command) {
 
 std::string NoInputKeyText(std::string_view command) {
   return StrCat("ERR at least 1 input key is needed for '", command, "' command");
+}
+
+std::string GeoInvalidPairText(double lon, double lat) {
+  char buf[700];  // "%f" of the largest double is about 320 characters
+  int n = std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", lon, lat);
+  return std::string(buf, n > 0 ? std::min<size_t>(n, sizeof(buf) - 1) : 0);
+}
+
+std::string GeoExactlyOneText(OpStatus status, std::string_view command) {
+  return StrCat(status == OpStatus::kGeoNeedsFrom
+                    ? "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for "
+                    : "ERR exactly one of BYRADIUS and BYBOX can be specified for ",
+                command);
+}
+
+std::string GeoStoreWithText(bool searchstore) {
+  return StrCat("ERR ", searchstore ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS",
+                " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
 }
 
 }  // namespace dashkv

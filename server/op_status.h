@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -58,6 +59,20 @@ enum class OpStatus : uint8_t {
   kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
   kIntRange,            // "value is out of range, value must between -2147483648 and ..."
   kBitopNotSingle,      // "BITOP NOT must be called with a single source key."
+  // GEO commands (the formatted ones are sent with GeoErrorText, server/commands/geo_ops.h).
+  kGeoInvalidPair,      // "invalid longitude,latitude pair <lon>,<lat>"
+  kGeoUnit,             // "unsupported unit provided. please use M, KM, FT, MI"
+  kGeoNeedRadius,       // "need numeric radius"
+  kGeoNeedWidth,        // "need numeric width"
+  kGeoNeedHeight,       // "need numeric height"
+  kGeoRadiusNegative,   // "radius cannot be negative"
+  kGeoBoxNegative,      // "height or width cannot be negative"
+  kGeoCountNotPositive, // "COUNT must be > 0"
+  kGeoAnyNeedsCount,    // "the ANY argument requires COUNT argument"
+  kGeoNoMember,         // "could not decode requested zset member"
+  kGeoNeedsFrom,        // "exactly one of FROMMEMBER or FROMLONLAT can be specified for <cmd>"
+  kGeoNeedsBy,          // "exactly one of BYRADIUS and BYBOX can be specified for <cmd>"
+  kGeoStoreWith,        // "<GEOSEARCHSTORE|STORE option in GEORADIUS> is not compatible with ..."
   // MULTI / EXEC / WATCH.
   kExecAbort,           // "EXECABORT Transaction discarded because of previous errors."
   kExecWithoutMulti,    // "EXEC without MULTI"
@@ -133,6 +148,17 @@ std::string WrongArgsText(std::string_view command);
 
 // Returns Redis's "at least 1 input key is needed for '<cmd>' command" text.
 std::string NoInputKeyText(std::string_view command);
+
+// Returns Redis's "invalid longitude,latitude pair <lon>,<lat>" text (printf "%f" each).
+std::string GeoInvalidPairText(double lon, double lat);
+
+// Returns Redis's "exactly one of ... can be specified for <cmd>" text of kGeoNeedsFrom or
+// kGeoNeedsBy, `command` as the client typed it.
+std::string GeoExactlyOneText(OpStatus status, std::string_view command);
+
+// Returns Redis's "... is not compatible with WITHDIST, WITHHASH and WITHCOORD options" text:
+// naming GEOSEARCHSTORE, or GEORADIUS's STORE option.
+std::string GeoStoreWithText(bool searchstore);
 
 // A value or a non-kOk status. Small, no allocation (cf. Dragonfly's OpResult).
 template <typename T>

@@ -335,14 +335,16 @@ class TestSideBySide:
         assert ours.call(*args) == theirs.call(*args)
 
     def test_movable_keys_commands(self, both):
-        """MIGRATE's whole entry (its keyword key spec), and the movablekeys flag of the
-        commands whose keys follow a numkeys argument."""
+        """The whole entries of MIGRATE and the GEO STORE commands (keyword key specs), and the
+        movablekeys flag of the commands whose keys follow a numkeys argument or a keyword."""
         ours, theirs = both
-        assert _normalize(ours.call("COMMAND", "INFO", "migrate")) == \
-            _normalize(theirs.call("COMMAND", "INFO", "migrate"))
+        for whole in ("migrate", "georadius", "georadiusbymember", "geosearchstore", "geoadd"):
+            assert _normalize(ours.call("COMMAND", "INFO", whole)) == \
+                _normalize(theirs.call("COMMAND", "INFO", whole)), whole
         names = ["migrate", "lmpop", "blmpop", "sintercard", "zmpop", "bzmpop", "zunion",
                  "zinter", "zdiff", "zunionstore", "zinterstore", "zdiffstore", "zintercard",
-                 "get", "mset", "del", "zrangestore"]
+                 "get", "mset", "del", "zrangestore", "georadius", "georadiusbymember",
+                 "geosearchstore", "georadius_ro"]
         for c in both:
             c.call("HELLO", "2")  # flags in their order
         mine = ours.call("COMMAND", "INFO", *names)

@@ -172,7 +172,7 @@ TEST_F(CommandTableTest, MovableKeysCommands) {
                                           "bzmpop", "zunion", "zinter", "zdiff", "zunionstore",
                                           "zinterstore", "zdiffstore", "zintercard", "eval",
                                           "evalsha", "eval_ro", "evalsha_ro", "fcall",
-                                          "fcall_ro"));
+                                          "fcall_ro", "georadius", "georadiusbymember"));
 }
 
 TEST(KeySpecTest, OnlyAKeywordSearchMoves) {
