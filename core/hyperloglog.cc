@@ -375,7 +375,7 @@ std::optional<std::string> HllSparseToDense(std::string_view sparse) {
       idx += op.run;
       continue;
     }
-    if (idx + op.run > kHllRegisters) break;
+    if (idx + op.run > kHllRegisters) return std::nullopt;
     for (uint32_t k = 0; k < op.run; ++k) SetRegister(regs, static_cast<uint32_t>(idx++), op.value);
   }
   if (idx != kHllRegisters) return std::nullopt;
@@ -399,7 +399,7 @@ bool HllMergeInto(std::string_view hll, HllRegisters* max) {
       idx += op.run;
       continue;
     }
-    if (idx + op.run > kHllRegisters) break;
+    if (idx + op.run > kHllRegisters) return false;
     for (uint32_t k = 0; k < op.run; ++k, ++idx) out[idx] = std::max(out[idx], op.value);
   }
   return idx == kHllRegisters;

@@ -161,6 +161,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);
+  RegisterHllCommands(registry);
 }
 
 }  // namespace dashkv

@@ -159,7 +159,11 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   for (auto t : spec.tips) rb.SendBulk(t);
   rb.StartSet(spec.key_specs.size());
   for (const KeySpec& ks : spec.key_specs) {
-    rb.StartMap(3);
+    rb.StartMap(ks.notes.empty() ? 3 : 4);
+    if (!ks.notes.empty()) {
+      rb.SendBulk("notes");
+      rb.SendBulk(ks.notes);
+    }
     rb.SendBulk("flags");
     rb.StartSet(ks.flags.size());
     for (auto f : ks.flags) rb.SendSimpleString(f);

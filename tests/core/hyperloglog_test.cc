@@ -252,6 +252,12 @@ TEST(HyperLogLogTest, CorruptSparseValues) {
   EXPECT_EQ(HllSet(&short_one, 0, 40, kSparseMax), HllUpdate::kCorrupt);
   std::string empty = Sparse("");
   EXPECT_EQ(HllSet(&empty, 0, 1, kSparseMax), HllUpdate::kCorrupt);
+  // A VAL past the registers after runs that cover them all.
+  std::string over = Sparse("\x7f\xff\xa8"sv);
+  HllRegisters regs{};
+  EXPECT_FALSE(HllMergeInto(over, &regs));
+  EXPECT_FALSE(HllSparseToDense(over).has_value());
+  EXPECT_FALSE(HllCount(over).has_value());
   // A write inside the covered part of an over-long value succeeds, as on Redis.
   std::string long_one = Sparse("\x7f\xff\x00"sv);
   EXPECT_EQ(HllSet(&long_one, 5, 1, kSparseMax), HllUpdate::kChanged);
