@@ -247,6 +247,17 @@ class TestPfMerge:
         assert raw.call("GET", "s") == b"nope"
 
 
+    def test_in_multi(self, r):
+        p = r.pipeline(transaction=True)
+        p.pfadd("x1", "a", "b")
+        p.pfadd("x2", "b", "c")
+        p.pfcount("x1", "x2")
+        p.pfmerge("x3", "x1", "x2", "x4")
+        p.pfcount("x3")
+        p.pfcount("x3")
+        assert p.execute() == [1, 1, 3, True, 3, 3]
+
+
 class TestPfDebug:
     def test_getreg_converts(self, r):
         r.pfadd("h", "a", "b", "c")
