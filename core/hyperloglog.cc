@@ -386,8 +386,14 @@ bool HllMergeInto(std::string_view hll, HllRegisters* max) {
   HllRegisters& out = *max;
   if (HllEncodingOf(hll) == HllEncoding::kDense) {
     const uint8_t* regs = DenseRegisters(hll);
-    for (uint32_t i = 0; i < kHllRegisters; ++i) {
-      out[i] = std::max(out[i], GetRegister(regs, i));
+    // Four registers per three bytes.
+    for (size_t g = 0; g < kHllRegisters / 4; ++g) {
+      const uint8_t* p = regs + g * 3;
+      const uint32_t w = p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16);
+      uint8_t* o = out.data() + g * 4;
+      for (int k = 0; k < 4; ++k) {
+        o[k] = std::max(o[k], static_cast<uint8_t>((w >> (6 * k)) & kRegisterMax));
+      }
     }
     return true;
   }

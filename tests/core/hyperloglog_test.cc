@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -177,6 +178,12 @@ TEST(HyperLogLogTest, DenseRegistersKeepNeighbours) {
     }
   }
   for (uint32_t i = 0; i < kHllRegisters; ++i) ASSERT_EQ(HllDenseGet(dense, i), want[i]) << i;
+  HllRegisters merged;
+  merged.fill(20);
+  ASSERT_TRUE(HllMergeInto(dense, &merged));
+  for (uint32_t i = 0; i < kHllRegisters; ++i) {
+    ASSERT_EQ(merged[i], std::max<uint8_t>(want[i], 20)) << i;
+  }
   // Lowering is refused; the last register ends inside the last byte.
   EXPECT_FALSE(HllDenseSet(absl::MakeSpan(dense), 5, want[5]));
   EXPECT_EQ(dense.size(), kHllDenseSize);

@@ -258,6 +258,16 @@ class TestPfMerge:
         assert p.execute() == [1, 1, 3, True, 3, 3]
 
 
+    def test_survives_a_reload(self, rb):
+        rb.pfadd("s", *["e%d" % i for i in range(100)])
+        rb.pfadd("d", *["e%d" % i for i in range(5000)])
+        rb.pfcount("d")
+        before = [rb.get("s"), rb.get("d")]
+        assert rb.execute_command("DEBUG", "RELOAD") in (True, b"OK")
+        assert [rb.get("s"), rb.get("d")] == before
+        assert rb.pfcount("s", "d") == 4968
+
+
 class TestPfDebug:
     def test_getreg_converts(self, r):
         r.pfadd("h", "a", "b", "c")
