@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "core/hyperloglog.h"
+#include "core/str_util.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
-#include "core/str_util.h"
 #include "server/commands/string_ops.h"
 #include "server/config.h"
 #include "server/storage/shard_set.h"

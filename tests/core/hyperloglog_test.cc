@@ -52,8 +52,9 @@ TEST(HyperLogLogTest, MurmurHash64A) {
     uint32_t index;
     uint8_t count;
   };
-  const Case cases[] = {{"a", 12711, 2},       {"", 5938, 2},          {"hello world", 9399, 4},
-                        {"abcdefgh", 1383, 1}, {"abcdefghi", 6903, 1}, {"0123456789abcde", 15725, 4},
+  const Case cases[] = {{"a", 12711, 2},         {"", 5938, 2},
+                        {"hello world", 9399, 4}, {"abcdefgh", 1383, 1},
+                        {"abcdefghi", 6903, 1},   {"0123456789abcde", 15725, 4},
                         {"x", 16374, 2}};
   for (const Case& c : cases) {
     HllPoint pt = HllHashElement(c.element);
