@@ -184,6 +184,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);
+  RegisterHllCommands(registry);
 }
 
 }  // namespace dashkv

@@ -52,6 +52,9 @@ enum CommandFlag : uint32_t {
   // Allowed while a RESP2 connection is in subscribed mode ((P|S)(UN)SUBSCRIBE, PING, QUIT,
   // RESET).
   kCmdSubscribedOk = 1 << 25,
+  // Locks its keys exclusively though Redis flags it read-only: it may still rewrite a key's
+  // bytes (PFCOUNT stores the cardinality it computed in the HyperLogLog's header).
+  kCmdLocksExclusive = 1 << 26,
 };
 
 // How a command runs.
@@ -110,6 +113,7 @@ using SwitchDbFn = std::optional<unsigned> (*)(CmdArgs args, unsigned num_dbs);
 // One key specification as COMMAND INFO shows it (Redis 7): where the search for the keys
 // begins (begin_search), then which arguments from there are keys (find_keys, a range).
 struct KeySpec {
+  std::string_view notes;               // COMMAND INFO's "notes", when Redis has some
   std::vector<std::string_view> flags;  // "RO", "RW", "access", "incomplete" ...
   // begin_search "index" when `keyword` is empty: the keys start at args[begin_index].
   int begin_index = 0;
@@ -338,6 +342,7 @@ void RegisterPersistenceCommands(CommandRegistry* registry);  // SAVE, BGSAVE, L
 void RegisterMigrateCommand(CommandRegistry* registry);
 void RegisterScriptCommands(CommandRegistry* registry);  // EVAL and FCALL families, SCRIPT
 void RegisterFunctionCommands(CommandRegistry* registry);  // FUNCTION
+void RegisterHllCommands(CommandRegistry* registry);  // PFADD, PFCOUNT, PFMERGE ...
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

@@ -60,6 +60,9 @@ ABSL_FLAG(int64_t, busy_reply_threshold, 5000,
           "busy-reply-threshold, alias lua-time-limit).");
 ABSL_FLAG(int64_t, tcp_keepalive, 300,
           "Seconds between TCP keepalive probes of new client connections (0: off).");
+ABSL_FLAG(int64_t, hll_sparse_max_bytes, 3000,
+          "Longest sparse HyperLogLog in bytes before it turns dense (Redis "
+          "'hll-sparse-max-bytes').");
 ABSL_FLAG(bool, pin_cpus, false, "Pin engine thread i to the i-th CPU the process may use.");
 
 namespace dashkv {
@@ -147,6 +150,19 @@ int64_t AdjustOpenFilesLimit(int64_t maxclients, int64_t reserved) {
 namespace {
 
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+// Returns whether `s` is written as a memory value (digits, then an optional unit), whatever
+// its size: Redis answers "must be between" for one too large, "a memory value" otherwise.
+bool IsMemoryText(std::string_view s) {
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+  if (digits == 0) return false;
+  std::string unit = AsciiStrToLower(s.substr(digits));
+  for (std::string_view u : {"", "b", "k", "kb", "m", "mb", "g", "gb"}) {
+    if (unit == u) return true;
+  }
+  return false;
+}
 
 std::optional<ProtectedConfigs> ParseProtectedConfigs(std::string_view v) {
   if (EqualsIgnoreCase(v, "no")) return ProtectedConfigs::kNo;
@@ -315,6 +331,7 @@ void Config::Init() {
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
     auth_required = !requirepass_.empty();
   }
+  hll_sparse_max_bytes = std::max<int64_t>(0, absl::GetFlag(FLAGS_hll_sparse_max_bytes));
   rdbcompression = absl::GetFlag(FLAGS_rdbcompression);
   rdbchecksum = absl::GetFlag(FLAGS_rdbchecksum);
   stop_writes_on_bgsave_error = absl::GetFlag(FLAGS_stop_writes_on_bgsave_error);
@@ -361,8 +378,8 @@ void Config::AddEntries() {
         {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
          [field, name, lo](std::string_view v) {
            auto x = ParseMemory(v);
-           if (!x) return SetFailed(name, "argument must be a memory value");
-           if (*x < lo) {
+           if (!x && !IsMemoryText(v)) return SetFailed(name, "argument must be a memory value");
+           if (!x || *x < lo) {
              return SetFailed(name, StrCat("argument must be between ", lo,
                                            " and 9223372036854775807 inclusive"));
            }
@@ -413,6 +430,7 @@ void Config::AddEntries() {
   entries_.push_back({"bind", [this] { return bind; }, nullptr});
   entries_.push_back({"databases", [this] { return StrCat(databases); }, nullptr});
   atomic_mem_entry("maxmemory", &maxmemory, 0);
+  atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
                       [this](std::string_view v) {
                         std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(v);

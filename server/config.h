@@ -122,6 +122,8 @@ class Config {
   std::atomic<int64_t> set_max_listpack_value{64};
   std::atomic<int64_t> zset_max_listpack_entries{128};
   std::atomic<int64_t> zset_max_listpack_value{64};
+  // hll-sparse-max-bytes: the longest a sparse HyperLogLog may grow before it turns dense.
+  std::atomic<int64_t> hll_sparse_max_bytes{3000};
 
   // Snapshots (Redis's names and defaults).
   std::atomic<bool> rdbcompression{true};

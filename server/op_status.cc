@@ -206,6 +206,14 @@ std::string_view StatusText(OpStatus status) {
       return "IOERR error or timeout reading to target instance";
     case OpStatus::kMigrateTargetError:
       return "ERR Target instance replied with error:";
+    case OpStatus::kHllInvalid:
+      return "WRONGTYPE Key is not a valid HyperLogLog string value.";
+    case OpStatus::kHllCorrupt:
+      return "INVALIDOBJ Corrupted HLL object detected";
+    case OpStatus::kHllNoKey:
+      return "ERR The specified key does not exist";
+    case OpStatus::kHllNotSparse:
+      return "ERR HLL encoding is not sparse";
   }
   return "ERR unknown error";
 }

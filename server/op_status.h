@@ -118,6 +118,11 @@ enum class OpStatus : uint8_t {
   kMigrateWrite,             // "IOERR error or timeout writing to target instance"
   kMigrateRead,              // "IOERR error or timeout reading to target instance"
   kMigrateTargetError,       // "Target instance replied with error:" (the target's error follows)
+  // HyperLogLog.
+  kHllInvalid,          // "WRONGTYPE Key is not a valid HyperLogLog string value."
+  kHllCorrupt,          // "INVALIDOBJ Corrupted HLL object detected"
+  kHllNoKey,            // "The specified key does not exist" (PFDEBUG)
+  kHllNotSparse,        // "HLL encoding is not sparse" (PFDEBUG DECODE)
 };
 
 enum class StringOpError : uint8_t;  // core/bitops.h

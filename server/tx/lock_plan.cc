@@ -10,7 +10,7 @@ namespace {
 LockMode ModeOf(const CommandSpec& spec) {
   // A script may write whatever Redis flags it (EVALSHA has no write flag): exclusive unless
   // it is a read-only form.
-  const bool writes = spec.HasFlag(kCmdWrite) ||
+  const bool writes = spec.HasFlag(kCmdWrite) || spec.HasFlag(kCmdLocksExclusive) ||
                       (spec.tx_scope == TxScope::kScript && !spec.HasFlag(kCmdReadOnly));
   return writes ? LockMode::kExclusive : LockMode::kShared;
 }

@@ -53,6 +53,15 @@ TEST_F(LockPlanTest, AReadLocksItsKeysShared) {
   EXPECT_TRUE(locks.Covers(3, "b", LockMode::kShared));
 }
 
+TEST_F(LockPlanTest, PfcountLocksExclusiveThoughReadOnly) {
+  // PFCOUNT rewrites the cached cardinality of its key: a reader holding the key shared must
+  // not see its bytes change.
+  KeyLocks locks(srv_.server().shard_set());
+  Plan(locks, {"PFCOUNT", "a", "b"});
+  EXPECT_TRUE(locks.Covers(0, "a", LockMode::kExclusive));
+  EXPECT_TRUE(locks.Covers(0, "b", LockMode::kExclusive));
+}
+
 TEST_F(LockPlanTest, AKeyWrittenInAnotherDatabaseIsLockedThere) {
   KeyLocks locks(srv_.server().shard_set());
   Plan(locks, {"MOVE", "k", "5"}, 2);
