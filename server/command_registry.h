@@ -130,7 +130,6 @@ struct KeySpec {
   // find_keys "keynum" instead of "range": the argument at the search's start counts the keys,
   // which follow it (keynumidx 0, firstkey 1, keystep `key_step`, as every Redis command has).
   bool keynum = false;
-  std::string_view notes;  // COMMAND INFO's "notes" field, when set
 
   // Returns a spec whose keys start at args[index].
   static KeySpec AtIndex(std::vector<std::string_view> flags, int index, int last_key = 0,
