@@ -161,6 +161,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);
+  RegisterSortCommands(registry);
 }
 
 }  // namespace dashkv

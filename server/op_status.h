@@ -58,6 +58,8 @@ enum class OpStatus : uint8_t {
   kSameObject,          // "source and destination objects are the same" (COPY, MOVE)
   kIntRange,            // "value is out of range, value must between -2147483648 and ..."
   kBitopNotSingle,      // "BITOP NOT must be called with a single source key."
+  // SORT.
+  kSortNotDouble,       // "One or more scores can't be converted into double"
   // MULTI / EXEC / WATCH.
   kExecAbort,           // "EXECABORT Transaction discarded because of previous errors."
   kExecWithoutMulti,    // "EXEC without MULTI"

@@ -159,14 +159,22 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
   for (auto t : spec.tips) rb.SendBulk(t);
   rb.StartSet(spec.key_specs.size());
   for (const KeySpec& ks : spec.key_specs) {
-    rb.StartMap(3);
+    rb.StartMap(ks.notes.empty() ? 3 : 4);
+    if (!ks.notes.empty()) {
+      rb.SendBulk("notes");
+      rb.SendBulk(ks.notes);
+    }
     rb.SendBulk("flags");
     rb.StartSet(ks.flags.size());
     for (auto f : ks.flags) rb.SendSimpleString(f);
     rb.SendBulk("begin_search");
     rb.StartMap(2);
     rb.SendBulk("type");
-    if (ks.keyword.empty()) {
+    if (ks.unknown) {
+      rb.SendBulk("unknown");
+      rb.SendBulk("spec");
+      rb.StartMap(0);
+    } else if (ks.keyword.empty()) {
       rb.SendBulk("index");
       rb.SendBulk("spec");
       rb.StartMap(1);
@@ -184,6 +192,12 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
     rb.SendBulk("find_keys");
     rb.StartMap(2);
     rb.SendBulk("type");
+    if (ks.unknown) {
+      rb.SendBulk("unknown");
+      rb.SendBulk("spec");
+      rb.StartMap(0);
+      continue;
+    }
     rb.SendBulk("range");
     rb.SendBulk("spec");
     rb.StartMap(3);
