@@ -18,7 +18,7 @@ import redis
 
 from conftest import Server, TARGET
 from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, arity, assert_err, wait_until
-from resp_client import Map, Set
+from resp_client import Map, Set, encode
 
 ERR_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 HAVE_REDIS = shutil.which(os.environ.get("REDIS_SERVER_BIN", "redis-server")) is not None
@@ -251,6 +251,19 @@ class TestStore:
         c.rpush("l", 2, 1)
         assert sort(c, "l", "STORE", "d1", "STORE", "d2") == 2
         assert c.exists("d1") == 0 and c.lrange("d2", 0, -1) == [b"1", b"2"]
+
+    def test_store_serves_a_blocked_pop(self, c, srv):
+        c.rpush("l", 3, 1, 2)
+        b = srv.raw()
+        try:
+            b.send(encode("BLPOP", "dst", "0"))
+            wait_until(lambda: c.info("clients")["blocked_clients"] == 1,
+                       what="BLPOP to block")
+            assert sort(c, "l", "STORE", "dst") == 3
+            assert b.read() == [b"dst", b"1"]
+            assert c.lrange("dst", 0, -1) == [b"2", b"3"]
+        finally:
+            b.close()
 
     def test_alpha_store_compares_every_byte(self, c):
         c.rpush("l", b"a\x00b", b"a\x00a", b"a")
