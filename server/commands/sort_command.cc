@@ -81,10 +81,9 @@ void CmdSort(CmdArgs args, ShardCmdContext& ctx) {
   SortInput in = LoadSortInput(*source, *opts, ctx.from_script);
   std::string scratch;
   if (in.plan.sort && in.plan.by_weights) {
-    for (SortItem& item : in.items) {
-      const PatternRef ref = ResolvePattern(*opts->by, item.elem);
-      in.bad_score |=
-          !ApplyWeight(item, ReadPatternValue(ctx.db, ref, now, quiet, &scratch), in.plan.alpha);
+    for (size_t i = 0; i < in.items.size(); ++i) {
+      const PatternRef ref = ResolvePattern(*opts->by, in.items[i].elem);
+      ApplyWeight(in, i, ReadPatternValue(ctx.db, ref, now, quiet, &scratch));
     }
   }
   ctx.NoChange();  // until STORE changes its destination
@@ -94,7 +93,7 @@ void CmdSort(CmdArgs args, ShardCmdContext& ctx) {
   if (!opts->store) ctx.rb.StartArray(rows * PerRow(*opts));
   SortSink sink(ctx.rb, opts->store.has_value());
   for (size_t i = in.plan.start; i < in.plan.stop; ++i) {
-    const std::string& elem = in.items[i].elem;
+    const std::string& elem = in.at(i).elem;
     if (opts->gets.empty()) sink.Add(elem);
     for (std::string_view g : opts->gets) {
       if (IsSelfPattern(g)) {
@@ -136,11 +135,10 @@ awaitable<void> ReadOnShards(ShardSet& ss, unsigned db, int64_t now, bool quiet,
   });
 }
 
-// Fills the BY weights of every item, a bounded round of lookups at a time; returns false when
-// a numeric weight did not parse.
-awaitable<bool> FillWeights(ShardSet& ss, unsigned db, int64_t now, bool quiet,
+// Fills the BY weights of every item, a bounded round of lookups at a time (a numeric weight
+// that does not parse sets in.bad_score).
+awaitable<void> FillWeights(ShardSet& ss, unsigned db, int64_t now, bool quiet,
                             std::string_view by, SortInput& in) {
-  bool ok = true;
   std::vector<PatternRef> refs;
   std::vector<std::optional<std::string>> values;
   for (size_t base = 0; base < in.items.size(); base += kLookupsPerRound) {
@@ -150,11 +148,9 @@ awaitable<bool> FillWeights(ShardSet& ss, unsigned db, int64_t now, bool quiet,
     co_await ReadOnShards(ss, db, now, quiet, refs, values);
     for (size_t i = base; i < end; ++i) {
       const std::optional<std::string>& v = values[i - base];
-      ok &= ApplyWeight(in.items[i], v ? std::optional<std::string_view>(*v) : std::nullopt,
-                        in.plan.alpha);
+      ApplyWeight(in, i, v ? std::optional<std::string_view>(*v) : std::nullopt);
     }
   }
-  co_return ok;
 }
 
 // Sends (or collects for STORE) the output of the sorted window: the elements, or their GET
@@ -173,14 +169,14 @@ awaitable<void> EmitOutput(ShardSet& ss, unsigned db, int64_t now, bool quiet,
     for (size_t i = base; reading > 0 && i < end; ++i) {
       for (std::string_view g : opts.gets) {
         if (PatternReadsKeys(g) && !IsSelfPattern(g)) {
-          refs.push_back(ResolvePattern(g, in.items[i].elem));
+          refs.push_back(ResolvePattern(g, in.at(i).elem));
         }
       }
     }
     if (!refs.empty()) co_await ReadOnShards(ss, db, now, quiet, refs, values);
     size_t next = 0;
     for (size_t i = base; i < end; ++i) {
-      const std::string& elem = in.items[i].elem;
+      const std::string& elem = in.at(i).elem;
       if (opts.gets.empty()) sink.Add(elem);
       for (std::string_view g : opts.gets) {
         if (IsSelfPattern(g)) {
@@ -216,7 +212,7 @@ awaitable<void> CmdSortMulti(CmdArgs args, ConnCmdContext& ctx) {
   if (!loaded) co_return ctx.SendStatus(loaded.status());
   SortInput& in = *loaded;
   if (in.plan.sort && in.plan.by_weights) {
-    in.bad_score |= !co_await FillWeights(ss, db, now, quiet, *opts->by, in);
+    co_await FillWeights(ss, db, now, quiet, *opts->by, in);
   }
   if (in.bad_score) co_return ctx.SendStatus(OpStatus::kSortNotDouble);
   SortItems(in);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/base/parse_int.h"
 #include "core/str_util.h"
 #include "server/storage/shard_set.h"
 #include "server/values/hash_value.h"
@@ -28,6 +29,12 @@ int CompareBytes(std::string_view a, std::string_view b) {
 // Parses a weight as strtod does on the bytes before the first NUL (see sort_ops.h Design).
 bool ParseSortScore(std::string_view s, double* out) {
   s = CString(s);
+  // A plain decimal integer (the common case) is exactly its value: the same double as strtod
+  // rounds it to, without strtod's cost.
+  if (std::optional<int64_t> v = ParseInt64(s)) {
+    *out = static_cast<double>(*v);
+    return true;
+  }
   char small[64];
   std::string big;
   const char* text = small;
@@ -46,21 +53,32 @@ bool ParseSortScore(std::string_view s, double* out) {
   return true;
 }
 
-// Returns <0, 0, >0 as `a` sorts before, with, after `b` under `plan`.
-int CompareItems(const SortItem& a, const SortItem& b, const SortPlan& plan) {
+// What SortItems orders: an item's numeric weight and its index.
+struct SortKey {
+  double score;
+  uint32_t index;
+};
+
+// Returns <0, 0, >0 as item `a` sorts before, with, after item `b` of `in` under its plan.
+int CompareItems(const SortKey& a, const SortKey& b, const SortInput& in) {
+  const SortPlan& plan = in.plan;
   int cmp;
   if (!plan.alpha) {
-    cmp = a.score > b.score ? 1 : (a.score < b.score ? -1 : CompareBytes(a.elem, b.elem));
+    cmp = a.score > b.score   ? 1
+          : a.score < b.score ? -1
+                              : CompareBytes(in.items[a.index].elem, in.items[b.index].elem);
   } else if (plan.by_weights) {
-    if (!a.cmp || !b.cmp) {
-      cmp = a.cmp.has_value() == b.cmp.has_value() ? 0 : (a.cmp ? 1 : -1);
+    const std::optional<std::string>& ca = in.cmps[a.index];
+    const std::optional<std::string>& cb = in.cmps[b.index];
+    if (!ca || !cb) {
+      cmp = ca.has_value() == cb.has_value() ? 0 : (ca ? 1 : -1);
     } else {
-      cmp = plan.binary ? CompareBytes(*a.cmp, *b.cmp)
-                        : CompareBytes(CString(*a.cmp), CString(*b.cmp));
+      cmp = plan.binary ? CompareBytes(*ca, *cb) : CompareBytes(CString(*ca), CString(*cb));
     }
   } else {
-    cmp = plan.binary ? CompareBytes(a.elem, b.elem)
-                      : CompareBytes(CString(a.elem), CString(b.elem));
+    const std::string& ea = in.items[a.index].elem;
+    const std::string& eb = in.items[b.index].elem;
+    cmp = plan.binary ? CompareBytes(ea, eb) : CompareBytes(CString(ea), CString(eb));
   }
   return plan.desc ? -cmp : cmp;
 }
@@ -252,29 +270,39 @@ SortInput LoadSortInput(const CompactObj* value, const SortOptions& opts, bool f
       if (!ParseSortScore(item.elem, &item.score)) in.bad_score = true;
     }
   }
+  if (plan.sort && plan.alpha && plan.by_weights) in.cmps.resize(items.size());
   return in;
 }
 
-bool ApplyWeight(SortItem& item, std::optional<std::string_view> value, bool alpha) {
+bool ApplyWeight(SortInput& in, size_t i, std::optional<std::string_view> value) {
   if (!value) return true;
-  if (alpha) {
-    item.cmp.emplace(*value);
+  if (in.plan.alpha) {
+    in.cmps[i].emplace(*value);
     return true;
   }
-  return ParseSortScore(*value, &item.score);
+  if (ParseSortScore(*value, &in.items[i].score)) return true;
+  in.bad_score = true;
+  return false;
 }
 
 void SortItems(SortInput& in) {
   const SortPlan& plan = in.plan;
   if (!plan.sort || plan.start >= plan.stop) return;
-  auto less = [&plan](const SortItem& a, const SortItem& b) {
-    return CompareItems(a, b, plan) < 0;
-  };
-  auto begin = in.items.begin();
-  if (plan.start == 0 && plan.stop == in.items.size()) return std::sort(begin, in.items.end(), less);
-  // Only the window's items need their places: select its first, then sort up to its end.
-  if (plan.start > 0) std::nth_element(begin, begin + plan.start, in.items.end(), less);
-  std::partial_sort(begin + plan.start, begin + plan.stop, in.items.end(), less);
+  std::vector<SortKey> keys(in.items.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = SortKey{in.items[i].score, static_cast<uint32_t>(i)};
+  }
+  auto less = [&in](const SortKey& a, const SortKey& b) { return CompareItems(a, b, in) < 0; };
+  auto begin = keys.begin();
+  if (plan.start == 0 && plan.stop == keys.size()) {
+    std::sort(begin, keys.end(), less);
+  } else {
+    // Only the window's items need their places: select its first, then sort up to its end.
+    if (plan.start > 0) std::nth_element(begin, begin + plan.start, keys.end(), less);
+    std::partial_sort(begin + plan.start, begin + plan.stop, keys.end(), less);
+  }
+  in.order.resize(plan.stop - plan.start);
+  for (size_t k = plan.start; k < plan.stop; ++k) in.order[k - plan.start] = keys[k].index;
 }
 
 OpResult<bool> StoreSortResult(DbSlice& db, std::string_view key,

@@ -96,11 +96,10 @@ std::optional<std::string_view> ReadPatternValue(DbSlice& db, const PatternRef& 
                                                  int64_t now_ms, bool quiet,
                                                  std::string* scratch);
 
-// One element to sort and its weight.
+// One element to sort and its numeric weight.
 struct SortItem {
   std::string elem;
-  double score = 0;                // numeric order
-  std::optional<std::string> cmp;  // ALPHA order by a BY value (nullopt: missing)
+  double score = 0;
 };
 
 // What to do with the loaded elements: the options as they apply to this source.
@@ -117,8 +116,18 @@ struct SortPlan {
 // Loaded elements and their plan.
 struct SortInput {
   std::vector<SortItem> items;
+  // ALPHA BY values by item (nullopt: missing); sized only for an ALPHA sort by BY.
+  std::vector<std::optional<std::string>> cmps;
   SortPlan plan;
-  bool bad_score = false;  // an element did not parse as a number (numeric order, no BY)
+  bool bad_score = false;  // a numeric weight did not parse
+  // Set by SortItems: the item indexes of the window's positions, in order (empty: the loaded
+  // order is the output order).
+  std::vector<uint32_t> order;
+
+  // Returns the item at output position `k`. REQUIRES: plan.start <= k < plan.stop.
+  const SortItem& at(size_t k) const {
+    return items[order.empty() ? k : order[k - plan.start]];
+  }
 };
 
 // Loads the elements of the list, set or sorted set `value` (nullptr: a missing key, which
@@ -127,11 +136,14 @@ struct SortInput {
 // REQUIRES: value is null or of type list, set or zset.
 SortInput LoadSortInput(const CompactObj* value, const SortOptions& opts, bool from_script);
 
-// Sets the weight of `item` from its BY value (nullopt: missing, weight 0 / sorts first);
-// returns false when numeric order was asked and the value is not a number.
-bool ApplyWeight(SortItem& item, std::optional<std::string_view> value, bool alpha);
+// Sets the weight of item `i` from its BY value (nullopt: missing, weight 0 / sorts first);
+// returns false (and sets bad_score) when numeric order was asked and the value is not a
+// number.
+bool ApplyWeight(SortInput& in, size_t i, std::optional<std::string_view> value);
 
-// Orders the items the plan's window needs (a partial sort when the window is smaller).
+// Orders the window (a partial sort when it is smaller than the items) into `order`. Sorts
+// 16-byte keys (a score and an index), so that moves stay cheap and numeric comparisons read
+// no element.
 void SortItems(SortInput& in);
 
 // Stores `values` as the list at `key` (any previous value and TTL replaced; event

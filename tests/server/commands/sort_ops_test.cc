@@ -94,7 +94,7 @@ std::vector<std::string> Window(const std::vector<std::string>& elems, const Sor
   EXPECT_FALSE(in.bad_score);
   SortItems(in);
   std::vector<std::string> out;
-  for (size_t i = in.plan.start; i < in.plan.stop; ++i) out.push_back(in.items[i].elem);
+  for (size_t i = in.plan.start; i < in.plan.stop; ++i) out.push_back(in.at(i).elem);
   return out;
 }
 
@@ -120,19 +120,29 @@ TEST(SortOpsTest, LimitWindowsAndPartialSort) {
 }
 
 TEST(SortOpsTest, Weights) {
-  SortItem item;
-  EXPECT_TRUE(ApplyWeight(item, std::nullopt, false));
-  EXPECT_EQ(item.score, 0);
-  EXPECT_TRUE(ApplyWeight(item, " 0x10", false));
-  EXPECT_EQ(item.score, 16);
-  EXPECT_TRUE(ApplyWeight(item, std::string_view("12\0ab", 5), false));
-  EXPECT_EQ(item.score, 12);
-  EXPECT_FALSE(ApplyWeight(item, "1 ", false));
-  EXPECT_FALSE(ApplyWeight(item, "nan", false));
-  EXPECT_FALSE(ApplyWeight(item, "1e-310", false));
-  EXPECT_TRUE(ApplyWeight(item, "1", false));  // errno from the ERANGE above is not kept
-  EXPECT_TRUE(ApplyWeight(item, "anything", true));
-  EXPECT_EQ(*item.cmp, "anything");
+  SortInput in;
+  in.items.resize(1);
+  const double& score = in.items[0].score;
+  EXPECT_TRUE(ApplyWeight(in, 0, std::nullopt));
+  EXPECT_EQ(score, 0);
+  EXPECT_TRUE(ApplyWeight(in, 0, " 0x10"));
+  EXPECT_EQ(score, 16);
+  EXPECT_TRUE(ApplyWeight(in, 0, std::string_view("12\0ab", 5)));
+  EXPECT_EQ(score, 12);
+  EXPECT_TRUE(ApplyWeight(in, 0, "-9223372036854775808"));
+  EXPECT_EQ(score, -9223372036854775808.0);
+  EXPECT_TRUE(ApplyWeight(in, 0, "9007199254740993"));  // rounded as strtod rounds it
+  EXPECT_EQ(score, 9007199254740992.0);
+  EXPECT_FALSE(in.bad_score);
+  EXPECT_FALSE(ApplyWeight(in, 0, "1 "));
+  EXPECT_TRUE(in.bad_score);
+  EXPECT_FALSE(ApplyWeight(in, 0, "nan"));
+  EXPECT_FALSE(ApplyWeight(in, 0, "1e-310"));
+  EXPECT_TRUE(ApplyWeight(in, 0, "1.5"));  // errno from the ERANGE above is not kept
+  in.plan.alpha = true;
+  in.cmps.resize(1);
+  EXPECT_TRUE(ApplyWeight(in, 0, "anything"));
+  EXPECT_EQ(*in.cmps[0], "anything");
 }
 
 }  // namespace
