@@ -9,6 +9,7 @@
 // patterns read keys, every shard whole — shared, exclusive with STORE — so that no writer
 // runs between its reads (as atomic as Redis's single thread).
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,21 +37,31 @@ class SortSink {
  public:
   SortSink(io::ReplyBuilder& rb, bool store) : rb_(rb), store_(store) {}
 
-  void Add(std::optional<std::string_view> v) {
+  // Adds an element of the sorted items (which outlive the sink).
+  void AddElement(std::string_view v) {
     if (store_) {
-      values_.emplace_back(v.value_or(std::string_view()));
+      values_.push_back(v);
+    } else {
+      rb_.SendBulk(v);
+    }
+  }
+  // Adds a GET value (valid during the call only), or a missing one (STORE keeps "").
+  void AddValue(std::optional<std::string_view> v) {
+    if (store_) {
+      values_.push_back(v ? std::string_view(owned_.emplace_back(*v)) : std::string_view());
     } else if (v) {
       rb_.SendBulk(*v);
     } else {
       rb_.SendNull();
     }
   }
-  const std::vector<std::string>& values() const { return values_; }
+  std::span<const std::string_view> values() const { return values_; }
 
  private:
   io::ReplyBuilder& rb_;
   const bool store_;
-  std::vector<std::string> values_;
+  std::vector<std::string_view> values_;
+  std::deque<std::string> owned_;  // the GET values STORE keeps (stable addresses)
 };
 
 // Returns the number of output entries per element (the GETs, or the element itself).
@@ -94,14 +105,14 @@ void CmdSort(CmdArgs args, ShardCmdContext& ctx) {
   SortSink sink(ctx.rb, opts->store.has_value());
   for (size_t i = in.plan.start; i < in.plan.stop; ++i) {
     const std::string& elem = in.at(i).elem;
-    if (opts->gets.empty()) sink.Add(elem);
+    if (opts->gets.empty()) sink.AddElement(elem);
     for (std::string_view g : opts->gets) {
       if (IsSelfPattern(g)) {
-        sink.Add(elem);
+        sink.AddElement(elem);
       } else if (!PatternReadsKeys(g)) {
-        sink.Add(std::nullopt);
+        sink.AddValue(std::nullopt);
       } else {
-        sink.Add(ReadPatternValue(ctx.db, ResolvePattern(g, elem), now, quiet, &scratch));
+        sink.AddValue(ReadPatternValue(ctx.db, ResolvePattern(g, elem), now, quiet, &scratch));
       }
     }
   }
@@ -177,15 +188,15 @@ awaitable<void> EmitOutput(ShardSet& ss, unsigned db, int64_t now, bool quiet,
     size_t next = 0;
     for (size_t i = base; i < end; ++i) {
       const std::string& elem = in.at(i).elem;
-      if (opts.gets.empty()) sink.Add(elem);
+      if (opts.gets.empty()) sink.AddElement(elem);
       for (std::string_view g : opts.gets) {
         if (IsSelfPattern(g)) {
-          sink.Add(elem);
+          sink.AddElement(elem);
         } else if (!PatternReadsKeys(g)) {
-          sink.Add(std::nullopt);
+          sink.AddValue(std::nullopt);
         } else {
           const std::optional<std::string>& v = values[next++];
-          sink.Add(v ? std::optional<std::string_view>(*v) : std::nullopt);
+          sink.AddValue(v ? std::optional<std::string_view>(*v) : std::nullopt);
         }
       }
     }

@@ -59,28 +59,22 @@ struct SortKey {
   uint32_t index;
 };
 
-// Returns <0, 0, >0 as item `a` sorts before, with, after item `b` of `in` under its plan.
-int CompareItems(const SortKey& a, const SortKey& b, const SortInput& in) {
-  const SortPlan& plan = in.plan;
-  int cmp;
-  if (!plan.alpha) {
-    cmp = a.score > b.score   ? 1
-          : a.score < b.score ? -1
-                              : CompareBytes(in.items[a.index].elem, in.items[b.index].elem);
-  } else if (plan.by_weights) {
-    const std::optional<std::string>& ca = in.cmps[a.index];
-    const std::optional<std::string>& cb = in.cmps[b.index];
-    if (!ca || !cb) {
-      cmp = ca.has_value() == cb.has_value() ? 0 : (ca ? 1 : -1);
-    } else {
-      cmp = plan.binary ? CompareBytes(*ca, *cb) : CompareBytes(CString(*ca), CString(*cb));
-    }
+// Orders `keys` so that [start, stop) holds the window in order, by `cmp(a, b)` (<0, 0, >0 as
+// key a sorts before, with, after key b in ascending order; DESC reverses it).
+template <typename Cmp>
+void OrderKeys(std::vector<SortKey>& keys, size_t start, size_t stop, bool desc, Cmp cmp) {
+  auto run = [&](auto less) {
+    auto begin = keys.begin();
+    if (start == 0 && stop == keys.size()) return std::sort(begin, keys.end(), less);
+    // Only the window's items need their places: select its first, then sort up to its end.
+    if (start > 0) std::nth_element(begin, begin + start, keys.end(), less);
+    std::partial_sort(begin + start, begin + stop, keys.end(), less);
+  };
+  if (desc) {
+    run([&cmp](const SortKey& a, const SortKey& b) { return cmp(b, a) < 0; });
   } else {
-    const std::string& ea = in.items[a.index].elem;
-    const std::string& eb = in.items[b.index].elem;
-    cmp = plan.binary ? CompareBytes(ea, eb) : CompareBytes(CString(ea), CString(eb));
+    run([&cmp](const SortKey& a, const SortKey& b) { return cmp(a, b) < 0; });
   }
-  return plan.desc ? -cmp : cmp;
 }
 
 }  // namespace
@@ -292,21 +286,39 @@ void SortItems(SortInput& in) {
   for (size_t i = 0; i < keys.size(); ++i) {
     keys[i] = SortKey{in.items[i].score, static_cast<uint32_t>(i)};
   }
-  auto less = [&in](const SortKey& a, const SortKey& b) { return CompareItems(a, b, in) < 0; };
-  auto begin = keys.begin();
-  if (plan.start == 0 && plan.stop == keys.size()) {
-    std::sort(begin, keys.end(), less);
+  const std::vector<SortItem>& items = in.items;
+  const size_t start = plan.start;
+  const size_t stop = plan.stop;
+  // One comparator per kind of order, so that each inlines into the sort.
+  if (!plan.alpha) {
+    OrderKeys(keys, start, stop, plan.desc, [&items](const SortKey& a, const SortKey& b) {
+      if (a.score != b.score) return a.score < b.score ? -1 : 1;
+      return CompareBytes(items[a.index].elem, items[b.index].elem);  // equal scores
+    });
+  } else if (plan.by_weights) {
+    const bool binary = plan.binary;
+    const std::vector<std::optional<std::string>>& cmps = in.cmps;
+    OrderKeys(keys, start, stop, plan.desc, [&cmps, binary](const SortKey& a, const SortKey& b) {
+      const std::optional<std::string>& ca = cmps[a.index];
+      const std::optional<std::string>& cb = cmps[b.index];
+      if (!ca || !cb) return ca.has_value() == cb.has_value() ? 0 : (ca ? 1 : -1);
+      return binary ? CompareBytes(*ca, *cb) : CompareBytes(CString(*ca), CString(*cb));
+    });
+  } else if (plan.binary) {
+    OrderKeys(keys, start, stop, plan.desc, [&items](const SortKey& a, const SortKey& b) {
+      return CompareBytes(items[a.index].elem, items[b.index].elem);
+    });
   } else {
-    // Only the window's items need their places: select its first, then sort up to its end.
-    if (plan.start > 0) std::nth_element(begin, begin + plan.start, keys.end(), less);
-    std::partial_sort(begin + plan.start, begin + plan.stop, keys.end(), less);
+    OrderKeys(keys, start, stop, plan.desc, [&items](const SortKey& a, const SortKey& b) {
+      return CompareBytes(CString(items[a.index].elem), CString(items[b.index].elem));
+    });
   }
   in.order.resize(plan.stop - plan.start);
   for (size_t k = plan.start; k < plan.stop; ++k) in.order[k - plan.start] = keys[k].index;
 }
 
 OpResult<bool> StoreSortResult(DbSlice& db, std::string_view key,
-                               std::span<const std::string> values,
+                               std::span<const std::string_view> values,
                                const ListValue::Options& opts, int64_t now_ms) {
   if (values.empty()) {
     if (!db.EraseKey(key, now_ms, RemoveReason::kDeleted)) return false;
@@ -314,7 +326,7 @@ OpResult<bool> StoreSortResult(DbSlice& db, std::string_view key,
     return true;
   }
   auto list = std::make_unique<ListValue>();
-  for (const std::string& v : values) list->Push(v, ListEnd::kTail, opts);
+  for (std::string_view v : values) list->Push(v, ListEnd::kTail, opts);
   // An existing key of any type is replaced in place (Redis's setKey: no `new` event).
   OpResult<DbSlice::AddResult> added = db.FindOrAdd(key, now_ms);
   if (!added) return added.status();

@@ -150,7 +150,7 @@ void SortItems(SortInput& in);
 // "sortstore"), or deletes `key` when `values` is empty (event "del"). Returns whether the key
 // changed. Invalidates iterators.
 OpResult<bool> StoreSortResult(DbSlice& db, std::string_view key,
-                               std::span<const std::string> values,
+                               std::span<const std::string_view> values,
                                const ListValue::Options& opts, int64_t now_ms);
 
 }  // namespace dashkv
