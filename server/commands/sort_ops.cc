@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core/base/parse_int.h"
 #include "core/str_util.h"
@@ -75,6 +76,20 @@ void OrderKeys(std::vector<SortKey>& keys, size_t start, size_t stop, bool desc,
   } else {
     run([&cmp](const SortKey& a, const SortKey& b) { return cmp(a, b) < 0; });
   }
+}
+
+// Returns LIMIT's window over `n` elements: its first position and its length. Both values are
+// clamped to the length first (no overflow, nothing sized by the client).
+std::pair<int64_t, size_t> LimitWindow(const SortOptions& opts, int64_t n) {
+  int64_t start = std::min(std::max(opts.limit_start, int64_t{0}), n);
+  const int64_t count = std::min(std::max(opts.limit_count, int64_t{-1}), n);
+  int64_t end = count < 0 ? n - 1 : start + count - 1;
+  if (start >= n) {
+    start = n - 1;
+    end = n - 2;
+  }
+  if (end >= n) end = n - 1;
+  return {start, end >= start ? static_cast<size_t>(end - start + 1) : 0};
 }
 
 }  // namespace
@@ -208,16 +223,7 @@ SortInput LoadSortInput(const CompactObj* value, const SortOptions& opts, bool f
       default: break;
     }
   }
-  // LIMIT, clamped to the length first (no overflow, nothing sized by the client).
-  int64_t start = std::min(std::max(opts.limit_start, int64_t{0}), n);
-  const int64_t count = std::min(std::max(opts.limit_count, int64_t{-1}), n);
-  int64_t end = count < 0 ? n - 1 : start + count - 1;
-  if (start >= n) {
-    start = n - 1;
-    end = n - 2;
-  }
-  if (end >= n) end = n - 1;
-  const size_t window = end >= start ? static_cast<size_t>(end - start + 1) : 0;
+  auto [start, window] = LimitWindow(opts, n);
 
   std::vector<SortItem>& items = in.items;
   auto add = [&items](std::string_view e) { items.emplace_back().elem.assign(e); };
