@@ -65,6 +65,7 @@ class ShardCmdContext {
   // that need more than the shard (a script run from a pipeline's shard group).
   const ServerServices* services = nullptr;
   bool changed = true;   // cleared by NoChange()
+  bool from_script = false;  // called by a script (redis.call)
 };
 
 // Thread: the connection's thread, for the duration of one command.
@@ -97,6 +98,7 @@ class ConnCmdContext {
   KeyLocks* locks = nullptr;
   // Set while EXEC runs the queued commands (blocking commands do not block there).
   bool in_exec = false;
+  bool from_script = false;  // called by a script (redis.call)
 
  private:
   const ServerServices& services_;

@@ -185,6 +185,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);
   RegisterHllCommands(registry);
+  RegisterSortCommands(registry);
 }
 
 }  // namespace dashkv

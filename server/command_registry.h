@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/intent_lock.h"
 #include "server/cmd_args.h"
 
 namespace dashkv {
@@ -109,6 +110,10 @@ using KeysFn = KeyIndexes (*)(CmdArgs args);
 // to, or nullopt when the call fails (its handler then replies with the error). `num_dbs` is the
 // number of databases.
 using SwitchDbFn = std::optional<unsigned> (*)(CmdArgs args, unsigned num_dbs);
+// For a command that may read keys it does not name (SORT's BY and GET patterns): the mode in
+// which a call must lock every shard (on one shard: its whole shard), or nullopt when the keys
+// it names suffice.
+using WholeKeyspaceFn = std::optional<LockMode> (*)(CmdArgs args);
 
 // One key specification as COMMAND INFO shows it (Redis 7): where the search for the keys
 // begins (begin_search), then which arguments from there are keys (find_keys, a range).
@@ -130,6 +135,9 @@ struct KeySpec {
   // find_keys "keynum" instead of "range": the argument at the search's start counts the keys,
   // which follow it (keynumidx 0, firstkey 1, keystep `key_step`, as every Redis command has).
   bool keynum = false;
+  // begin_search and find_keys "unknown": the keys cannot be found from the arguments alone
+  // (SORT's BY/GET patterns and its STORE keyword).
+  bool unknown = false;
 
   // Returns a spec whose keys start at args[index].
   static KeySpec AtIndex(std::vector<std::string_view> flags, int index, int last_key = 0,
@@ -162,9 +170,17 @@ struct KeySpec {
     ks.key_step = key_step;
     return ks;
   }
+  // Returns a spec whose keys no argument position tells (`notes` says why).
+  static KeySpec Unknown(std::vector<std::string_view> flags, std::string_view notes) {
+    KeySpec ks;
+    ks.flags = std::move(flags);
+    ks.unknown = true;
+    ks.notes = notes;
+    return ks;
+  }
   // Returns whether the keys' positions depend on the other arguments (not an index and a
   // range): Redis then flags the command "movablekeys".
-  bool movable() const { return !keyword.empty() || keynum; }
+  bool movable() const { return unknown || keynum || !keyword.empty(); }
 };
 
 struct CommandSpec {
@@ -190,6 +206,7 @@ struct CommandSpec {
   BatchHandler batch_handler = nullptr;  // optional, kCoord commands without keys only
   ShardRouteFn shard_route = nullptr;    // optional, kCoord commands with a shard_handler
   LocksAllShardsFn locks_all_shards = nullptr;  // optional, TxScope::kScript commands
+  WholeKeyspaceFn whole_keyspace = nullptr;  // optional (server/tx/lock_plan.h)
   std::string_view summary;  // for COMMAND DOCS
   std::string_view since;    // Redis version that introduced it
   std::string_view group;    // "string", "generic", "server", "connection", ...
@@ -342,6 +359,7 @@ void RegisterMigrateCommand(CommandRegistry* registry);
 void RegisterScriptCommands(CommandRegistry* registry);  // EVAL and FCALL families, SCRIPT
 void RegisterFunctionCommands(CommandRegistry* registry);  // FUNCTION
 void RegisterHllCommands(CommandRegistry* registry);  // PFADD, PFCOUNT, PFMERGE ...
+void RegisterSortCommands(CommandRegistry* registry);  // SORT, SORT_RO
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

@@ -124,6 +124,8 @@ std::string_view StatusText(OpStatus status) {
       return "ERR value is out of range, value must between -2147483648 and 2147483647";
     case OpStatus::kBitopNotSingle:
       return "ERR BITOP NOT must be called with a single source key.";
+    case OpStatus::kSortNotDouble:
+      return "ERR One or more scores can't be converted into double";
     case OpStatus::kExecAbort:
       return "EXECABORT Transaction discarded because of previous errors.";
     case OpStatus::kExecWithoutMulti:

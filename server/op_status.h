@@ -73,6 +73,8 @@ enum class OpStatus : uint8_t {
   kGeoNeedsFrom,        // "exactly one of FROMMEMBER or FROMLONLAT can be specified for <cmd>"
   kGeoNeedsBy,          // "exactly one of BYRADIUS and BYBOX can be specified for <cmd>"
   kGeoStoreWith,        // "<GEOSEARCHSTORE|STORE option in GEORADIUS> is not compatible with ..."
+  // SORT.
+  kSortNotDouble,       // "One or more scores can't be converted into double"
   // MULTI / EXEC / WATCH.
   kExecAbort,           // "EXECABORT Transaction discarded because of previous errors."
   kExecWithoutMulti,    // "EXEC without MULTI"

@@ -54,9 +54,10 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 }
 
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
-                                     io::ReplyBuilder& rb, int64_t now_ms) {
+                                     io::ReplyBuilder& rb, int64_t now_ms, bool from_script) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, services_.config);
   ctx.services = &services_;
+  ctx.from_script = from_script;
   const uint64_t errors = rb.error_count();
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();

@@ -99,9 +99,10 @@ class PipelineRunner {
                                                ConnCmdContext& ctx);
 
   // Runs one shard command on `shard` (its thread) and counts it, with its duties after: the
-  // change listeners' pending work, then the clients it unblocked.
+  // change listeners' pending work, then the clients it unblocked. `from_script`: a script's
+  // call (ShardCmdContext::from_script).
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
-                       int64_t now_ms);
+                       int64_t now_ms, bool from_script = false);
 
  private:
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked

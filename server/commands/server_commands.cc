@@ -170,7 +170,11 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
     rb.SendBulk("begin_search");
     rb.StartMap(2);
     rb.SendBulk("type");
-    if (ks.keyword.empty()) {
+    if (ks.unknown) {
+      rb.SendBulk("unknown");
+      rb.SendBulk("spec");
+      rb.StartMap(0);
+    } else if (ks.keyword.empty()) {
       rb.SendBulk("index");
       rb.SendBulk("spec");
       rb.StartMap(1);
@@ -198,6 +202,12 @@ void SendCommandInfo(const CommandSpec& spec, io::ReplyBuilder& rb) {
       rb.SendLong(1);
       rb.SendBulk("keystep");
       rb.SendLong(ks.key_step);
+      continue;
+    }
+    if (ks.unknown) {
+      rb.SendBulk("unknown");
+      rb.SendBulk("spec");
+      rb.StartMap(0);
       continue;
     }
     rb.SendBulk("range");

@@ -144,6 +144,17 @@ class ScriptHostBase : public ScriptHost {
 
   CmdArgs args() const { return CmdArgs(views_.data(), views_.size()); }
 
+  // Returns the one shard the call runs on whole as a shard command: a kShard command's keys'
+  // shard, or a kCoord command's shard route (SORT without patterns); nullopt otherwise.
+  std::optional<unsigned> ShardOfCall(const CommandSpec& spec) const {
+    if (spec.kind == HandlerKind::kShard) return runner_.SingleShardOf(spec, args());
+    if (spec.kind == HandlerKind::kCoord && spec.shard_route != nullptr &&
+        spec.shard_handler != nullptr) {
+      return spec.shard_route(args(), services_);
+    }
+    return std::nullopt;
+  }
+
   // The script's own client (SELECT, and connection commands), made at its first use.
   ConnState& ScriptClient() {
     if (!client_) {
@@ -206,26 +217,20 @@ class ShardHost : public ScriptHostBase {
   CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
     const CommandSpec* spec = Check(args, reply);
     if (spec == nullptr) return CallStatus::kReady;
-    switch (spec->kind) {
-      case HandlerKind::kShard: {
-        std::optional<unsigned> sid = runner_.SingleShardOf(*spec, this->args());
-        if (!sid || *sid != shard_.index()) return CallStatus::kAbort;
-        // A key of this shard the script did not declare, held by a transaction now.
-        if (!shard_.locks().empty() && LocksBlock(shard_.locks(), *spec, this->args(), db())) {
-          return CallStatus::kAbort;
-        }
-        MarkWrite(*spec);
-        runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(),
-                                reply, now_ms_);
-        return CallStatus::kReady;
-      }
-      case HandlerKind::kConn:
-        RunConnCommand(*spec, reply, shard_.index());
-        return CallStatus::kReady;
-      case HandlerKind::kCoord:
-        return CallStatus::kAbort;
+    if (spec->kind == HandlerKind::kConn) {
+      RunConnCommand(*spec, reply, shard_.index());
+      return CallStatus::kReady;
     }
-    return CallStatus::kAbort;
+    std::optional<unsigned> sid = ShardOfCall(*spec);
+    if (!sid || *sid != shard_.index()) return CallStatus::kAbort;
+    // A key of this shard the script did not declare, held by a transaction now.
+    if (!shard_.locks().empty() && LocksBlock(shard_.locks(), *spec, this->args(), db())) {
+      return CallStatus::kAbort;
+    }
+    MarkWrite(*spec);
+    runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(), reply,
+                            now_ms_, /*from_script=*/true);
+    return CallStatus::kReady;
   }
 
  private:
@@ -263,25 +268,20 @@ class CoordHost : public ScriptHostBase {
     MarkWrite(*spec);
     pending_spec_ = spec;
     pending_sid_.reset();
-    switch (spec->kind) {
-      case HandlerKind::kShard:
-        pending_sid_ = runner_.SingleShardOf(*spec, this->args());
-        if (pending_sid_) {
-          Shard* local = Shard::Current();
-          if (local != nullptr && local->index() == *pending_sid_) {
-            runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_}, *local,
-                                    db(), reply, now_ms_);
-            return CallStatus::kReady;
-          }
-        }
-        return CallStatus::kYield;  // a remote shard, or its multi-shard form
-      case HandlerKind::kConn:
-        RunConnCommand(*spec, reply, conn_->engine().index());
-        return CallStatus::kReady;
-      case HandlerKind::kCoord:
-        return CallStatus::kYield;
+    if (spec->kind == HandlerKind::kConn) {
+      RunConnCommand(*spec, reply, conn_->engine().index());
+      return CallStatus::kReady;
     }
-    return CallStatus::kAbort;
+    pending_sid_ = ShardOfCall(*spec);
+    if (pending_sid_) {
+      Shard* local = Shard::Current();
+      if (local != nullptr && local->index() == *pending_sid_) {
+        runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_}, *local, db(),
+                                reply, now_ms_, /*from_script=*/true);
+        return CallStatus::kReady;
+      }
+    }
+    return CallStatus::kYield;  // a remote shard, a multi-shard form, or a coordinator
   }
 
   // Runs the call the script yielded for, replying into `reply`.
@@ -291,24 +291,28 @@ class CoordHost : public ScriptHostBase {
       const unsigned db = this->db();
       PendingCmd cmd{&spec, args(), *pending_sid_};
       co_await services_.shard_set.Await(*pending_sid_, [&](Shard& shard) {
-        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_);
+        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true);
       });
       co_return;
     }
     ConnCmdContext sub(services_, ScriptClient(), reply, now_ms_, spec);
     sub.locks = locks_;
     sub.in_exec = true;  // blocking commands do not block
+    sub.from_script = true;
     co_await runner_.RunCoordCommand(spec, args(), sub);
   }
 
  private:
   void NoteOutside(const CommandSpec& spec) {
     if (spec.kind == HandlerKind::kConn) return;
-    if (spec.kind == HandlerKind::kCoord || spec.other_db_key != nullptr) {
+    CmdArgs a = args();
+    // A call that reads keys it does not name stays inside only on the declared keys' shard.
+    const bool reads_unnamed = spec.whole_keyspace != nullptr && spec.whole_keyspace(a);
+    if ((spec.kind == HandlerKind::kCoord && !ShardOfCall(spec)) ||
+        spec.other_db_key != nullptr || (reads_unnamed && !declared_shard_)) {
       outside_ = true;
       return;
     }
-    CmdArgs a = args();
     for (uint32_t k : spec.KeysOf(a)) {
       bool inside = declared_shard_ ? services_.shard_set.ShardOf(a[k]) == *declared_shard_
                                     : declared_.contains(LockKeyOf(db(), a[k]));
@@ -324,20 +328,22 @@ class CoordHost : public ScriptHostBase {
   bool Covered(const CommandSpec& spec) const {
     if (locks_ == nullptr) return true;
     const LockMode mode = spec.HasFlag(kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+    // Returns whether every shard is locked whole in a mode at least `need`.
+    auto all_shards = [&](LockMode need) {
+      for (unsigned sid = 0; sid < services_.shard_set.size(); ++sid) {
+        const LockRequest& req = locks_->request(sid);
+        if (!req.whole_shard ||
+            (need == LockMode::kExclusive && req.whole_mode != LockMode::kExclusive)) {
+          return false;
+        }
+      }
+      return true;
+    };
     switch (spec.tx_scope) {
       case TxScope::kAllShared:
-      case TxScope::kAllExclusive: {
-        const LockMode need =
-            spec.tx_scope == TxScope::kAllExclusive ? LockMode::kExclusive : LockMode::kShared;
-        for (unsigned sid = 0; sid < services_.shard_set.size(); ++sid) {
-          const LockRequest& req = locks_->request(sid);
-          if (!req.whole_shard || (need == LockMode::kExclusive &&
-                                   req.whole_mode != LockMode::kExclusive)) {
-            return false;
-          }
-        }
-        return true;
-      }
+        return all_shards(LockMode::kShared);
+      case TxScope::kAllExclusive:
+        return all_shards(LockMode::kExclusive);
       case TxScope::kNone:
       case TxScope::kScript:
         return true;
@@ -345,6 +351,9 @@ class CoordHost : public ScriptHostBase {
         break;
     }
     CmdArgs a = args();
+    if (spec.whole_keyspace != nullptr) {
+      if (std::optional<LockMode> whole = spec.whole_keyspace(a)) return all_shards(*whole);
+    }
     for (uint32_t k : spec.KeysOf(a)) {
       if (!locks_->Covers(db(), a[k], mode)) return false;
     }

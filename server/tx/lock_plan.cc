@@ -15,6 +15,12 @@ LockMode ModeOf(const CommandSpec& spec) {
   return writes ? LockMode::kExclusive : LockMode::kShared;
 }
 
+// Returns the mode in which a call that reads keys it does not name must lock every shard.
+std::optional<LockMode> WholeKeyspace(const CommandSpec& spec, CmdArgs args) {
+  if (spec.whole_keyspace == nullptr) return std::nullopt;
+  return spec.whole_keyspace(args);
+}
+
 // Returns the key a command writes in another database than the connection's, if any.
 std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpec& spec,
                                                                CmdArgs args) {
@@ -47,6 +53,7 @@ void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, uns
     case TxScope::kKeys:
       break;
   }
+  if (auto whole = WholeKeyspace(spec, args)) [[unlikely]] return locks.AddAllShards(*whole);
   LockMode mode = ModeOf(spec);
   for (uint32_t k : spec.KeysOf(args)) locks.Add(db, args[k], mode);
   if (auto other = OtherDbKey(spec, args)) {
@@ -56,6 +63,11 @@ void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, uns
 
 LockRequest ShardLockRequest(const CommandSpec& spec, CmdArgs args, unsigned db) {
   LockRequest req;
+  if (auto whole = WholeKeyspace(spec, args)) [[unlikely]] {
+    req.whole_shard = true;
+    req.whole_mode = *whole;
+    return req;
+  }
   LockMode mode = ModeOf(spec);
   for (uint32_t k : spec.KeysOf(args)) req.Add(LockHashOf(db, args[k]), mode);
   if (auto other = OtherDbKey(spec, args)) {
@@ -66,6 +78,9 @@ LockRequest ShardLockRequest(const CommandSpec& spec, CmdArgs args, unsigned db)
 
 bool LocksBlock(const IntentLockTable& table, const CommandSpec& spec, CmdArgs args,
                 unsigned db) {
+  // A call reading keys it does not name waits for every lock of the shard (its keys there are
+  // unknown until it runs).
+  if (spec.whole_keyspace != nullptr && WholeKeyspace(spec, args)) [[unlikely]] return true;
   LockMode mode = ModeOf(spec);
   for (uint32_t k : spec.KeysOf(args)) {
     if (table.Conflicts(LockHashOf(db, args[k]), mode)) return true;

@@ -285,7 +285,8 @@ class TestSideBySide:
     def test_command_info_by_full_name(self, both):
         ours, theirs = both
         names = ["client|list", "config|set", "object|freq", "memory|usage", "pubsub|numsub",
-                 "command|docs", "client|nosuch", "get|x", "debug", "select", "multi"]
+                 "command|docs", "client|nosuch", "get|x", "debug", "select", "multi", "sort",
+                 "sort_ro"]
         assert _normalize(ours.call("COMMAND", "INFO", *names)) == \
             _normalize(theirs.call("COMMAND", "INFO", *names))
 

@@ -172,7 +172,8 @@ TEST_F(CommandTableTest, MovableKeysCommands) {
                                           "bzmpop", "zunion", "zinter", "zdiff", "zunionstore",
                                           "zinterstore", "zdiffstore", "zintercard", "eval",
                                           "evalsha", "eval_ro", "evalsha_ro", "fcall",
-                                          "fcall_ro", "georadius", "georadiusbymember"));
+                                          "fcall_ro", "georadius", "georadiusbymember", "sort",
+                                          "sort_ro"));
 }
 
 TEST(KeySpecTest, OnlyAKeywordSearchMoves) {
