@@ -158,6 +158,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterHashCommands(registry);
   RegisterSetCommands(registry);
   RegisterZsetCommands(registry);
+  RegisterStreamCommands(registry);
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);

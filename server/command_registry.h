@@ -310,6 +310,7 @@ void RegisterListCommands(CommandRegistry* registry);
 void RegisterHashCommands(CommandRegistry* registry);
 void RegisterSetCommands(CommandRegistry* registry);
 void RegisterZsetCommands(CommandRegistry* registry);
+void RegisterStreamCommands(CommandRegistry* registry);  // XADD, XRANGE, XREAD, XINFO ...
 void RegisterTransactionCommands(CommandRegistry* registry);
 void RegisterPubSubCommands(CommandRegistry* registry);
 void RegisterBlockingCommands(CommandRegistry* registry);  // BLPOP, BLMOVE, BZPOPMIN ...

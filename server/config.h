@@ -122,6 +122,8 @@ class Config {
   std::atomic<int64_t> set_max_listpack_value{64};
   std::atomic<int64_t> zset_max_listpack_entries{128};
   std::atomic<int64_t> zset_max_listpack_value{64};
+  std::atomic<int64_t> stream_node_max_bytes{4096};
+  std::atomic<int64_t> stream_node_max_entries{100};
 
   // Snapshots (Redis's names and defaults).
   std::atomic<bool> rdbcompression{true};
