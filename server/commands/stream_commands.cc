@@ -627,8 +627,10 @@ constexpr uint32_t kR = kCmdReadOnly;
 }  // namespace
 
 void RegisterStreamCommands(CommandRegistry* r) {
-  r->RegisterShard(Spec("xadd", -5, kWOF, 1, 1, "5.0.0", "Appends a new message to a stream. "
-                        "Creates the key if it doesn't exist."), CmdXAdd);
+  CommandSpec xadd = Spec("xadd", -5, kWOF, 1, 1, "5.0.0", "Appends a new message to a stream. "
+                          "Creates the key if it doesn't exist.");
+  xadd.tips = {"nondeterministic_output"};
+  r->RegisterShard(std::move(xadd), CmdXAdd);
   r->RegisterShard(Spec("xrange", -4, kR, 1, 1, "5.0.0",
                         "Returns the messages from a stream within a range of IDs."),
                    CmdXRange<false>);
@@ -644,11 +646,15 @@ void RegisterStreamCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("xsetid", -3, kWOF, 1, 1, "5.0.0",
                         "An internal command for replicating stream values."), CmdXSetId);
 
-  CommandSpec xread = Spec("xread", -4, kR | kCmdBlocking, 0, 0, "5.0.0",
+  // Not flagged "blocking" while it never blocks: that flag would run it without intent locks,
+  // and a read of streams on several shards must see a MULTI/EXEC whole.
+  CommandSpec xread = Spec("xread", -4, kR, 0, 0, "5.0.0",
                            "Returns messages from multiple streams with IDs greater than the ones "
                            "requested. Blocks until a message is available otherwise.");
   xread.keys_fn = XReadKeys;
+  xread.categories.push_back("blocking");
   xread.key_specs.push_back(KeySpec::AfterKeyword({"RO", "access"}, "STREAMS", 1, -1));
+  xread.key_specs.back().limit = 2;
   xread.shard_route = RouteXRead;
   xread.shard_handler = CmdXReadShard;
   r->RegisterCoord(OneHop(std::move(xread)), CmdXRead);
