@@ -418,6 +418,21 @@ class TestXRead:
         # BLOCK with entries to serve answers at once.
         assert raw.call("XREAD", "BLOCK", "0", "STREAMS", "s", "0") == [["s", [["1-0", ["f", "v"]]]]]
 
+    def test_inside_multi_and_scripts(self, r, raw):
+        r.xadd("a", {"f": "1"}, id="1")
+        r.xadd("b", {"f": "2"}, id="2")
+        assert raw.call("MULTI") == "OK"
+        assert raw.call("XADD", "a", "3", "f", "3") == "QUEUED"
+        assert raw.call("XREAD", "STREAMS", "a", "b", "1", "0") == "QUEUED"
+        assert raw.call("EXEC") == ["3-0", [["a", [["3-0", ["f", "3"]]]],
+                                            ["b", [["2-0", ["f", "2"]]]]]]
+        script = "return redis.call('XREAD', 'COUNT', 1, 'STREAMS', KEYS[1], KEYS[2], '0', '0')"
+        assert raw.call("EVAL", script, "2", "a", "b") == [["a", [["1-0", ["f", "1"]]]],
+                                                          ["b", [["2-0", ["f", "2"]]]]]
+        assert raw.call("EVAL", "return redis.call('XADD', KEYS[1], '9', 'x', 'y')", "1", "a") == \
+            "9-0"
+        assert raw.call("EVAL", "return redis.call('XLEN', KEYS[1])", "1", "a") == 3
+
     def test_keys_for_command_getkeys(self, raw):
         assert raw.call("COMMAND", "GETKEYS", "XREAD", "COUNT", "1", "STREAMS", "a", "b", "0",
                         "0") == ["a", "b"]
@@ -444,8 +459,9 @@ class TestGeneric:
         assert rb.restore("e", 0, payload) in (True, b"OK")
         assert r.xrange("e") == r.xrange("d")
         assert info(r, "e") == info(r, "d")
-        assert r.delete("s", "d", "e") == 3
-        assert r.execute_command("DEBUG", "OBJECT", "str")
+        assert r.delete("d", "e") == 2
+        r.xadd("s", {"a": 1}, id="9")
+        assert "encoding:stream" in str(r.execute_command("DEBUG", "OBJECT", "s"))
 
     def test_expiry(self, r):
         r.xadd("s", {"a": 1})
