@@ -98,6 +98,7 @@ def main():
     ap.add_argument("--server-cpus", default="")
     ap.add_argument("--client-cpus", default="")
     a = ap.parse_args()
+    a.dashkv = os.path.abspath(a.dashkv)
     work = tempfile.mkdtemp(prefix="streams-bench-")
 
     def redis_argv(port, workdir):
