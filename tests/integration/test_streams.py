@@ -541,7 +541,10 @@ def build_random_stream(clients, rng, key):
                            rng.choice(["v", str(rng.randrange(-300, 300)), "x" * rng.randrange(80)])]
             args = ["XADD", key]
             if rng.random() < 0.05:
-                args += ["MAXLEN", rng.choice(["=", "~"]), str(rng.randrange(0, 300))]
+                approx = rng.choice(["=", "~"])
+                args += ["MAXLEN", approx, str(rng.randrange(0, 300))]
+                if approx == "~" and rng.random() < 0.5:
+                    args += ["LIMIT", str(rng.randrange(0, 50))]
             args += ["%d-*" % top] + fields
         elif op < 0.92:
             args = ["XDEL", key] + ["%d-%d" % (rng.randrange(top + 1), rng.randrange(3))
@@ -568,11 +571,12 @@ def build_random_stream(clients, rng, key):
 
 def test_random_ranges_match_redis(r, pr):
     rng = random.Random(2121)
-    for k in (10, 100):
-        r.config_set("stream-node-max-entries", k)
-        pr.config_set("stream-node-max-entries", k)
-        for round_ in range(6):
-            key = "rs%d-%d" % (k, round_)
+    for k, node_bytes in ((10, 4096), (100, 4096), (100, 150), (0, 300)):
+        for c in (r, pr):
+            c.config_set("stream-node-max-entries", k)
+            c.config_set("stream-node-max-bytes", node_bytes)
+        for round_ in range(5):
+            key = "rs%d-%d-%d" % (k, node_bytes, round_)
             top = build_random_stream([r, pr], rng, key)
             for _ in range(60):
                 a, b = random_id(rng, top), random_id(rng, top)
@@ -585,12 +589,19 @@ def test_random_ranges_match_redis(r, pr):
                         except redis.ResponseError as e:
                             got.append("error: %s" % e)
                     assert got[0] == got[1], cmd + count
+                after = random_id(rng, top).lstrip("(")
+                if after in ("-", "+"):
+                    after = "0"
+                cmd = ["XREAD", "COUNT", str(rng.randrange(0, 20)), "STREAMS", key, after]
+                assert r.execute_command(*cmd) == pr.execute_command(*cmd), cmd
             mine, theirs = info(r, key), info(pr, key)
             for i in (mine, theirs):
                 i.pop("radix-tree-nodes")
                 i.pop("radix-tree-keys")
             assert mine == theirs
-    r.config_set("stream-node-max-entries", 100)
+    for c in (r, pr):
+        c.config_set("stream-node-max-entries", 100)
+        c.config_set("stream-node-max-bytes", 4096)
 
 
 # ---- RDB files and DUMP payloads between the server under test and redis-server ------------
