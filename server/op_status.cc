@@ -219,8 +219,6 @@ std::string_view StatusText(OpStatus status) {
              "<consumer> option.";
     case OpStatus::kStreamBlockUnsupported:
       return "ERR XREAD BLOCK is not supported yet: no entry to serve without blocking";
-    case OpStatus::kStreamFullUnsupported:
-      return "ERR XINFO STREAM FULL is not supported yet";
     case OpStatus::kXsetidEntriesAddedBelowLength:
       return "ERR The entries_added specified in XSETID is smaller than the target stream length";
   }

@@ -126,7 +126,6 @@ enum class OpStatus : uint8_t {
   kTimeoutNotInteger,   // "timeout is not an integer or out of range"
   kStreamXreadGt,       // "The > ID can be specified only when calling XREADGROUP using ..."
   kStreamBlockUnsupported,  // "XREAD BLOCK is not supported yet" (dashkv: nothing to serve)
-  kStreamFullUnsupported,   // "XINFO STREAM FULL is not supported yet" (dashkv)
   kXsetidEntriesAddedBelowLength, // "The entries_added specified in XSETID is smaller than the ta..."
 };
 

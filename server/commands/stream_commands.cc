@@ -380,13 +380,24 @@ struct StreamInfo {
   StreamID last_id, max_deleted, first_id;
   uint64_t entries_added = 0;
   std::optional<CopiedEntry> first, last;
+  std::vector<CopiedEntry> entries;  // FULL
 };
 
-// XINFO STREAM key
+// XINFO STREAM key [FULL [COUNT count]]
 awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
+  bool full = false;
+  size_t full_count = 10;  // FULL's default; 0: every entry
   if (args.size() > 3) {
-    if (EqualsIgnoreCase(args[3], "FULL")) co_return ctx.SendStatus(OpStatus::kStreamFullUnsupported);
-    co_return ctx.rb.SendError(SubcommandSyntaxText(args[0], args[1]));
+    if (!EqualsIgnoreCase(args[3], "FULL") ||
+        (args.size() > 4 && (args.size() != 6 || !EqualsIgnoreCase(args[4], "COUNT")))) {
+      co_return ctx.rb.SendError(SubcommandSyntaxText(args[0], args[1]));
+    }
+    full = true;
+    if (args.size() == 6) {
+      std::optional<int64_t> n = ParseInt64(args[5]);
+      if (!n) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
+      full_count = *n < 0 ? 10 : static_cast<size_t>(*n);
+    }
   }
   ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
@@ -403,6 +414,11 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
     out.max_deleted = s.max_deleted_id();
     out.first_id = s.first_id();
     out.entries_added = s.entries_added();
+    if (full) {
+      s.Range(StreamID{}, StreamID::Max(), false, full_count,
+              [&](const StreamValue::Entry& e) { out.entries.push_back(CopyEntry(e)); });
+      return OpResult<StreamInfo>(std::move(out));
+    }
     s.Range(StreamID{}, StreamID::Max(), false, 1,
             [&](const StreamValue::Entry& e) { out.first = CopyEntry(e); });
     s.Range(StreamID{}, StreamID::Max(), true, 1,
@@ -414,7 +430,7 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
                                                                      : info.status());
   }
   io::ReplyBuilder& rb = ctx.rb;
-  rb.StartMap(10);
+  rb.StartMap(full ? 9 : 10);
   rb.SendBulk("length");
   rb.SendLong(static_cast<int64_t>(info->length));
   rb.SendBulk("radix-tree-keys");
@@ -431,6 +447,13 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
   rb.SendLong(static_cast<int64_t>(info->entries_added));
   rb.SendBulk("recorded-first-entry-id");
   SendId(rb, info->first_id);
+  if (full) {
+    rb.SendBulk("entries");
+    rb.StartArray(info->entries.size());
+    for (const CopiedEntry& e : info->entries) SendCopiedEntry(rb, e);
+    rb.SendBulk("groups");
+    co_return rb.SendEmptyArray();  // a stream here has no consumer groups
+  }
   rb.SendBulk("groups");
   rb.SendLong(0);
   rb.SendBulk("first-entry");

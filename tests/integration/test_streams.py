@@ -343,6 +343,30 @@ class TestXInfo:
         assert_err(raw.call("XINFO", "foo"), "ERR unknown subcommand 'foo'. Try XINFO HELP.")
         assert raw.call("XINFO", "HELP")[0].startswith("XINFO <subcommand>")
 
+    def test_full(self, r, raw):
+        for i in range(1, 16):
+            r.xadd("s", {"f": i}, id="%d-1" % i)
+        r.xdel("s", "2-1")
+        full = raw.call("XINFO", "STREAM", "s", "FULL")
+        d = dict(zip(full[::2], full[1::2]))
+        assert full[::2] == ["length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
+                             "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
+                             "entries", "groups"]
+        assert (d["length"], d["last-generated-id"], d["max-deleted-entry-id"],
+                d["entries-added"], d["recorded-first-entry-id"], d["groups"]) == \
+            (14, "15-1", "2-1", 15, "1-1", [])
+        assert [e[0] for e in d["entries"]] == ["%d-1" % i for i in range(1, 12) if i != 2]
+        assert d["entries"][0] == ["1-1", ["f", "1"]]
+        for count, n in (("0", 14), ("3", 3), ("-1", 10), ("100", 14)):
+            full = raw.call("XINFO", "STREAM", "s", "full", "count", count)
+            assert len(dict(zip(full[::2], full[1::2]))["entries"]) == n
+        syntax = "ERR unknown subcommand or wrong number of arguments for 'STREAM'. Try XINFO HELP."
+        for args in (("FULL", "COUNT"), ("FULL", "COUNT", "1", "2"), ("FOO", "COUNT", "1"),
+                     ("FULL", "FOO", "1")):
+            assert_err(raw.call("XINFO", "STREAM", "s", *args), syntax)
+        assert_err(raw.call("XINFO", "STREAM", "s", "FULL", "COUNT", "x"), ERR_NOT_INT)
+        assert_err(raw.call("XINFO", "STREAM", "nokey", "FULL"), "ERR no such key")
+
     def test_resp3(self, server, r):
         r.xadd("s", {"a": 1}, id="1-1")
         c = Decoded(server.raw())
@@ -355,6 +379,8 @@ class TestXInfo:
             r.xdel("s", "1-1")
             d = c.call("XINFO", "STREAM", "s").to_dict()
             assert d["first-entry"] is None and d["last-entry"] is None
+            full = c.call("XINFO", "STREAM", "s", "FULL")
+            assert isinstance(full, Map) and full.to_dict()["entries"] == []
         finally:
             c.close()
 
