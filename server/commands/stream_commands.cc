@@ -176,7 +176,9 @@ void CmdXAdd(CmdArgs args, ShardCmdContext& ctx) {
       (args.size() - first_field) % 2 != 0) {
     return ctx.rb.SendError(WrongArgsText("xadd"));
   }
-  if (a.id_given && !a.seq_auto && a.id == StreamID{}) return ctx.SendStatus(OpStatus::kStreamIdZero);
+  if (a.id_given && !a.seq_auto && a.id == StreamID{}) {
+    return ctx.SendStatus(OpStatus::kStreamIdZero);
+  }
   size_t bytes = 0;
   for (size_t i = first_field; i < args.size(); ++i) bytes += args[i].size();
   OpResult<PrimeIterator> found = FindMutableStream(ctx, args[1]);

@@ -182,7 +182,8 @@ StreamID StreamID::DecodeBigEndian(const char in[16]) {
 
 StreamLimits StreamLimits::From(const Config& config) {
   StreamLimits l;
-  l.node_max_bytes = static_cast<size_t>(config.stream_node_max_bytes.load(std::memory_order_relaxed));
+  l.node_max_bytes =
+      static_cast<size_t>(config.stream_node_max_bytes.load(std::memory_order_relaxed));
   l.node_max_entries = config.stream_node_max_entries.load(std::memory_order_relaxed);
   return l;
 }

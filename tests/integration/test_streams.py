@@ -135,7 +135,8 @@ class TestXAdd:
         assert_err(raw.call("XADD", "m", "*", "a", "1"), err)
         assert raw.call("XADD", "n", "5-18446744073709551615", "a", "1")
         # Redis 7.0 reports the sequence overflow of "<ms>-*" with this text.
-        assert_err(raw.call("XADD", "n", "5-*", "a", "1"), "ERR Elements are too large to be stored")
+        assert_err(raw.call("XADD", "n", "5-*", "a", "1"),
+                   "ERR Elements are too large to be stored")
         assert raw.call("XADD", "n", "*", "a", "1").endswith("-0")
 
     def test_trimming_options(self, r):
@@ -179,7 +180,8 @@ class TestXRange:
 
     def test_errors(self, s, raw):
         raw.call("SET", "str", "x")
-        assert_err(raw.call("XRANGE", "s", "(" + MAX_ID, "+"), "ERR invalid start ID for the interval")
+        assert_err(raw.call("XRANGE", "s", "(" + MAX_ID, "+"),
+                   "ERR invalid start ID for the interval")
         assert_err(raw.call("XRANGE", "s", "-", "(0-0"), "ERR invalid end ID for the interval")
         assert_err(raw.call("XRANGE", "s", "(-", "+"), ERR_ID)
         assert_err(raw.call("XRANGE", "s", "x", "+"), ERR_ID)
@@ -442,7 +444,8 @@ class TestXRead:
         assert_err(raw.call("XREAD", "STREAMS", "str", "s", "0", "x"), WRONGTYPE)
         assert_err(raw.call("XREAD", "STREAMS", "s", "str", "x", "0"), ERR_ID)
         # BLOCK with entries to serve answers at once.
-        assert raw.call("XREAD", "BLOCK", "0", "STREAMS", "s", "0") == [["s", [["1-0", ["f", "v"]]]]]
+        assert raw.call("XREAD", "BLOCK", "0", "STREAMS", "s", "0") == \
+            [["s", [["1-0", ["f", "v"]]]]]
 
     def test_inside_multi_and_scripts(self, r, raw):
         r.xadd("a", {"f": "1"}, id="1")
@@ -564,7 +567,8 @@ def build_random_stream(clients, rng, key):
             fields = []
             for f in range(nf):
                 fields += ["f%d" % rng.randrange(3) if rng.random() < 0.3 else "f%d" % f,
-                           rng.choice(["v", str(rng.randrange(-300, 300)), "x" * rng.randrange(80)])]
+                           rng.choice(["v", str(rng.randrange(-300, 300)),
+                                       "x" * rng.randrange(80)])]
             args = ["XADD", key]
             if rng.random() < 0.05:
                 approx = rng.choice(["=", "~"])
