@@ -49,7 +49,7 @@
 
 namespace dashkv {
 
-enum class ObjType : uint8_t { kString, kList, kHash, kSet, kZset };
+enum class ObjType : uint8_t { kString, kList, kHash, kSet, kZset, kStream };
 
 // Base of the heap structures a CompactObj may own (lists, hashes, sets, zsets).
 // Thread: owned by the shard thread, like the CompactObj that owns it.

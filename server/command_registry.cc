@@ -181,6 +181,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterSetCommands(registry);
   RegisterZsetCommands(registry);
   RegisterGeoCommands(registry);
+  RegisterStreamCommands(registry);
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);

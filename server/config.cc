@@ -421,6 +421,8 @@ void Config::AddEntries() {
                    &zset_max_listpack_entries, 0, INT64_MAX);
   atomic_int_entry({"zset-max-listpack-value", "zset-max-ziplist-value"},
                    &zset_max_listpack_value, 0, INT64_MAX);
+  atomic_mem_entry("stream-node-max-bytes", &stream_node_max_bytes, 0);
+  atomic_int_entry({"stream-node-max-entries"}, &stream_node_max_entries, 0, INT64_MAX);
 
   auto fixed = [this](std::string name, std::string value) {
     entries_.push_back({std::move(name), [value] { return value; }, nullptr});

@@ -124,6 +124,8 @@ class Config {
   std::atomic<int64_t> zset_max_listpack_value{64};
   // hll-sparse-max-bytes: the longest a sparse HyperLogLog may grow before it turns dense.
   std::atomic<int64_t> hll_sparse_max_bytes{3000};
+  std::atomic<int64_t> stream_node_max_bytes{4096};
+  std::atomic<int64_t> stream_node_max_entries{100};
 
   // Snapshots (Redis's names and defaults).
   std::atomic<bool> rdbcompression{true};

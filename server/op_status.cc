@@ -216,6 +216,51 @@ std::string_view StatusText(OpStatus status) {
       return "ERR The specified key does not exist";
     case OpStatus::kHllNotSparse:
       return "ERR HLL encoding is not sparse";
+    case OpStatus::kStreamInvalidId:
+      return "ERR Invalid stream ID specified as stream command argument";
+    case OpStatus::kStreamIdTooSmall:
+      return "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+    case OpStatus::kStreamIdZero:
+      return "ERR The ID specified in XADD must be greater than 0-0";
+    case OpStatus::kStreamExhausted:
+      return "ERR The stream has exhausted the last possible ID, unable to add more items";
+    case OpStatus::kStreamTooLarge:
+      return "ERR Elements are too large to be stored";
+    case OpStatus::kStreamMaxlenNegative:
+      return "ERR The MAXLEN argument must be >= 0.";
+    case OpStatus::kStreamLimitNegative:
+      return "ERR The LIMIT argument must be >= 0.";
+    case OpStatus::kStreamLimitNoApprox:
+      return "ERR syntax error, LIMIT cannot be used without the special ~ option";
+    case OpStatus::kStreamLimitNoStrategy:
+      return "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+    case OpStatus::kStreamMaxlenMinid:
+      return "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+    case OpStatus::kStreamXtrimNoStrategy:
+      return "ERR syntax error, XTRIM must be called with a trimming strategy";
+    case OpStatus::kStreamInvalidStart:
+      return "ERR invalid start ID for the interval";
+    case OpStatus::kStreamInvalidEnd:
+      return "ERR invalid end ID for the interval";
+    case OpStatus::kStreamUnbalancedXread:
+      return "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+    case OpStatus::kStreamUnbalancedXreadgroup:
+      return "ERR Unbalanced XREADGROUP list of streams: for each stream key an ID or '$' must be specified.";
+    case OpStatus::kStreamEntriesAddedNegative:
+      return "ERR entries_added must be positive";
+    case OpStatus::kXsetidBelowGivenMaxDeleted:
+      return "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+    case OpStatus::kXsetidBelowTop:
+      return "ERR The ID specified in XSETID is smaller than the target stream top item";
+    case OpStatus::kTimeoutNotInteger:
+      return "ERR timeout is not an integer or out of range";
+    case OpStatus::kStreamXreadGt:
+      return "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+             "<consumer> option.";
+    case OpStatus::kStreamBlockUnsupported:
+      return "ERR XREAD BLOCK is not supported yet: no entry to serve without blocking";
+    case OpStatus::kXsetidEntriesAddedBelowLength:
+      return "ERR The entries_added specified in XSETID is smaller than the target stream length";
   }
   return "ERR unknown error";
 }

@@ -125,6 +125,30 @@ enum class OpStatus : uint8_t {
   kHllCorrupt,          // "INVALIDOBJ Corrupted HLL object detected"
   kHllNoKey,            // "The specified key does not exist" (PFDEBUG)
   kHllNotSparse,        // "HLL encoding is not sparse" (PFDEBUG DECODE)
+  // Streams.
+  kStreamInvalidId,     // "Invalid stream ID specified as stream command argument"
+  kStreamIdTooSmall,    // "The ID specified in XADD is equal or smaller than the target..."
+  kStreamIdZero,        // "The ID specified in XADD must be greater than 0-0"
+  kStreamExhausted,     // "The stream has exhausted the last possible ID, unable to add..."
+  kStreamTooLarge,      // "Elements are too large to be stored"
+  kStreamMaxlenNegative, // "The MAXLEN argument must be >= 0."
+  kStreamLimitNegative, // "The LIMIT argument must be >= 0."
+  kStreamLimitNoApprox, // "syntax error, LIMIT cannot be used without the special ~ opt..."
+  kStreamLimitNoStrategy, // "syntax error, LIMIT cannot be used without specifying a trim..."
+  kStreamMaxlenMinid,   // "syntax error, MAXLEN and MINID options at the same time are ..."
+  kStreamXtrimNoStrategy, // "syntax error, XTRIM must be called with a trimming strategy"
+  kStreamInvalidStart,  // "invalid start ID for the interval"
+  kStreamInvalidEnd,    // "invalid end ID for the interval"
+  kStreamUnbalancedXread, // "Unbalanced XREAD list of streams: for each stream key an ID ..."
+  kStreamUnbalancedXreadgroup, // "Unbalanced XREADGROUP list of streams: for each stream key a..."
+  kStreamEntriesAddedNegative, // "entries_added must be positive"
+  kXsetidBelowGivenMaxDeleted, // "The ID specified in XSETID is smaller than the provided max_..."
+ // "The ID specified in XSETID is smaller than current max_delet..."
+  kXsetidBelowTop,      // "The ID specified in XSETID is smaller than the target stream..."
+  kTimeoutNotInteger,   // "timeout is not an integer or out of range"
+  kStreamXreadGt,       // "The > ID can be specified only when calling XREADGROUP using ..."
+  kStreamBlockUnsupported,  // "XREAD BLOCK is not supported yet" (dashkv: nothing to serve)
+  kXsetidEntriesAddedBelowLength, // "The entries_added specified in XSETID is smaller than the ta..."
 };
 
 enum class StringOpError : uint8_t;  // core/bitops.h

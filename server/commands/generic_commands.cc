@@ -24,6 +24,7 @@ std::string_view TypeName(const CompactObj& value) {
     case ObjType::kHash: return "hash";
     case ObjType::kSet: return "set";
     case ObjType::kZset: return "zset";
+    case ObjType::kStream: return "stream";
   }
   return "none";
 }

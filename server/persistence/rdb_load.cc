@@ -339,12 +339,6 @@ absl::Status ReadAll(RdbFileReader& reader, Loader& loader, LoadProgress* progre
       case RdbRecordKind::kEntry:
         break;
     }
-    if (rec->type == kRdbStreamListpacks || rec->type == kRdbStreamListpacks2) {
-      return absl::UnimplementedError(
-          absl::StrCat("RDB value ", EntryContext(rec->value_offset, rec->key, rec->type),
-                       ": dashkv does not support the stream type yet (RDB type ", rec->type,
-                       ")"));
-    }
     loader.Add(*rec);
     if (++since_check < LoadOptions::kStopCheckRecords &&
         reader.offset() - checked_at < LoadOptions::kStopCheckBytes) {

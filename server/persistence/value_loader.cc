@@ -16,6 +16,7 @@
 #include "core/zipmap.h"
 #include "server/persistence/listpack_check.h"
 #include "server/config.h"
+#include "server/values/stream_value.h"
 
 namespace dashkv {
 
@@ -316,15 +317,78 @@ absl::StatusOr<CompactObj> ReadZsetBlob(RdbReader& r, const ValueLimits& limits,
   return zset.Finish();
 }
 
+absl::StatusOr<StreamID> ReadStreamId(RdbReader& r) {
+  absl::StatusOr<uint64_t> ms = r.ReadLen();
+  if (!ms.ok()) return ms.status();
+  absl::StatusOr<uint64_t> seq = r.ReadLen();
+  if (!seq.ok()) return seq.status();
+  return StreamID{*ms, *seq};
+}
+
+// Types 15 and 19 (v2: with first id, max deleted id and entries added): the listpack nodes
+// keyed by their 16-byte master ids, then the stream's counters and its consumer groups.
+absl::StatusOr<CompactObj> ReadStream(RdbReader& r, bool v2) {
+  absl::StatusOr<uint64_t> nodes = ReadCount(r, 2);
+  if (!nodes.ok()) return nodes.status();
+  auto stream = std::make_unique<StreamValue>();
+  std::optional<StreamID> last_entry;
+  uint64_t live = 0;
+  for (uint64_t i = 0; i < *nodes; ++i) {
+    absl::StatusOr<std::string> key = r.ReadString();
+    if (!key.ok()) return key.status();
+    if (key->size() != 16) return Corrupt("Stream node key entry is not the size of a stream ID");
+    StreamID master = StreamID::DecodeBigEndian(key->data());
+    absl::StatusOr<std::string> lp = r.ReadString();
+    if (!lp.ok()) return lp.status();
+    std::optional<StreamValue::NodeCheck> check = StreamValue::CheckNode(master, *lp, last_entry);
+    if (!check) return Corrupt("Stream listpack integrity check failed");
+    if (last_entry && master <= *last_entry) return Corrupt("Stream node ids out of order");
+    last_entry = check->last_id;
+    live += check->live;
+    stream->AddCheckedNode(master, *lp, check->live);
+  }
+  absl::StatusOr<uint64_t> length = r.ReadLen();
+  if (!length.ok()) return length.status();
+  absl::StatusOr<StreamID> last_id = ReadStreamId(r);
+  if (!last_id.ok()) return last_id.status();
+  if (*length != live) return Corrupt("Stream length inconsistent with its entries");
+  if (last_entry && *last_id < *last_entry) return Corrupt("Stream last id below its entries");
+  StreamID first_id, max_deleted;
+  uint64_t entries_added = *length;
+  if (v2) {
+    absl::StatusOr<StreamID> first = ReadStreamId(r);
+    if (!first.ok()) return first.status();
+    absl::StatusOr<StreamID> maxdel = ReadStreamId(r);
+    if (!maxdel.ok()) return maxdel.status();
+    absl::StatusOr<uint64_t> added = r.ReadLen();
+    if (!added.ok()) return added.status();
+    first_id = *first;
+    max_deleted = *maxdel;
+    entries_added = *added;
+  }
+  stream->SetLoadedMeta(*length, *last_id, first_id, max_deleted, entries_added);
+  if (!v2) {
+    first_id = StreamID{};
+    stream->Range(StreamID{}, StreamID::Max(), false, 1,
+                  [&](const StreamValue::Entry& e) { first_id = e.id; });
+    stream->SetLoadedMeta(*length, *last_id, first_id, max_deleted, entries_added);
+  }
+  absl::StatusOr<uint64_t> groups = r.ReadLen();
+  if (!groups.ok()) return groups.status();
+  if (*groups != 0) {
+    return absl::UnimplementedError("dashkv does not support stream consumer groups yet");
+  }
+  CompactObj obj;
+  obj.SetObject(ObjType::kStream, 0, stream.release());
+  return obj;
+}
+
 // Returns the name of a type dashkv cannot hold yet, or "" for the others.
 std::string_view UnsupportedTypeName(uint8_t type) {
   switch (type) {
     case kRdbModule:
     case kRdbModule2:
       return "module";
-    case kRdbStreamListpacks:
-    case kRdbStreamListpacks2:
-      return "stream";
     default:
       return "";
   }
@@ -391,6 +455,10 @@ absl::StatusOr<CompactObj> ReadRdbValue(uint8_t type, RdbReader& reader,
     case kRdbZsetZiplist:
     case kRdbZsetListpack:
       return ReadZsetBlob(reader, limits, type);
+    case kRdbStreamListpacks:
+      return ReadStream(reader, /*v2=*/false);
+    case kRdbStreamListpacks2:
+      return ReadStream(reader, /*v2=*/true);
   }
   return Corrupt("unknown RDB value type " + std::to_string(type));
 }

@@ -8,6 +8,7 @@
 #include "server/values/hash_value.h"
 #include "server/values/list_value.h"
 #include "server/values/set_value.h"
+#include "server/values/stream_value.h"
 #include "server/values/zset_value.h"
 
 namespace dashkv {
@@ -77,6 +78,30 @@ void WriteZset(const ZsetValue& zset, const RdbWriteOptions& opts, RdbSink& sink
   });
 }
 
+void WriteStreamId(StreamID id, RdbSink& sink) {
+  AppendRdbLen(sink.buffer(), id.ms);
+  AppendRdbLen(sink.buffer(), id.seq);
+}
+
+// Type 19: the nodes (16-byte big-endian master id, listpack), then length, last id, first id,
+// max deleted id, entries added and the consumer groups.
+void WriteStream(const StreamValue& s, const RdbWriteOptions& opts, RdbSink& sink) {
+  AppendRdbLen(sink.buffer(), s.node_count());
+  s.ForEachNode([&](StreamID master, std::string_view listpack) {
+    char key[16];
+    master.EncodeBigEndian(key);
+    WriteString(std::string_view(key, sizeof(key)), opts, sink);
+    WriteString(listpack, opts, sink);
+    sink.MaybeFlush();
+  });
+  AppendRdbLen(sink.buffer(), s.length());
+  WriteStreamId(s.last_id(), sink);
+  WriteStreamId(s.first_id(), sink);
+  WriteStreamId(s.max_deleted_id(), sink);
+  AppendRdbLen(sink.buffer(), s.entries_added());
+  AppendRdbLen(sink.buffer(), 0);  // consumer groups
+}
+
 }  // namespace
 
 uint8_t RdbTypeOf(const CompactObj& value) {
@@ -94,6 +119,8 @@ uint8_t RdbTypeOf(const CompactObj& value) {
     case ObjType::kZset:
       return AsZset(value).encoding() == ZsetValue::Encoding::kListpack ? kRdbZsetListpack
                                                                         : kRdbZset2;
+    case ObjType::kStream:
+      return kRdbStreamListpacks2;
   }
   LOG(FATAL) << "unknown value type " << static_cast<int>(value.type());
   return 0;
@@ -123,6 +150,9 @@ void WriteRdbValueBody(const CompactObj& value, const RdbWriteOptions& opts, Rdb
       break;
     case ObjType::kZset:
       WriteZset(AsZset(value), opts, sink);
+      break;
+    case ObjType::kStream:
+      WriteStream(AsStream(value), opts, sink);
       break;
   }
 }

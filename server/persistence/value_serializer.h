@@ -19,6 +19,7 @@ namespace dashkv {
 //            listpack (type 20 is 7.2's), so a listpack-encoded set goes out as type 2.
 //   zset     type 17 (its listpack, verbatim) or type 5 (member, binary double; highest score
 //            first, as Redis writes it so that loading appends).
+//   stream   type 19: its listpack nodes verbatim (the value keeps Redis's node format).
 //   Listpacks and intsets are byte-compatible with Redis's (core/listpack.h, core/int_set.h).
 //   Strings and blobs longer than kRdbPieceSize are written raw in pieces of that size, with a
 //   MaybeFlush() between pieces; collections call MaybeFlush() between elements.

@@ -3,6 +3,7 @@
 #include "server/values/hash_value.h"
 #include "server/values/list_value.h"
 #include "server/values/set_value.h"
+#include "server/values/stream_value.h"
 #include "server/values/zset_value.h"
 
 namespace dashkv {
@@ -23,6 +24,9 @@ CompactObj CloneValue(const CompactObj& value) {
       break;
     case ObjType::kZset:
       copy = AsZset(value).Clone().release();
+      break;
+    case ObjType::kStream:
+      copy = AsStream(value).Clone().release();
       break;
     case ObjType::kString:
       break;
