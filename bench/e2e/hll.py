@@ -16,54 +16,14 @@ Usage: bench/e2e/hll.py --dashkv build/dashkv [--requests 200000]
 import argparse
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.f = self.s.makefile("rb")
-
-    def send(self, *args):
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        self.s.sendall(b"".join(out))
-
-    def read(self):
-        line = self.f.readline()
-        t = line[:1]
-        if t == b"$":
-            n = int(line[1:])
-            return None if n < 0 else self.f.read(n + 2)[:-2]
-        if t == b"*":
-            return [self.read() for _ in range(int(line[1:]))]
-        if t == b"-":
-            raise RuntimeError(line.decode())
-        return line[1:-2]
-
-    def call(self, *args):
-        self.send(*args)
-        return self.read()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sets_zsets import Conn, cpu_seconds, free_port  # noqa: E402
 
 
 def fill(c, key, start, count, batch=1000):
