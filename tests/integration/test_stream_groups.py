@@ -498,3 +498,113 @@ def test_random_groups_match_redis(server, peer, r):
     finally:
         for c in clients:
             c.close()
+
+
+# ---- RDB files and DUMP payloads with groups, between the server and redis-server -----------
+
+def make_group_streams(c):
+    """Streams with groups: PELs over several consumers, a deleted pending entry, a consumer
+    without pending entries, a group with unknown entries-read, an empty stream with a group."""
+    for i in range(1, 300):
+        c.execute_command("XADD", "gs:big", "%d-1" % i, "f", str(i), "pad", "x" * (i % 40))
+    c.execute_command("XGROUP", "CREATE", "gs:big", "g1", "0")
+    c.execute_command("XGROUP", "CREATE", "gs:big", "g2", "$")
+    c.execute_command("XGROUP", "CREATE", "gs:big", b"\x00bin\xff", "10-1", "ENTRIESREAD", "-1")
+    for n, consumer in ((40, "alice"), (7, "bob"), (100, "carol")):
+        c.execute_command("XREADGROUP", "GROUP", "g1", consumer, "COUNT", n, "STREAMS", "gs:big",
+                          ">")
+    c.execute_command("XREADGROUP", "GROUP", b"\x00bin\xff", "dave", "COUNT", 5, "STREAMS",
+                      "gs:big", ">")
+    c.execute_command("XACK", "gs:big", "g1", "3-1", "4-1")
+    c.execute_command("XDEL", "gs:big", "5-1")
+    c.execute_command("XCLAIM", "gs:big", "g1", "bob", 0, "50-1", "RETRYCOUNT", 9, "TIME",
+                      1700000000000)
+    c.execute_command("XGROUP", "CREATECONSUMER", "gs:big", "g2", "idle")
+    c.execute_command("XGROUP", "CREATE", "gs:empty", "g", "$", "MKSTREAM")
+
+
+def group_state(c):
+    out = {}
+    for k in sorted(c.scan_iter(_type="stream")):
+        full = c.execute_command("XINFO", "STREAM", k, "FULL", "COUNT", 0)
+        full = dict(zip(full[::2], full[1::2]))
+        full.pop(b"radix-tree-nodes")
+        full.pop(b"radix-tree-keys")
+        out[k] = (full, c.execute_command("XINFO", "GROUPS", k))
+    return out
+
+
+def test_rdb_with_groups_both_directions(server, server_factory, tmp_path):
+    import persistence_helpers as ph
+    if shutil.which("redis-check-rdb") is None:
+        pytest.skip("redis-check-rdb is not installed")
+    srv = server_factory()
+    c = ph.bclient(srv)
+    make_group_streams(c)
+    expected = group_state(c)
+    assert len(expected) == 2
+    assert c.execute_command("SAVE") in (True, b"OK")
+    check = ph.check_rdb(srv.workdir / "dump.rdb")
+    assert check.rc == 0 and check.keys == 2, check.output[-3000:]
+    with ph.RedisOnFile(srv.workdir / "dump.rdb", tmp_path / "redis") as peer:
+        pc = peer.client()
+        assert group_state(pc) == expected
+        assert pc.execute_command("SAVE") in (True, b"OK")
+        other = server_factory(start=False)
+        shutil.copyfile(peer.workdir / "dump.rdb", other.workdir / "dump.rdb")
+    oc = ph.restart(other)
+    assert group_state(oc) == expected
+    assert oc.execute_command("DEBUG", "RELOAD") in (True, b"OK")
+    assert group_state(oc) == expected
+
+
+def test_dump_payloads_with_groups_both_directions(rb, peer):
+    pc = redis.Redis(host=peer.host, port=peer.port, socket_timeout=20)
+    pc.flushall()
+    try:
+        make_group_streams(rb)
+        make_group_streams(pc)
+        for key in (b"gs:big", b"gs:empty"):
+            assert pc.restore(key + b":ours", 0, rb.dump(key)) in (True, b"OK")
+            assert rb.restore(key + b":theirs", 0, pc.dump(key)) in (True, b"OK")
+        # Each side holds what it restored from the other exactly as the other holds it,
+        # times included (they travel in the payload).
+        mine, theirs = group_state(rb), group_state(pc)
+        for key in (b"gs:big", b"gs:empty"):
+            assert mine[key + b":theirs"] == theirs[key]
+            assert theirs[key + b":ours"] == mine[key]
+    finally:
+        pc.close()
+
+
+@pytest.mark.dashkv_only
+def test_damaged_group_payloads_never_crash(server, rb):
+    """RESTORE of payloads with groups, randomly damaged (CRC fixed up): refused, or a stream
+    whose group replies are all answered."""
+    from test_dump_restore import body_of, damage, sign
+    make_group_streams(rb)
+    body = body_of(rb.dump("gs:big"))
+    rng = random.Random(2123)
+    c = server.raw()
+    try:
+        for _ in range(300):
+            payload = sign(damage(body, rng))
+            c.call("DEL", "victim")
+            if isinstance(c.call("RESTORE", "victim", "0", payload), Error):
+                continue
+            if c.call("TYPE", "victim") != "stream":
+                continue
+            for g in c.call("XINFO", "GROUPS", "victim"):
+                name = g[1]
+                for cmd in (["XPENDING", "victim", name], ["XPENDING", "victim", name, "-", "+",
+                                                           "1000"],
+                            ["XINFO", "CONSUMERS", "victim", name],
+                            ["XAUTOCLAIM", "victim", name, "x", "0", "0", "COUNT", "1000"],
+                            ["XREADGROUP", "GROUP", name, "y", "STREAMS", "victim", "0"]):
+                    assert not isinstance(c.call(*cmd), Error), cmd
+            c.call("XINFO", "STREAM", "victim", "FULL")
+            c.call("COPY", "victim", "victim2", "REPLACE")
+            c.call("DUMP", "victim")
+    finally:
+        c.close()
+    server.assert_alive()
