@@ -961,7 +961,9 @@ void RegisterStreamGroupCommands(CommandRegistry* r) {
                                 "in a group. Blocks until a message is available otherwise.");
   xreadgroup.keys_fn = XReadGroupKeys;
   xreadgroup.categories.push_back("blocking");
-  xreadgroup.key_specs.push_back(KeySpec::AfterKeyword({"RW", "update"}, "STREAMS", 1, -1));
+  // Redis 7.0 flags its keys RO/access (the write is to the group state) and looks for STREAMS
+  // from the fourth argument.
+  xreadgroup.key_specs.push_back(KeySpec::AfterKeyword({"RO", "access"}, "STREAMS", 4, -1));
   xreadgroup.key_specs.back().limit = 2;
   xreadgroup.shard_route = RouteXReadGroup;
   xreadgroup.shard_handler = CmdXReadGroupShard;
