@@ -80,10 +80,14 @@ OpResult<StreamID> ParseIntervalId(std::string_view arg, bool is_start) {
 }
 
 // Finds the stream `key` and its group `group`: kWrongType, or a null group when the key or
-// the group is missing.
+// the group is missing. `for_write`: the group state will change (a mutable lookup, so that a
+// snapshot in progress saves the value first; the caller marks the key unmodified for WATCH
+// where Redis does not signal the change).
 OpResult<std::pair<StreamValue*, StreamGroup*>> FindGroup(DbSlice& db, std::string_view key,
-                                                          std::string_view group, int64_t now) {
-  OpResult<PrimeIterator> found = db.FindReadOnlyOfType(key, ObjType::kStream, now);
+                                                          std::string_view group, int64_t now,
+                                                          bool for_write = false) {
+  OpResult<PrimeIterator> found = for_write ? db.FindMutableOfType(key, ObjType::kStream, now)
+                                            : db.FindReadOnlyOfType(key, ObjType::kStream, now);
   if (!found) {
     if (found.status() != OpStatus::kKeyNotFound) return found.status();
     return std::pair<StreamValue*, StreamGroup*>{nullptr, nullptr};
@@ -109,15 +113,19 @@ StreamConsumer* LookupOrCreateConsumer(DbSlice& db, std::string_view key, Stream
 // XGROUP
 
 // Runs f(db, body, now) -> error text (empty: success, the reply is in body) on the shard of
-// `key`, then sends the reply.
+// `key`, then sends the reply. The key's watchers are not touched (Redis signals no change of
+// group state) unless `*key_created` is set by f.
 template <typename F>
-awaitable<void> OnKeyShard(ConnCmdContext& ctx, std::string_view key, F f) {
+awaitable<void> OnKeyShard(ConnCmdContext& ctx, std::string_view key, F f,
+                           const bool* key_created = nullptr) {
   ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   io::ReplyBuilder body(ctx.rb.version());
   std::string err = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
-    return f(shard.db(db), body, now);
+    std::string out = f(shard.db(db), body, now);
+    if (key_created == nullptr || !*key_created) shard.changes().MarkUnmodified();
+    return out;
   });
   if (!err.empty()) co_return ctx.rb.SendError(err);
   ctx.rb.SendRaw(body.buffer());
@@ -161,6 +169,7 @@ awaitable<void> CmdXGroupCreate(CmdArgs args, ConnCmdContext& ctx) {
       co_return ctx.rb.SendError(SubcommandSyntaxText(args[0], args[1]));
     }
   }
+  bool created = false;
   co_await OnKeyShard(ctx, args[2], [&](DbSlice& db, io::ReplyBuilder& rb, int64_t now) {
     StreamValue* s = nullptr;
     StreamGroup* g = nullptr;
@@ -180,6 +189,7 @@ awaitable<void> CmdXGroupCreate(CmdArgs args, ConnCmdContext& ctx) {
       if (!added) return std::string(StatusText(added.status()));
       added->it->second.SetObject(ObjType::kStream, 0, new StreamValue());
       s = &AsStream(added->it->second);
+      created = true;
     }
     if (s->MutableGroups().Create(args[3], id, entries_read) == nullptr) {
       return std::string("BUSYGROUP Consumer Group name already exists");
@@ -187,7 +197,7 @@ awaitable<void> CmdXGroupCreate(CmdArgs args, ConnCmdContext& ctx) {
     rb.SendOk();
     db.Notify(kNotifyStream, "xgroup-create", args[2]);
     return std::string();
-  });
+  }, &created);
 }
 
 // XGROUP SETID key group id|$ [ENTRIESREAD entries-read]
@@ -399,7 +409,8 @@ std::string CheckReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x
 bool ServeReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_t k, int64_t now,
                        io::ReplyBuilder& rb) {
   std::string_view key = args[x.first_key + k];
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found = FindGroup(db, key, x.group, now);
+  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
+      FindGroup(db, key, x.group, now, /*for_write=*/true);
   StreamValue& s = *found->first;
   StreamGroup& g = *found->second;
   const bool history = x.after[k].has_value();
@@ -485,6 +496,7 @@ void CmdXReadGroupShard(CmdArgs args, ShardCmdContext& ctx) {
       if (ServeReadGroupKey(ctx.db, args, *x, k, ctx.now_ms, part)) served[k] = part.buffer();
     }
   }
+  ctx.NoChange();  // Redis signals no change of group state to WATCH
   SendXReadGroup(ctx.rb, *x, key_errors, served);
 }
 
@@ -512,6 +524,7 @@ awaitable<void> CmdXReadGroup(CmdArgs args, ConnCmdContext& ctx) {
         io::ReplyBuilder part(version);
         if (ServeReadGroupKey(shard.db(db), args, *x, k, now, part)) served[k] = part.buffer();
       }
+      shard.changes().MarkUnmodified();  // Redis signals no change of group state to WATCH
     });
   }
   SendXReadGroup(ctx.rb, *x, key_errors, served);
@@ -534,8 +547,8 @@ std::optional<unsigned> RouteXReadGroup(CmdArgs args, const ServerServices& serv
 // XACK key group id [id ...]
 void CmdXAck(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms);
-  ctx.NoChange();
+      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
+  ctx.NoChange();  // Redis signals no change of group state to WATCH
   if (!found) return ctx.SendStatus(found.status());
   if (found->second == nullptr) return ctx.rb.SendLong(0);
   std::vector<StreamID> ids;
@@ -650,7 +663,8 @@ std::optional<int64_t> ParseClaimInt(std::string_view arg, std::string_view what
 // [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
 void CmdXClaim(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms);
+      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
+  ctx.NoChange();  // Redis signals no change of group state to WATCH
   if (!found) return ctx.SendStatus(found.status());
   if (found->second == nullptr) return ctx.rb.SendError(NoGroupText(args[1], args[2]));
   StreamValue& s = *found->first;
@@ -735,7 +749,8 @@ void CmdXClaim(CmdArgs args, ShardCmdContext& ctx) {
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 void CmdXAutoClaim(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms);
+      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
+  ctx.NoChange();  // Redis signals no change of group state to WATCH
   if (!found) return ctx.SendStatus(found.status());
   if (found->second == nullptr) return ctx.rb.SendError(NoGroupText(args[1], args[2]));
   StreamValue& s = *found->first;

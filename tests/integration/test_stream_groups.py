@@ -323,6 +323,39 @@ def test_keyspace_events(server, r):
         r.config_set("notify-keyspace-events", "")
 
 
+def test_group_commands_do_not_touch_watch(server, r):
+    """Redis signals no WATCH change for group state; XGROUP CREATE MKSTREAM creates the key."""
+    other = redis.Redis(host=server.host, port=server.port, decode_responses=True)
+
+    def touches(*cmd):
+        p = r.pipeline()
+        p.watch("s", "m")
+        other.execute_command(*cmd)
+        p.multi()
+        p.ping()
+        try:
+            p.execute()
+            return False
+        except redis.WatchError:
+            return True
+
+    try:
+        r.xadd("s", {"f": 1}, id="1-1")
+        r.xadd("s", {"f": 2}, id="2-1")
+        r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+        for cmd in (["XGROUP", "CREATE", "s", "g2", "0"], ["XGROUP", "SETID", "s", "g", "0"],
+                    ["XGROUP", "CREATECONSUMER", "s", "g", "cc"],
+                    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+                    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+                    ["XACK", "s", "g", "1-1"], ["XCLAIM", "s", "g", "c2", "0", "2-1"],
+                    ["XAUTOCLAIM", "s", "g", "c3", "0", "0"],
+                    ["XGROUP", "DELCONSUMER", "s", "g", "c3"], ["XGROUP", "DESTROY", "s", "g"]):
+            assert not touches(*cmd), cmd
+        assert touches("XGROUP", "CREATE", "m", "g", "$", "MKSTREAM")
+    finally:
+        other.close()
+
+
 def test_multi_key_xreadgroup(raw):
     keys = ["k%d" % i for i in range(8)]  # spread over the shards
     for i, k in enumerate(keys):
