@@ -1,9 +1,8 @@
-// Stream consumer-group commands (Redis 7.0 semantics): XGROUP, XREADGROUP (without blocking),
-// XACK, XPENDING, XCLAIM, XAUTOCLAIM, and the group replies of XINFO. Single-key commands run
-// on the owning shard. XREADGROUP over keys on several shards checks every key in one hop and
-// serves them in a second one, under its exclusive locks, and replies in argument order.
+// Stream consumer groups (Redis 7.0 semantics): XGROUP, the group replies of XINFO, the
+// helpers the group command files share, and the registration of every group command
+// (XREADGROUP: stream_readgroup_command.cc; XACK, XPENDING, XCLAIM, XAUTOCLAIM:
+// stream_pel_commands.cc). XGROUP and XINFO run in one hop on the key's shard.
 #include <algorithm>
-#include <climits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,25 +10,18 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/stream_group_ops.h"
+#include "server/commands/stream_group_util.h"
 #include "server/conn_state.h"
 #include "server/storage/shard_set.h"
-#include "server/tx/multi_key.h"
 #include "server/values/stream_groups.h"
 #include "server/values/stream_value.h"
 
 namespace dashkv {
 
-namespace {
-
-using boost::asio::awaitable;
-
-constexpr std::string_view kKeyMustExist =
-    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
-    "use the MKSTREAM option to create an empty stream automatically.";
-constexpr std::string_view kEntriesReadRange = "ERR value for ENTRIESREAD must be positive or -1";
+namespace group_cmd {
 
 std::string NoGroupText(std::string_view key, std::string_view group,
-                        std::string_view suffix = "") {
+                        std::string_view suffix) {
   std::string out = "NOGROUP No such key '";
   out.append(key).append("' or consumer group '").append(group).append("'").append(suffix);
   return out;
@@ -85,7 +77,7 @@ OpResult<StreamID> ParseIntervalId(std::string_view arg, bool is_start) {
 // where Redis does not signal the change).
 OpResult<std::pair<StreamValue*, StreamGroup*>> FindGroup(DbSlice& db, std::string_view key,
                                                           std::string_view group, int64_t now,
-                                                          bool for_write = false) {
+                                                          bool for_write) {
   OpResult<PrimeIterator> found = for_write ? db.FindMutableOfType(key, ObjType::kStream, now)
                                             : db.FindReadOnlyOfType(key, ObjType::kStream, now);
   if (!found) {
@@ -108,6 +100,18 @@ StreamConsumer* LookupOrCreateConsumer(DbSlice& db, std::string_view key, Stream
   c->seen_time_ms = now;
   return c;
 }
+
+}  // namespace group_cmd
+
+namespace {
+
+using boost::asio::awaitable;
+using namespace group_cmd;  // NOLINT: this family's helpers
+
+constexpr std::string_view kKeyMustExist =
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
+    "use the MKSTREAM option to create an empty stream automatically.";
+constexpr std::string_view kEntriesReadRange = "ERR value for ENTRIESREAD must be positive or -1";
 
 // ---------------------------------------------------------------------------------------------
 // XGROUP
@@ -300,524 +304,6 @@ void CmdXGroupHelp(CmdArgs, ConnCmdContext& ctx) {
   SendHelp(ctx.rb, kHelp);
 }
 
-// ---------------------------------------------------------------------------------------------
-// XREADGROUP
-
-// The parsed arguments of XREADGROUP.
-struct XReadGroupArgs {
-  size_t count = 0;  // 0: no limit
-  bool block = false;
-  bool noack = false;
-  std::string_view group, consumer;
-  size_t first_key = 0;
-  size_t num_keys = 0;
-  // Per key: the id whose successors to read from the consumer's history, nullopt for ">";
-  // or the error of that id (reported after the key's own checks).
-  std::vector<std::optional<StreamID>> after;
-  std::vector<std::string_view> id_error;
-};
-
-// Parses XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...
-OpResult<XReadGroupArgs> ParseXReadGroup(CmdArgs args, std::string* error) {
-  XReadGroupArgs out;
-  bool group_given = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (EqualsIgnoreCase(args[i], "BLOCK") && more > 0) {
-      std::optional<int64_t> ms = ParseInt64(args[++i]);
-      if (!ms) return OpStatus::kTimeoutNotInteger;
-      if (*ms < 0) return OpStatus::kTimeoutNegative;
-      out.block = true;
-    } else if (EqualsIgnoreCase(args[i], "COUNT") && more > 0) {
-      std::optional<int64_t> n = ParseInt64(args[++i]);
-      if (!n) return OpStatus::kNotAnInteger;
-      out.count = *n < 0 ? 0 : static_cast<size_t>(*n);
-    } else if (EqualsIgnoreCase(args[i], "STREAMS") && more > 0) {
-      if (more % 2 != 0) return OpStatus::kStreamUnbalancedXread;
-      out.first_key = i + 1;
-      out.num_keys = more / 2;
-      break;
-    } else if (EqualsIgnoreCase(args[i], "GROUP") && more >= 2) {
-      out.group = args[i + 1];
-      out.consumer = args[i + 2];
-      group_given = true;
-      i += 2;
-    } else if (EqualsIgnoreCase(args[i], "NOACK")) {
-      out.noack = true;
-    } else {
-      return OpStatus::kSyntaxError;
-    }
-  }
-  if (out.first_key == 0) return OpStatus::kSyntaxError;
-  if (!group_given) {
-    *error = "ERR Missing GROUP option for XREADGROUP";
-    return OpStatus::kSyntaxError;
-  }
-  for (size_t k = 0; k < out.num_keys; ++k) {
-    std::string_view arg = args[out.first_key + out.num_keys + k];
-    std::string_view err;
-    std::optional<StreamID> id;
-    if (arg == "$") {
-      err = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
-            "history of this consumer by specifying a proper ID, or use the > ID to get new "
-            "messages. The $ ID would just return an empty result set.";
-    } else if (arg != ">") {
-      id = ParseStreamID(arg, 0, /*strict=*/true);
-      if (!id) {
-        err = StatusText(OpStatus::kStreamInvalidId);
-      } else if (*id == StreamID::Max()) {
-        id.reset();  // Redis reads the maximum id as ">"
-      }
-    }
-    out.after.push_back(id);
-    out.id_error.push_back(err);
-  }
-  return out;
-}
-
-// The keys of an XREADGROUP call: the first half of the arguments after STREAMS.
-KeyIndexes XReadGroupKeys(CmdArgs args) {
-  KeyIndexes out;
-  for (size_t i = 1; i + 1 < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "STREAMS")) {
-      size_t n = args.size() - (i + 1);
-      if (n % 2 != 0) return out;
-      for (size_t k = 0; k < n / 2; ++k) out.push_back(static_cast<uint32_t>(i + 1 + k));
-      return out;
-    }
-    if (EqualsIgnoreCase(args[i], "COUNT") || EqualsIgnoreCase(args[i], "BLOCK")) {
-      ++i;
-    } else if (EqualsIgnoreCase(args[i], "GROUP")) {
-      i += 2;
-    }
-  }
-  return out;
-}
-
-// Checks key k of `x`: its type and its group. Returns the error text or empty.
-std::string CheckReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_t k,
-                              int64_t now) {
-  std::string_view key = args[x.first_key + k];
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found = FindGroup(db, key, x.group, now);
-  if (!found) return std::string(StatusText(found.status()));
-  if (found->second == nullptr) return NoGroupText(key, x.group, " in XREADGROUP with GROUP option");
-  return {};
-}
-
-// Serves key k of `x` (checked) into `rb`: the key and its entries. Returns whether it was
-// served (">" with nothing new is not).
-bool ServeReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_t k, int64_t now,
-                       io::ReplyBuilder& rb) {
-  std::string_view key = args[x.first_key + k];
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(db, key, x.group, now, /*for_write=*/true);
-  StreamValue& s = *found->first;
-  StreamGroup& g = *found->second;
-  const bool history = x.after[k].has_value();
-  bool serve = history;
-  if (!history && s.length() > 0) serve = *s.LastLiveId() > g.last_id;
-  if (!serve) return false;  // Redis creates the consumer only when it serves the key
-  StreamConsumer* c = LookupOrCreateConsumer(db, key, g, x.consumer, now);
-  rb.SendBulk(key);
-  io::ReplyBuilder body(rb.version());
-  size_t n = 0;
-  if (history) {
-    StreamID start = *x.after[k];
-    start.Incr();  // never the maximum: that one reads as ">"
-    for (auto it = c->pel.lower_bound(start); it != c->pel.end(); ++it) {
-      if (x.count != 0 && n == x.count) break;
-      if (s.Range(it->first, it->first, false, 1,
-                  [&](const StreamValue::Entry& e) { SendEntry(body, e); }) == 0) {
-        // A deleted entry: its id and a null; its delivery is not counted.
-        body.StartArray(2);
-        SendId(body, it->first);
-        body.SendNullArray();
-      } else {
-        it->second->delivery_time_ms = now;
-        ++it->second->delivery_count;
-      }
-      ++n;
-    }
-  } else {
-    StreamID start = g.last_id;
-    start.Incr();
-    n = s.Range(start, StreamID::Max(), false, x.count, [&](const StreamValue::Entry& e) {
-      AdvanceGroup(s, g, e.id);
-      if (!x.noack) g.Deliver(e.id, c, now);
-      SendEntry(body, e);
-    });
-  }
-  rb.StartArray(n);
-  rb.SendRaw(body.buffer());
-  return true;
-}
-
-// Sends the reply from the per-key results: errors in key order, then the served keys.
-void SendXReadGroup(io::ReplyBuilder& rb, const XReadGroupArgs& x,
-                    const std::vector<std::string>& key_errors,
-                    const std::vector<std::string>& served) {
-  for (size_t k = 0; k < x.num_keys; ++k) {
-    if (!key_errors[k].empty()) return rb.SendError(key_errors[k]);
-    if (!x.id_error[k].empty()) return rb.SendError(x.id_error[k]);
-  }
-  size_t n = 0;
-  for (const std::string& r : served) n += !r.empty();
-  if (n == 0) {
-    return x.block ? SendStatus(rb, OpStatus::kStreamBlockUnsupported) : rb.SendNullArray();
-  }
-  rb.resp3() ? rb.StartMap(n) : rb.StartArray(n);
-  for (const std::string& r : served) {
-    if (r.empty()) continue;
-    if (!rb.resp3()) rb.StartArray(2);
-    rb.SendRaw(r);
-  }
-}
-
-bool AnyError(const XReadGroupArgs& x, const std::vector<std::string>& key_errors) {
-  for (size_t k = 0; k < x.num_keys; ++k) {
-    if (!key_errors[k].empty() || !x.id_error[k].empty()) return true;
-  }
-  return false;
-}
-
-// XREADGROUP with every key on this shard.
-void CmdXReadGroupShard(CmdArgs args, ShardCmdContext& ctx) {
-  std::string err;
-  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, &err);
-  if (!x) return err.empty() ? ctx.SendStatus(x.status()) : ctx.rb.SendError(err);
-  std::vector<std::string> key_errors(x->num_keys), served(x->num_keys);
-  for (size_t k = 0; k < x->num_keys; ++k) {
-    key_errors[k] = CheckReadGroupKey(ctx.db, args, *x, k, ctx.now_ms);
-    if (!key_errors[k].empty() || !x->id_error[k].empty()) break;
-  }
-  if (!AnyError(*x, key_errors)) {
-    for (size_t k = 0; k < x->num_keys; ++k) {
-      io::ReplyBuilder part(ctx.rb.version());
-      if (ServeReadGroupKey(ctx.db, args, *x, k, ctx.now_ms, part)) served[k] = part.buffer();
-    }
-  }
-  ctx.NoChange();  // Redis signals no change of group state to WATCH
-  SendXReadGroup(ctx.rb, *x, key_errors, served);
-}
-
-// XREADGROUP with keys on several shards: one hop checks every key, a second one serves them.
-awaitable<void> CmdXReadGroup(CmdArgs args, ConnCmdContext& ctx) {
-  std::string err;
-  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, &err);
-  if (!x) co_return err.empty() ? ctx.SendStatus(x.status()) : ctx.rb.SendError(err);
-  ShardSet& ss = ctx.shard_set();
-  KeysByShard by_shard(ss, args, x->first_key, x->first_key + x->num_keys - 1);
-  std::vector<std::string> key_errors(x->num_keys), served(x->num_keys);
-  unsigned db = ctx.state.db;
-  int64_t now = ctx.now_ms;
-  io::RespVersion version = ctx.rb.version();
-  co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
-    for (uint32_t i : by_shard.indexes[shard.index()]) {
-      size_t k = i - x->first_key;
-      key_errors[k] = CheckReadGroupKey(shard.db(db), args, *x, k, now);
-    }
-  });
-  if (!AnyError(*x, key_errors)) {
-    co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
-      for (uint32_t i : by_shard.indexes[shard.index()]) {
-        size_t k = i - x->first_key;
-        io::ReplyBuilder part(version);
-        if (ServeReadGroupKey(shard.db(db), args, *x, k, now, part)) served[k] = part.buffer();
-      }
-      shard.changes().MarkUnmodified();  // Redis signals no change of group state to WATCH
-    });
-  }
-  SendXReadGroup(ctx.rb, *x, key_errors, served);
-}
-
-std::optional<unsigned> RouteXReadGroup(CmdArgs args, const ServerServices& services) {
-  KeyIndexes keys = XReadGroupKeys(args);
-  if (keys.empty()) return std::nullopt;
-  const ShardSet& ss = services.shard_set;
-  unsigned sid = ss.ShardOf(args[keys[0]]);
-  for (uint32_t k : keys) {
-    if (ss.ShardOf(args[k]) != sid) return std::nullopt;
-  }
-  return sid;
-}
-
-// ---------------------------------------------------------------------------------------------
-// XACK, XPENDING, XCLAIM, XAUTOCLAIM
-
-// XACK key group id [id ...]
-void CmdXAck(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
-  ctx.NoChange();  // Redis signals no change of group state to WATCH
-  if (!found) return ctx.SendStatus(found.status());
-  if (found->second == nullptr) return ctx.rb.SendLong(0);
-  std::vector<StreamID> ids;
-  for (size_t i = 3; i < args.size(); ++i) {
-    std::optional<StreamID> id = ParseStreamID(args[i], 0, /*strict=*/true);
-    if (!id) return ctx.SendStatus(OpStatus::kStreamInvalidId);
-    ids.push_back(*id);
-  }
-  int64_t acked = 0;
-  for (StreamID id : ids) acked += found->second->Ack(id);
-  ctx.rb.SendLong(acked);
-}
-
-// XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
-void CmdXPending(CmdArgs args, ShardCmdContext& ctx) {
-  const bool summary = args.size() == 3;
-  if (!summary && (args.size() < 6 || args.size() > 9)) {
-    return ctx.SendStatus(OpStatus::kSyntaxError);
-  }
-  int64_t min_idle = 0;
-  StreamID start, end;
-  int64_t count = 0;
-  std::optional<std::string_view> consumer_name;
-  if (!summary) {
-    size_t at = 3;
-    if (EqualsIgnoreCase(args[3], "IDLE")) {
-      std::optional<int64_t> idle = ParseInt64(args[4]);
-      if (!idle) return ctx.SendStatus(OpStatus::kNotAnInteger);
-      if (args.size() < 8) return ctx.SendStatus(OpStatus::kSyntaxError);
-      min_idle = *idle;
-      at += 2;
-    }
-    std::optional<int64_t> n = ParseInt64(args[at + 2]);
-    if (!n) return ctx.SendStatus(OpStatus::kNotAnInteger);
-    count = std::max<int64_t>(*n, 0);
-    OpResult<StreamID> s = ParseIntervalId(args[at], true);
-    if (!s) return ctx.SendStatus(s.status());
-    OpResult<StreamID> e = ParseIntervalId(args[at + 1], false);
-    if (!e) return ctx.SendStatus(e.status());
-    start = *s;
-    end = *e;
-    if (at + 3 < args.size()) consumer_name = args[at + 3];
-  }
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms);
-  if (!found) return ctx.SendStatus(found.status());
-  if (found->second == nullptr) return ctx.rb.SendError(NoGroupText(args[1], args[2]));
-  const StreamGroup& g = *found->second;
-  io::ReplyBuilder& rb = ctx.rb;
-  if (summary) {
-    rb.StartArray(4);
-    rb.SendLong(static_cast<int64_t>(g.pel.size()));
-    if (g.pel.empty()) {
-      rb.SendNull();
-      rb.SendNull();
-      return rb.SendNullArray();
-    }
-    SendId(rb, g.pel.begin()->first);
-    SendId(rb, g.pel.rbegin()->first);
-    size_t with_pending = 0;
-    for (const auto& [name, c] : g.consumers) with_pending += !c->pel.empty();
-    rb.StartArray(with_pending);
-    for (const auto& [name, c] : g.consumers) {
-      if (c->pel.empty()) continue;
-      rb.StartArray(2);
-      rb.SendBulk(name);
-      rb.SendBulk(std::to_string(c->pel.size()));
-    }
-    return;
-  }
-  io::ReplyBuilder body(rb.version());
-  size_t n = 0;
-  auto emit = [&](StreamID id, const StreamPending& p) {
-    const int64_t idle = std::max<int64_t>(ctx.now_ms - p.delivery_time_ms, 0);
-    if (min_idle != 0 && idle < min_idle) return;
-    body.StartArray(4);
-    SendId(body, id);
-    body.SendBulk(p.consumer->name);
-    body.SendLong(idle);
-    body.SendLong(static_cast<int64_t>(p.delivery_count));
-    ++n;
-  };
-  if (consumer_name) {
-    StreamConsumer* c = g.FindConsumer(*consumer_name);
-    if (c == nullptr) return rb.SendEmptyArray();
-    for (auto it = c->pel.lower_bound(start);
-         it != c->pel.end() && it->first <= end && static_cast<int64_t>(n) < count; ++it) {
-      emit(it->first, *it->second);
-    }
-  } else {
-    for (auto it = g.pel.lower_bound(start);
-         it != g.pel.end() && it->first <= end && static_cast<int64_t>(n) < count; ++it) {
-      emit(it->first, *it->second);
-    }
-  }
-  rb.StartArray(n);
-  rb.SendRaw(body.buffer());
-}
-
-// Parses an integer argument of XCLAIM / XAUTOCLAIM, with its own error text.
-std::optional<int64_t> ParseClaimInt(std::string_view arg, std::string_view what,
-                                     std::string_view cmd, std::string* err) {
-  std::optional<int64_t> n = ParseInt64(arg);
-  if (!n) {
-    *err = "ERR Invalid ";
-    err->append(what).append(" argument for ").append(cmd);
-  }
-  return n;
-}
-
-// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms-unix-time]
-// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
-void CmdXClaim(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
-  ctx.NoChange();  // Redis signals no change of group state to WATCH
-  if (!found) return ctx.SendStatus(found.status());
-  if (found->second == nullptr) return ctx.rb.SendError(NoGroupText(args[1], args[2]));
-  StreamValue& s = *found->first;
-  StreamGroup& g = *found->second;
-  std::string err;
-  std::optional<int64_t> min_idle = ParseClaimInt(args[4], "min-idle-time", "XCLAIM", &err);
-  if (!min_idle) return ctx.rb.SendError(err);
-  std::vector<StreamID> ids;
-  size_t i = 5;
-  for (; i < args.size(); ++i) {
-    std::optional<StreamID> id = ParseStreamID(args[i], 0, /*strict=*/true);
-    if (!id) break;
-    ids.push_back(*id);
-  }
-  const int64_t now = ctx.now_ms;
-  int64_t retry = -1;
-  int64_t delivery = -1;
-  bool force = false, justid = false;
-  StreamID last_id;
-  for (; i < args.size(); ++i) {
-    const bool more = i + 1 < args.size();
-    std::string_view opt = args[i];
-    if (EqualsIgnoreCase(opt, "FORCE")) {
-      force = true;
-    } else if (EqualsIgnoreCase(opt, "JUSTID")) {
-      justid = true;
-    } else if (EqualsIgnoreCase(opt, "IDLE") && more) {
-      std::optional<int64_t> v = ParseClaimInt(args[++i], "IDLE option", "XCLAIM", &err);
-      if (!v) return ctx.rb.SendError(err);
-      delivery = now - *v;
-    } else if (EqualsIgnoreCase(opt, "TIME") && more) {
-      std::optional<int64_t> v = ParseClaimInt(args[++i], "TIME option", "XCLAIM", &err);
-      if (!v) return ctx.rb.SendError(err);
-      delivery = *v;
-    } else if (EqualsIgnoreCase(opt, "RETRYCOUNT") && more) {
-      std::optional<int64_t> v = ParseClaimInt(args[++i], "RETRYCOUNT option", "XCLAIM", &err);
-      if (!v) return ctx.rb.SendError(err);
-      retry = *v;
-    } else if (EqualsIgnoreCase(opt, "LASTID") && more) {
-      std::optional<StreamID> id = ParseStreamID(args[++i], 0, /*strict=*/true);
-      if (!id) return ctx.SendStatus(OpStatus::kStreamInvalidId);
-      last_id = *id;
-    } else {
-      std::string text = "ERR Unrecognized XCLAIM option '";
-      return ctx.rb.SendError(text.append(opt).append("'"));
-    }
-  }
-  if (last_id > g.last_id) g.last_id = last_id;
-  if (delivery < 0 || delivery > now) delivery = now;
-  StreamConsumer* c = nullptr;
-  io::ReplyBuilder body(ctx.rb.version());
-  size_t n = 0;
-  for (StreamID id : ids) {
-    auto it = g.pel.find(id);
-    StreamPending* p = it == g.pel.end() ? nullptr : it->second.get();
-    if (!s.Contains(id)) {
-      if (p != nullptr) g.Ack(id);  // the entry is gone: drop it from the PEL
-      continue;
-    }
-    if (p == nullptr) {
-      if (!force) continue;
-      p = g.AddUnowned(id, now);
-    }
-    if (p->consumer != nullptr && *min_idle > 0 && now - p->delivery_time_ms < *min_idle) {
-      continue;
-    }
-    if (c == nullptr) c = LookupOrCreateConsumer(ctx.db, args[1], g, args[3], now);
-    p->delivery_time_ms = delivery;
-    if (retry >= 0) {
-      p->delivery_count = static_cast<uint64_t>(retry);
-    } else if (!justid) {
-      ++p->delivery_count;
-    }
-    g.MoveTo(id, p, c);
-    justid ? SendId(body, id) : SendEntryOrNull(body, s, id);
-    ++n;
-  }
-  ctx.rb.StartArray(n);
-  ctx.rb.SendRaw(body.buffer());
-}
-
-// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
-void CmdXAutoClaim(CmdArgs args, ShardCmdContext& ctx) {
-  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
-      FindGroup(ctx.db, args[1], args[2], ctx.now_ms, /*for_write=*/true);
-  ctx.NoChange();  // Redis signals no change of group state to WATCH
-  if (!found) return ctx.SendStatus(found.status());
-  if (found->second == nullptr) return ctx.rb.SendError(NoGroupText(args[1], args[2]));
-  StreamValue& s = *found->first;
-  StreamGroup& g = *found->second;
-  std::string err;
-  std::optional<int64_t> min_idle = ParseClaimInt(args[4], "min-idle-time", "XAUTOCLAIM", &err);
-  if (!min_idle) return ctx.rb.SendError(err);
-  OpResult<StreamID> start = ParseIntervalId(args[5], true);
-  if (!start) return ctx.SendStatus(start.status());
-  int64_t count = 100;
-  bool justid = false;
-  for (size_t i = 6; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "COUNT") && i + 1 < args.size()) {
-      std::optional<int64_t> n = ParseInt64(args[++i]);
-      if (!n || *n < 1 || *n > LONG_MAX / 16) return ctx.rb.SendError("ERR COUNT must be > 0");
-      // Redis allocates 16 bytes per COUNT up front and refuses a COUNT whose allocation fails;
-      // past 2^47 bytes (the x86-64 user address space) it always does.
-      if (*n > (int64_t{1} << 43)) {
-        return ctx.rb.SendError(
-            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.");
-      }
-      count = *n;
-    } else if (EqualsIgnoreCase(args[i], "JUSTID")) {
-      justid = true;
-    } else {
-      return ctx.SendStatus(OpStatus::kSyntaxError);
-    }
-  }
-  const int64_t now = ctx.now_ms;
-  // Redis examines at most 10 entries per entry it may return.
-  int64_t attempts = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
-  StreamConsumer* c = nullptr;
-  std::vector<StreamID> deleted;
-  io::ReplyBuilder body(ctx.rb.version());
-  size_t n = 0;
-  auto it = g.pel.lower_bound(*start);
-  StreamID cursor;
-  while (attempts > 0 && count > 0 && it != g.pel.end()) {
-    --attempts;
-    const StreamID id = it->first;
-    StreamPending* p = it->second.get();
-    ++it;
-    if (!s.Contains(id)) {
-      g.Ack(id);  // erasing invalidates `it`: find the next one again
-      it = g.pel.upper_bound(id);
-      deleted.push_back(id);
-      --count;
-      continue;
-    }
-    if (*min_idle > 0 && now - p->delivery_time_ms < *min_idle) continue;
-    if (c == nullptr) c = LookupOrCreateConsumer(ctx.db, args[1], g, args[3], now);
-    p->delivery_time_ms = now;
-    if (!justid) ++p->delivery_count;
-    g.MoveTo(id, p, c);
-    justid ? SendId(body, id) : SendEntryOrNull(body, s, id);
-    ++n;
-    --count;
-  }
-  if (it != g.pel.end()) cursor = it->first;
-  ctx.rb.StartArray(3);
-  SendId(ctx.rb, cursor);
-  ctx.rb.StartArray(n);
-  ctx.rb.SendRaw(body.buffer());
-  ctx.rb.StartArray(deleted.size());
-  for (StreamID id : deleted) SendId(ctx.rb, id);
-}
-
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  std::string_view since, std::string_view summary) {
   const bool write = (flags & kCmdWrite) != 0;
@@ -835,7 +321,6 @@ CommandSpec XGroupSub(std::string name, int arity, uint32_t flags, std::string_v
                     2, {"RW"}),
       handler);
 }
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1011,5 +496,4 @@ void RegisterStreamGroupCommands(CommandRegistry* r) {
       CmdXGroupHelp));
   r->Register(std::move(xgroup));
 }
-
 }  // namespace dashkv
