@@ -131,6 +131,7 @@ int64_t EstimateEntriesRead(const StreamValue& s, StreamID id) {
 
 bool HasTombstonesFrom(const StreamValue& s, StreamID start) {
   if (s.length() == 0 || s.max_deleted_id() == StreamID{}) return false;
+  if (s.first_id() > s.max_deleted_id()) return false;  // every tombstone is before the entries
   return start <= s.max_deleted_id();
 }
 

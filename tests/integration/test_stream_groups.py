@@ -472,59 +472,81 @@ def test_scripted_match_redis(server, peer, r, resp):
             c.close()
 
 
+def random_group_command(rng, key, groups, top):
+    """One random group-related command (and the new top ms)."""
+    g = rng.choice(groups + ["nog"]) if rng.random() < 0.03 else rng.choice(groups)
+    c = rng.choice(["a", "b", "c", "d"])
+    sid = "%d-%d" % (rng.randrange(top + 2), rng.randrange(3))
+    op = rng.random()
+    if op < 0.25:
+        top += rng.randrange(0, 3)
+        return ["XADD", key, "%d-*" % top, "f", str(rng.randrange(100))], top
+    if op < 0.45:
+        cmd = ["XREADGROUP", "GROUP", g, c, "COUNT", str(rng.randrange(-1, 5))]
+        if rng.random() < 0.1:
+            cmd.append("NOACK")
+        return cmd + ["STREAMS", key, rng.choice([">", ">", sid, "0"])], top
+    if op < 0.55:
+        return ["XACK", key, g] + [
+            "%d-%d" % (rng.randrange(top + 2), rng.randrange(3))
+            for _ in range(rng.randrange(1, 4))], top
+    if op < 0.65:
+        return ["XCLAIM", key, g, c, rng.choice(["0", "-5", "999999999"]), sid] + rng.choice(
+            [[], ["JUSTID"], ["FORCE"], ["FORCE", "JUSTID"], ["RETRYCOUNT", "2"],
+             ["LASTID", sid], ["IDLE", "5"]]), top
+    if op < 0.72:
+        return ["XAUTOCLAIM", key, g, c, rng.choice(["0", "999999999"]),
+                rng.choice([sid, "-", "(" + sid]), "COUNT",
+                str(rng.randrange(1, 6))] + rng.choice([[], ["JUSTID"]]), top
+    if op < 0.78:
+        return ["XDEL", key, sid], top
+    if op < 0.81:
+        return ["XTRIM", key, rng.choice(["MAXLEN", "MINID"]), rng.choice(["=", "~"]),
+                str(rng.randrange(0, 10))], top
+    if op < 0.84:
+        return ["XGROUP", "SETID", key, g, rng.choice(["0", "$", sid])] + rng.choice(
+            [[], ["ENTRIESREAD", str(rng.randrange(-1, 9))]]), top
+    if op < 0.86:
+        return ["XGROUP", "DELCONSUMER", key, g, c], top
+    if op < 0.88:
+        return ["XGROUP", "CREATECONSUMER", key, g, c], top
+    if op < 0.90:
+        return ["XSETID", key, "%d-%d" % (top + rng.randrange(3), rng.randrange(3))], top
+    if op < 0.93:
+        return ["XPENDING", key, g] + rng.choice(
+            [[], ["-", "+", "5"], ["IDLE", "0", "-", "+", "10", c], ["(0-0", sid, "3"]]), top
+    if op < 0.96:
+        return ["XINFO", "GROUPS", key], top
+    if op < 0.98:
+        return ["XINFO", "STREAM", key, "FULL", "COUNT", str(rng.randrange(0, 3))], top
+    return ["XINFO", "CONSUMERS", key, g], top
+
+
 def test_random_groups_match_redis(server, peer, r):
+    """Random XADD/XREADGROUP/XACK/XCLAIM/XAUTOCLAIM/XDEL/XTRIM/XSETID/XGROUP sequences, every
+    reply compared (RESP2 and RESP3 rounds), then the PELs and XINFO of every group."""
     clients = [server.raw(), RawClient(peer.host, peer.port)]
     rng = random.Random(2122)
     try:
         clients[1].call("FLUSHALL")
-        for round_ in range(6):
+        for round_ in range(8):
+            for c in clients:
+                c.call("HELLO", "3" if round_ % 2 else "2")
             key = "rg%d" % round_
             top = 1
             compare(clients, ["XADD", key, "1-1", "f", "v"])
             groups = ["g%d" % i for i in range(rng.randrange(1, 4))]
             for g in groups:
-                compare(clients, ["XGROUP", "CREATE", key, g, rng.choice(["0", "$", "1-0"])])
-            consumers = ["c%d" % i for i in range(4)]
-            for _ in range(300):
-                op = rng.random()
-                g, c = rng.choice(groups), rng.choice(consumers)
-                some_id = "%d-%d" % (rng.randrange(top + 2), rng.randrange(3))
-                if op < 0.3:
-                    top += rng.randrange(0, 3)
-                    cmd = ["XADD", key, "%d-*" % top, "f", str(rng.randrange(100))]
-                elif op < 0.5:
-                    cmd = ["XREADGROUP", "GROUP", g, c, "COUNT", str(rng.randrange(0, 5))]
-                    if rng.random() < 0.1:
-                        cmd.append("NOACK")
-                    cmd += ["STREAMS", key, ">" if rng.random() < 0.8 else some_id]
-                elif op < 0.62:
-                    cmd = ["XACK", key, g] + [
-                        "%d-%d" % (rng.randrange(top + 2), rng.randrange(3))
-                        for _ in range(rng.randrange(1, 4))]
-                elif op < 0.72:
-                    cmd = ["XCLAIM", key, g, c, "0", some_id]
-                    cmd += rng.choice([[], ["JUSTID"], ["FORCE"], ["RETRYCOUNT", "3"]])
-                elif op < 0.8:
-                    cmd = ["XAUTOCLAIM", key, g, c, "0", some_id, "COUNT",
-                           str(rng.randrange(1, 6))] + rng.choice([[], ["JUSTID"]])
-                elif op < 0.88:
-                    cmd = ["XDEL", key, some_id]
-                elif op < 0.92:
-                    cmd = ["XTRIM", key, "MAXLEN", str(rng.randrange(0, 10))]
-                elif op < 0.95:
-                    cmd = ["XGROUP", "SETID", key, g, rng.choice(["0", "$", some_id])]
-                elif op < 0.97:
-                    cmd = ["XGROUP", "DELCONSUMER", key, g, c]
-                else:
-                    cmd = ["XGROUP", "CREATECONSUMER", key, g, c]
+                compare(clients, ["XGROUP", "CREATE", key, g, rng.choice(["0", "$", "1-0", "1-1"])]
+                        + rng.choice([[], ["ENTRIESREAD", str(rng.randrange(-1, 5))]]))
+            for _ in range(400):
+                cmd, top = random_group_command(rng, key, groups, top)
                 compare(clients, cmd)
-                if rng.random() < 0.1:
-                    compare(clients, ["XINFO", "GROUPS", key])
             for g in groups:
                 compare(clients, ["XPENDING", key, g])
                 compare(clients, ["XPENDING", key, g, "-", "+", "1000"])
                 compare(clients, ["XINFO", "CONSUMERS", key, g])
-                for c in consumers:
+                for c in "abcd":
                     compare(clients, ["XPENDING", key, g, "-", "+", "1000", c])
             compare(clients, ["XINFO", "GROUPS", key])
             compare(clients, ["XINFO", "STREAM", key, "FULL", "COUNT", "0"])

@@ -138,6 +138,14 @@ TEST(StreamGroupsTest, EntriesReadEstimate) {
   EXPECT_EQ(g.entries_read, StreamGroup::kInvalidEntriesRead);
   AdvanceGroup(s, g, StreamID{5, 0});
   EXPECT_EQ(g.entries_read, 5);
+  // Tombstones all before the first entry do not count.
+  StreamValue t;
+  for (uint64_t i = 1; i <= 4; ++i) t.Append({i, 0}, f, {});
+  ASSERT_TRUE(t.Delete({1, 0}));
+  EXPECT_FALSE(HasTombstonesFrom(t, StreamID{}));
+  StreamGroup h;
+  h.entries_read = 2;  // trusted: the estimate from 0-0 would say 1
+  EXPECT_EQ(GroupLag(t, h), 2);
 }
 
 }  // namespace
