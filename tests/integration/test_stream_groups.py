@@ -372,6 +372,14 @@ def test_multi_key_xreadgroup(raw):
     assert [len(k[1]) for k in got] == [1] * len(keys)
 
 
+def test_memory_usage_counts_groups(raw):
+    setup_stream(raw, n=50)
+    before = raw.call("MEMORY", "USAGE", "s")
+    raw.call("XGROUP", "CREATE", "s", "g", "0")
+    raw.call("XREADGROUP", "GROUP", "g", "consumer-with-a-long-name", "STREAMS", "s", ">")
+    assert raw.call("MEMORY", "USAGE", "s") > before
+
+
 def test_copy_and_dump_restore_keep_groups(raw):
     setup_stream(raw)
     raw.call("XGROUP", "CREATE", "s", "g", "0")
