@@ -182,6 +182,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterZsetCommands(registry);
   RegisterGeoCommands(registry);
   RegisterStreamCommands(registry);
+  RegisterStreamGroupCommands(registry);
   RegisterTransactionCommands(registry);
   RegisterPubSubCommands(registry);
   RegisterBlockingCommands(registry);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Streams, dashkv vs redis-server side by side: memory per entry and XADD/XRANGE throughput.
+"""Streams, dashkv vs redis-server side by side: memory per entry and XADD/XRANGE/XREADGROUP/XACK
+throughput.
 
 For redis-server and dashkv (--threads 1 by default), each started on 127.0.0.1 and a free port
 (pinned with taskset to --server-cpus when given):
@@ -9,6 +10,11 @@ For redis-server and dashkv (--threads 1 by default), each started on 127.0.0.1 
   xrange  redis-benchmark -c 50 -P <p> XRANGE s - + COUNT 10 on the 1M-entry stream, from a
           random start id (__rand_int__ as the ms part: ids are "<ms>-<seq>" with ms the server
           clock, so most starts fall before the first entry and return the first 10)
+  xreadgroup  redis-benchmark -c 50 -P <p> XREADGROUP GROUP g c<0..49> COUNT 1 STREAMS s >
+          (group g created at 0 on the 1M-entry stream: each call delivers the next entry and adds
+          it to the PEL)
+  xack    redis-benchmark -c 50 -P <p> XACK q g <random n>-0 on a stream q of --entries entries
+          with ids 1-0 .. N-0, every one delivered to group g beforehand (a repeated id misses)
 at pipeline depths --pipelines (1 and 16). Reported per run: ops/s and the server's CPU time
 (utime+stime of every thread) per operation in microseconds. Prints a markdown table.
 
@@ -47,6 +53,25 @@ def fill(server, entries):
         c.close()
 
 
+def fill_acks(server, entries):
+    """Stream q with ids 1-0 .. N-0, all delivered to group g (pending, waiting for XACK)."""
+    c = Resp(server.port, timeout=120)
+    try:
+        batch = 1000
+        for start in range(1, entries + 1, batch):
+            n = min(batch, entries + 1 - start)
+            c.sock.sendall(b"".join(Resp.encode("XADD", "q", "%d-0" % (start + i), "f", "v")
+                                    for i in range(n)))
+            for _ in range(n):
+                c.read()
+        c.call("XGROUP", "CREATE", "q", "g", "0")
+        for _ in range(0, entries, batch):
+            c.call("XREADGROUP", "GROUP", "g", "c", "COUNT", str(batch), "STREAMS", "q", ">")
+        c.call("XGROUP", "CREATE", "s", "g", "0")
+    finally:
+        c.close()
+
+
 def server_rss(server):
     with open(f"/proc/{server.proc.pid}/status") as f:
         for line in f:
@@ -74,6 +99,7 @@ def measure(label, argv_fn, a, workdir):
     try:
         res = {}
         res["memory"] = fill(srv, a.entries)
+        fill_acks(srv, a.entries)
         for p in a.pipelines:
             res[("xadd", p)] = run_benchmark(
                 srv, ["-r", "10", "XADD", "bench:__rand_int__", "*", "f1", "v1", "f2", "v2"], p,
@@ -81,6 +107,11 @@ def measure(label, argv_fn, a, workdir):
             res[("xrange", p)] = run_benchmark(
                 srv, ["-r", "1000000", "XRANGE", "s", "__rand_int__", "+", "COUNT", "10"], p,
                 a.requests, a)
+            res[("xreadgroup", p)] = run_benchmark(
+                srv, ["-r", "50", "XREADGROUP", "GROUP", "g", "c__rand_int__", "COUNT", "1",
+                      "STREAMS", "s", ">"], p, a.requests, a)
+            res[("xack", p)] = run_benchmark(
+                srv, ["-r", str(a.entries), "XACK", "q", "g", "__rand_int__-0"], p, a.requests, a)
         return res
     finally:
         srv.stop()
@@ -118,7 +149,7 @@ def main():
     r, d = results["redis"]["memory"], results["dashkv"]["memory"]
     print(f"| used_memory per entry (bytes) | {r[0]:.1f} | {d[0]:.1f} |")
     print(f"| RSS growth per entry (bytes) | {r[1]:.1f} | {d[1]:.1f} |")
-    for test in ("xadd", "xrange"):
+    for test in ("xadd", "xrange", "xreadgroup", "xack"):
         for p in a.pipelines:
             (ro, rc), (do, dc) = results["redis"][(test, p)], results["dashkv"][(test, p)]
             print(f"| {test.upper()} P{p}: ops/s, server CPU us/op | {ro:,.0f}, {rc:.2f} | "

@@ -9,9 +9,11 @@
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/commands/set_ops.h"
+#include "server/commands/stream_group_ops.h"
 #include "server/conn_state.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/multi_key.h"
+#include "server/values/stream_groups.h"
 #include "server/values/stream_value.h"
 
 namespace dashkv {
@@ -383,6 +385,8 @@ struct StreamInfo {
   uint64_t entries_added = 0;
   std::optional<CopiedEntry> first, last;
   std::vector<CopiedEntry> entries;  // FULL
+  size_t groups = 0;
+  std::string groups_full;  // FULL: the encoded "groups" value
 };
 
 // XINFO STREAM key [FULL [COUNT count]]
@@ -405,11 +409,13 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
   std::string_view key = args[2];
+  const io::RespVersion version = ctx.rb.version();
   OpResult<StreamInfo> info = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
     OpResult<PrimeIterator> found = shard.db(db).FindReadOnlyOfType(key, ObjType::kStream, now);
     if (!found) return OpResult<StreamInfo>(found.status());
     const StreamValue& s = AsStream((*found)->second);
     StreamInfo out;
+    out.groups = s.groups() != nullptr ? s.groups()->size() : 0;
     out.length = s.length();
     out.nodes = s.node_count();
     out.last_id = s.last_id();
@@ -419,6 +425,9 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
     if (full) {
       s.Range(StreamID{}, StreamID::Max(), false, full_count,
               [&](const StreamValue::Entry& e) { out.entries.push_back(CopyEntry(e)); });
+      io::ReplyBuilder groups(version);
+      SendGroupsFull(groups, s, full_count);
+      out.groups_full = std::move(groups.buffer());
       return OpResult<StreamInfo>(std::move(out));
     }
     s.Range(StreamID{}, StreamID::Max(), false, 1,
@@ -454,10 +463,10 @@ awaitable<void> CmdXInfoStream(CmdArgs args, ConnCmdContext& ctx) {
     rb.StartArray(info->entries.size());
     for (const CopiedEntry& e : info->entries) SendCopiedEntry(rb, e);
     rb.SendBulk("groups");
-    co_return rb.SendEmptyArray();  // a stream here has no consumer groups
+    co_return rb.SendRaw(info->groups_full);
   }
   rb.SendBulk("groups");
-  rb.SendLong(0);
+  rb.SendLong(static_cast<int64_t>(info->groups));
   rb.SendBulk("first-entry");
   info->first ? SendCopiedEntry(rb, *info->first) : rb.SendNull();
   rb.SendBulk("last-entry");
@@ -697,6 +706,16 @@ void RegisterStreamCommands(CommandRegistry* r) {
                                    "5.0.0", "Returns information about a stream."),
                     2, {"RO"}),
       CmdXInfoStream));
+  xinfo.subcommands.push_back(WithCoordHandler(
+      WithSingleKey(MakeSubcommand("groups", 3, kCmdReadOnly, {"read", "stream", "slow"},
+                                   "5.0.0", "Returns a list of the consumer groups of a stream."),
+                    2, {"RO"}),
+      CmdXInfoGroups));
+  xinfo.subcommands.push_back(WithCoordHandler(
+      WithSingleKey(MakeSubcommand("consumers", 4, kCmdReadOnly, {"read", "stream", "slow"},
+                                   "5.0.0", "Returns a list of the consumers in a consumer group."),
+                    2, {"RO"}),
+      CmdXInfoConsumers));
   xinfo.subcommands.push_back(WithConnHandler(
       MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"stream", "slow"}, "5.0.0",
                      "Returns helpful text about the different subcommands."),

@@ -16,6 +16,7 @@
 #include "core/zipmap.h"
 #include "server/persistence/listpack_check.h"
 #include "server/config.h"
+#include "server/values/stream_groups.h"
 #include "server/values/stream_value.h"
 
 namespace dashkv {
@@ -325,6 +326,98 @@ absl::StatusOr<StreamID> ReadStreamId(RdbReader& r) {
   return StreamID{*ms, *seq};
 }
 
+// Reads `n` raw bytes.
+absl::Status ReadRaw(RdbReader& r, char* out, size_t n) {
+  if (r.remaining() < n) return Corrupt("unexpected end of stream group data");
+  for (size_t i = 0; i < n; ++i) {
+    absl::StatusOr<uint8_t> b = r.ReadByte();
+    if (!b.ok()) return b.status();
+    out[i] = static_cast<char>(*b);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StreamID> ReadRawStreamId(RdbReader& r) {
+  char raw[16];
+  absl::Status st = ReadRaw(r, raw, sizeof(raw));
+  if (!st.ok()) return st;
+  return StreamID::DecodeBigEndian(raw);
+}
+
+// 8 little-endian bytes of milliseconds.
+absl::StatusOr<int64_t> ReadMillis(RdbReader& r) {
+  unsigned char raw[8];
+  absl::Status st = ReadRaw(r, reinterpret_cast<char*>(raw), sizeof(raw));
+  if (!st.ok()) return st;
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | raw[i];
+  return static_cast<int64_t>(v);
+}
+
+// The consumer groups of types 15 and 19 (see WriteStreamGroups in value_serializer.cc); v1
+// files have no entries-read, which is estimated as Redis does. Refuses duplicate groups,
+// consumers or PEL entries, a consumer's entry missing from its group's PEL and a group PEL
+// entry no consumer owns.
+absl::Status ReadStreamGroups(RdbReader& r, bool v2, StreamValue& stream) {
+  absl::StatusOr<uint64_t> ngroups = ReadCount(r, 4);
+  if (!ngroups.ok()) return ngroups.status();
+  if (*ngroups == 0) return absl::OkStatus();
+  auto groups = std::make_unique<StreamGroups>();
+  for (uint64_t i = 0; i < *ngroups; ++i) {
+    absl::StatusOr<std::string> name = r.ReadString();
+    if (!name.ok()) return name.status();
+    absl::StatusOr<StreamID> last = ReadStreamId(r);
+    if (!last.ok()) return last.status();
+    int64_t entries_read = StreamGroup::kInvalidEntriesRead;
+    if (v2) {
+      absl::StatusOr<uint64_t> read = r.ReadLen();
+      if (!read.ok()) return read.status();
+      entries_read = static_cast<int64_t>(*read);
+    } else {
+      entries_read = EstimateEntriesRead(stream, *last);
+    }
+    StreamGroup* g = groups->Create(*name, *last, entries_read);
+    if (g == nullptr) return Corrupt("Duplicated consumer group name");
+    absl::StatusOr<uint64_t> npel = ReadCount(r, 18);
+    if (!npel.ok()) return npel.status();
+    for (uint64_t j = 0; j < *npel; ++j) {
+      absl::StatusOr<StreamID> id = ReadRawStreamId(r);
+      if (!id.ok()) return id.status();
+      absl::StatusOr<int64_t> time = ReadMillis(r);
+      if (!time.ok()) return time.status();
+      absl::StatusOr<uint64_t> count = r.ReadLen();
+      if (!count.ok()) return count.status();
+      if (g->pel.contains(*id)) return Corrupt("Duplicated global PEL entry");
+      g->AddUnowned(*id, *time)->delivery_count = *count;
+    }
+    absl::StatusOr<uint64_t> nconsumers = ReadCount(r, 10);
+    if (!nconsumers.ok()) return nconsumers.status();
+    for (uint64_t j = 0; j < *nconsumers; ++j) {
+      absl::StatusOr<std::string> cname = r.ReadString();
+      if (!cname.ok()) return cname.status();
+      absl::StatusOr<int64_t> seen = ReadMillis(r);
+      if (!seen.ok()) return seen.status();
+      StreamConsumer* c = g->AddConsumer(*cname, *seen);
+      if (c == nullptr) return Corrupt("Duplicated consumer name");
+      absl::StatusOr<uint64_t> n = ReadCount(r, 16);
+      if (!n.ok()) return n.status();
+      for (uint64_t k = 0; k < *n; ++k) {
+        absl::StatusOr<StreamID> id = ReadRawStreamId(r);
+        if (!id.ok()) return id.status();
+        auto it = g->pel.find(*id);
+        if (it == g->pel.end()) return Corrupt("Consumer entry not found in group global PEL");
+        if (it->second->consumer != nullptr) return Corrupt("Duplicated consumer PEL entry");
+        g->MoveTo(*id, it->second.get(), c);
+      }
+    }
+    for (const auto& [id, p] : g->pel) {
+      if (p->consumer == nullptr) return Corrupt("Stream CG PEL entry without consumer");
+    }
+  }
+  stream.SetGroups(std::move(groups));
+  return absl::OkStatus();
+}
+
 // Types 15 and 19 (v2: with first id, max deleted id and entries added): the listpack nodes
 // keyed by their 16-byte master ids, then the stream's counters and its consumer groups.
 absl::StatusOr<CompactObj> ReadStream(RdbReader& r, bool v2) {
@@ -373,11 +466,8 @@ absl::StatusOr<CompactObj> ReadStream(RdbReader& r, bool v2) {
                   [&](const StreamValue::Entry& e) { first_id = e.id; });
     stream->SetLoadedMeta(*length, *last_id, first_id, max_deleted, entries_added);
   }
-  absl::StatusOr<uint64_t> groups = r.ReadLen();
-  if (!groups.ok()) return groups.status();
-  if (*groups != 0) {
-    return absl::UnimplementedError("dashkv does not support stream consumer groups yet");
-  }
+  absl::Status groups = ReadStreamGroups(r, v2, *stream);
+  if (!groups.ok()) return groups;
   CompactObj obj;
   obj.SetObject(ObjType::kStream, 0, stream.release());
   return obj;

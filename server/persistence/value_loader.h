@@ -29,7 +29,7 @@ class Config;
 //   the value types' own inserts, so it takes the encoding dashkv's thresholds pick for it (as
 //   Redis converts a loaded listpack that is over its limits).
 //   An empty collection is refused with kEmptyValue (Redis: RESTORE fails, a file load skips
-//   the key). Module values (and, for now, streams with consumer groups) are refused with Unimplemented; types
+//   the key). Module values are refused with Unimplemented; types
 //   Redis 7.0 does not know (8, 20, 21, ...) are corrupt data.
 
 // The encoding thresholds a loaded value is built with.

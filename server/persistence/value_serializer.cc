@@ -8,6 +8,7 @@
 #include "server/values/hash_value.h"
 #include "server/values/list_value.h"
 #include "server/values/set_value.h"
+#include "server/values/stream_groups.h"
 #include "server/values/stream_value.h"
 #include "server/values/zset_value.h"
 
@@ -83,6 +84,48 @@ void WriteStreamId(StreamID id, RdbSink& sink) {
   AppendRdbLen(sink.buffer(), id.seq);
 }
 
+void WriteRawStreamId(StreamID id, RdbSink& sink) {
+  char raw[16];
+  id.EncodeBigEndian(raw);
+  sink.buffer()->append(raw, sizeof(raw));
+}
+
+// 8 little-endian bytes, as Redis saves milliseconds.
+void WriteMillis(int64_t ms, RdbSink& sink) {
+  uint64_t v = static_cast<uint64_t>(ms);
+  for (int i = 0; i < 8; ++i) sink.buffer()->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// The consumer groups of type 19: count, then per group (in name order) its name, last id,
+// entries-read (-1 as the 64-bit all-ones length), its PEL (raw id, delivery time, delivery
+// count) and its consumers (name, seen time, their PEL as raw ids).
+void WriteStreamGroups(const StreamGroups* groups, const RdbWriteOptions& opts, RdbSink& sink) {
+  if (groups == nullptr) return AppendRdbLen(sink.buffer(), 0);
+  AppendRdbLen(sink.buffer(), groups->size());
+  for (const auto& [name, g] : groups->groups()) {
+    WriteString(name, opts, sink);
+    WriteStreamId(g->last_id, sink);
+    AppendRdbLen(sink.buffer(), static_cast<uint64_t>(g->entries_read));
+    AppendRdbLen(sink.buffer(), g->pel.size());
+    for (const auto& [id, p] : g->pel) {
+      WriteRawStreamId(id, sink);
+      WriteMillis(p->delivery_time_ms, sink);
+      AppendRdbLen(sink.buffer(), p->delivery_count);
+      sink.MaybeFlush();
+    }
+    AppendRdbLen(sink.buffer(), g->consumers.size());
+    for (const auto& [cname, c] : g->consumers) {
+      WriteString(cname, opts, sink);
+      WriteMillis(c->seen_time_ms, sink);
+      AppendRdbLen(sink.buffer(), c->pel.size());
+      for (const auto& [id, p] : c->pel) {
+        WriteRawStreamId(id, sink);
+        sink.MaybeFlush();
+      }
+    }
+  }
+}
+
 // Type 19: the nodes (16-byte big-endian master id, listpack), then length, last id, first id,
 // max deleted id, entries added and the consumer groups.
 void WriteStream(const StreamValue& s, const RdbWriteOptions& opts, RdbSink& sink) {
@@ -99,7 +142,7 @@ void WriteStream(const StreamValue& s, const RdbWriteOptions& opts, RdbSink& sin
   WriteStreamId(s.first_id(), sink);
   WriteStreamId(s.max_deleted_id(), sink);
   AppendRdbLen(sink.buffer(), s.entries_added());
-  AppendRdbLen(sink.buffer(), 0);  // consumer groups
+  WriteStreamGroups(s.groups(), opts, sink);
 }
 
 }  // namespace

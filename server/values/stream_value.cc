@@ -8,6 +8,7 @@
 
 #include "core/base/logging.h"
 #include "server/config.h"
+#include "server/values/stream_groups.h"
 
 namespace dashkv {
 
@@ -213,6 +214,20 @@ std::optional<StreamID> ParseStreamID(std::string_view s, uint64_t missing_seq, 
   return id;
 }
 
+StreamValue::StreamValue() = default;
+StreamValue::~StreamValue() = default;
+
+StreamGroups& StreamValue::MutableGroups() {
+  if (!groups_) groups_ = std::make_unique<StreamGroups>();
+  return *groups_;
+}
+
+void StreamValue::SetGroups(std::unique_ptr<StreamGroups> groups) { groups_ = std::move(groups); }
+
+bool StreamValue::Contains(StreamID id) const {
+  return Range(id, id, false, 1, [](const Entry&) {}) > 0;
+}
+
 std::unique_ptr<StreamValue> StreamValue::Clone() const {
   auto out = std::make_unique<StreamValue>();
   for (const auto& [master, lp] : nodes_) out->nodes_.emplace(master, Listpack::Copy(lp.bytes()));
@@ -221,6 +236,7 @@ std::unique_ptr<StreamValue> StreamValue::Clone() const {
   out->first_id_ = first_id_;
   out->max_deleted_id_ = max_deleted_id_;
   out->entries_added_ = entries_added_;
+  if (groups_) out->groups_ = groups_->Clone();
   return out;
 }
 
@@ -508,6 +524,7 @@ size_t StreamValue::MallocUsed() const {
   // btree_map nodes hold up to ~10 (id, listpack) slots of 24 bytes; count them as 32 each.
   size_t total = sizeof(*this) + nodes_.size() * 32;
   for (const auto& [master, lp] : nodes_) total += lp.MallocUsage();
+  if (groups_) total += groups_->MallocUsed();
   return total;
 }
 

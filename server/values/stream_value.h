@@ -22,6 +22,7 @@
 namespace dashkv {
 
 class Config;
+class StreamGroups;
 
 // A stream entry id: milliseconds and sequence number, ordered as a pair.
 struct StreamID {
@@ -75,7 +76,8 @@ class StreamValue : public ObjectBase {
   };
   using EntryFn = absl::FunctionRef<void(const Entry&)>;
 
-  StreamValue() = default;
+  StreamValue();
+  ~StreamValue() override;
   std::unique_ptr<StreamValue> Clone() const;
 
   uint64_t length() const { return length_; }
@@ -136,6 +138,15 @@ class StreamValue : public ObjectBase {
     entries_added_ = entries_added;
   }
 
+  // The consumer groups (server/values/stream_groups.h); null while there are none.
+  StreamGroups* groups() const { return groups_.get(); }
+  // Returns the groups, creating an empty set.
+  StreamGroups& MutableGroups();
+  // Sets the groups (RDB load).
+  void SetGroups(std::unique_ptr<StreamGroups> groups);
+  // Whether `id` is a live entry.
+  bool Contains(StreamID id) const;
+
   size_t MallocUsed() const override;
   std::string_view EncodingName() const override { return "stream"; }
 
@@ -153,6 +164,7 @@ class StreamValue : public ObjectBase {
   StreamID first_id_;
   StreamID max_deleted_id_;
   uint64_t entries_added_ = 0;
+  std::unique_ptr<StreamGroups> groups_;
 };
 
 // Parses a stream id argument as Redis does. `missing_seq` is the sequence of an id given as

@@ -263,13 +263,20 @@ TEST(DumpPayloadTest, RefusesBadValues) {
   std::string lp2 = Hex("15000000" "0400" "816102" "8378797a04" "816202" "813202" "ff");
   EXPECT_EQ(DescribePayload(Wrap(Hex("11") + std::string(1, static_cast<char>(lp2.size())) + lp2)),
             "zset:a@0,b@2,");
-  // A stream cut short is corrupt; an empty one (no nodes) loads; consumer groups are not held
-  // yet.
+  // A stream cut short is corrupt (also in its group list); an empty one (no nodes) loads, with
+  // a group too.
   EXPECT_TRUE(absl::IsDataLoss(Decode(Wrap(Hex("130000"))).status()));
   EXPECT_EQ(DescribePayload(Wrap(Hex("1300000000000000000000"))).substr(0, 6), "stream");
-  absl::StatusOr<CompactObj> stream = Decode(Wrap(Hex("1300000000000000000001")));
-  EXPECT_TRUE(absl::IsUnimplemented(stream.status()));
-  EXPECT_NE(stream.status().message().find("stream"), std::string::npos);
+  EXPECT_TRUE(absl::IsDataLoss(Decode(Wrap(Hex("1300000000000000000001"))).status()));
+  // One group "g", last id 0-0, entries-read 0, no PEL, no consumers.
+  absl::StatusOr<CompactObj> stream = Decode(Wrap(Hex("1300000000000000000001" "0167" "0000" "00"
+                                                       "00" "00")));
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  // Type 15 (Redis 6.2) has no entries-read: the group loads with it estimated.
+  EXPECT_TRUE(Decode(Wrap(Hex("0f00" "00" "0500" "01" "0167" "0000" "00" "00"))).ok());
+  // The same group twice.
+  EXPECT_TRUE(absl::IsDataLoss(Decode(Wrap(Hex("1300000000000000000002" "01670000000000"
+                                               "01670000000000"))).status()));
   EXPECT_TRUE(absl::IsUnimplemented(Decode(Wrap(Hex("07"))).status()));
 }
 

@@ -263,12 +263,22 @@ TEST_P(RdbLoadTest, CorruptValueNamesKeyAndOffset) {
               HasSubstr("at offset " + std::to_string(value_offset) + " (key 'bad', type 16"));
 }
 
-TEST_P(RdbLoadTest, StreamsAreRefusedNamingThem) {
+// stream.rdb: XADD events 1-1 f v; XGROUP CREATE events g1 0; XREADGROUP GROUP g1 c1 COUNT 1
+// STREAMS events > (Redis 7.0.15).
+TEST_P(RdbLoadTest, StreamWithConsumerGroupLoads) {
   absl::StatusOr<LoadStats> stats = Load(Golden("stream.rdb"));
-  ASSERT_FALSE(stats.ok());
-  EXPECT_TRUE(absl::IsUnimplemented(stats.status())) << stats.status();
-  EXPECT_THAT(stats.status().message(), HasSubstr("key 'events', type 19"));
-  EXPECT_THAT(stats.status().message(), HasSubstr("stream"));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(Run({"XLEN", "events"}), 1);
+  RespValue pending = Run({"XPENDING", "events", "g1"});
+  ASSERT_EQ(pending.elems.size(), 4u);
+  EXPECT_EQ(pending.elems[0], 1);
+  EXPECT_EQ(pending.elems[1], "1-1");
+  ASSERT_EQ(pending.elems[3].elems.size(), 1u);
+  EXPECT_EQ(pending.elems[3].elems[0].strings(), (std::vector<std::string>{"c1", "1"}));
+  std::vector<std::string> group = Run({"XINFO", "GROUPS", "events"}).elems[0].strings();
+  EXPECT_EQ(group[1], "g1");
+  EXPECT_EQ(group[7], "1-1");  // last-delivered-id
+  EXPECT_EQ(Run({"XACK", "events", "g1", "1-1"}), 1);
 }
 
 TEST_P(RdbLoadTest, FunctionLibrariesAreHandedToTheCaller) {
