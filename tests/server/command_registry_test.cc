@@ -173,7 +173,7 @@ TEST_F(CommandTableTest, MovableKeysCommands) {
                                           "zinterstore", "zdiffstore", "zintercard", "eval",
                                           "evalsha", "eval_ro", "evalsha_ro", "fcall",
                                           "fcall_ro", "georadius", "georadiusbymember", "sort",
-                                          "sort_ro", "xread"));
+                                          "sort_ro", "xread", "xreadgroup"));
 }
 
 TEST(KeySpecTest, OnlyAKeywordSearchMoves) {
@@ -194,7 +194,8 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   }
   // DEBUG is one command in Redis 7.0's COMMAND output, so it has no public table.
   EXPECT_THAT(containers, UnorderedElementsAre("client", "config", "command", "memory", "pubsub",
-                                               "object", "script", "function", "xinfo"));
+                                               "object", "script", "function", "xinfo",
+                                               "xgroup"));
   EXPECT_THAT(SubcommandNames("client"),
               UnorderedElementsAre("client|id", "client|getname", "client|setname",
                                    "client|setinfo", "client|info", "client|list", "client|kill",
