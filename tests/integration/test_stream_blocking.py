@@ -372,3 +372,48 @@ class TestStress:
                 got = [x for x in seen[idx][k] if x[1] != "stop"]
                 assert got == expected, "consumer %d on %s" % (idx, k)
         wait_blocked(r, 0)
+
+
+class TestFlagsAndAtomicity:
+    def test_command_info_flags(self, r):
+        info = r.execute_command("COMMAND", "INFO", "XREAD")["xread"]
+        assert info["arity"] == -4
+        assert sorted(info["flags"]) == ["blocking", "movablekeys", "readonly"]
+
+    def test_read_of_several_shards_sees_multi_exec_whole(self, r, server):
+        """Flagged blocking, XREAD without BLOCK still reads streams of several shards under
+        intent locks: it never sees one XADD of a MULTI/EXEC without the others."""
+        keys = KEYS[:4]
+        stop = threading.Event()
+        errors = []
+
+        def writer():
+            c = redis.Redis(host=server.host, port=server.port, socket_timeout=20)
+            try:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    p = c.pipeline(transaction=True)
+                    for k in keys:  # each stream holds one entry: id n-1 in every stream
+                        p.xdel(k, "%d-1" % (n - 1))
+                        p.xadd(k, {"v": "1"}, id="%d-1" % n)
+                    p.execute()
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+            finally:
+                c.close()
+
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            deadline = time.monotonic() + 10
+            reads = 0
+            while reads < 2000 and time.monotonic() < deadline:
+                reply = r.execute_command("XREAD", "STREAMS", *keys, *["0"] * len(keys)) or []
+                ids = {k: [e[0] for e in entries] for k, entries in reply}
+                assert len(set(str(ids.get(k)) for k in keys)) == 1, ids
+                reads += 1
+        finally:
+            stop.set()
+            t.join(timeout=30)
+        assert not errors, errors
