@@ -267,7 +267,7 @@ awaitable<PopResult> Attempt(ShardSet& ss, const BlockRequest& req) {
     while (end < n && ss.ShardOf(req.keys[end]) == sid) ++end;
     PopResult r = co_await ss.Await(
         sid, [&](Shard& s) { return TryBlockedKeys(s, req, i, end, now); });
-    if (consumes || r.status == OpStatus::kWrongType) {
+    if (consumes) {
       if (r.status != OpStatus::kKeyNotFound) co_return r;
     } else if (r.status == OpStatus::kOk) {
       if (read.streams.empty()) read.key = r.key;

@@ -118,13 +118,8 @@ PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, si
   if (!ConsumesOnServe(req)) {  // a reader reads every key with entries
     PopResult out;
     for (size_t k = first; k < last; ++k) {
-      OpStatus st = CheckBlockedKey(shard, req, k, now_ms);
-      if (st == OpStatus::kWrongType) {
-        PopResult err;
-        err.status = st;
-        return err;
-      }
-      if (st != OpStatus::kOk) continue;
+      // A wrong-typed key counts as empty: the call checked the types before it blocked.
+      if (CheckBlockedKey(shard, req, k, now_ms) != OpStatus::kOk) continue;
       PopResult one = ServeBlockedKey(shard, req, k, now_ms);
       out.status = OpStatus::kOk;
       out.key = out.streams.empty() ? k : out.key;

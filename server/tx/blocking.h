@@ -167,8 +167,10 @@ OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int6
 // REQUIRES: CheckBlockedKey(...) == kOk. A wrong-typed destination gives kWrongType.
 PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms);
 // Tries keys[first..last) in order: the first non-empty one is served; a wrong-typed one
-// stops with kWrongType. Readers read every key of the range with entries (kOk if any); any
-// wrong-typed key gives kWrongType. Used by the first attempt and the retries.
+// stops with kWrongType. Readers read every key of the range with entries (kOk if any); a
+// wrong-typed key counts as empty for them (XREAD checks the types before it blocks; a stream
+// retyped while the client waits keeps it waiting, as Redis 7.0). Used by the first attempt
+// and the retries.
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
                          int64_t now_ms);
 // Gives the elements of `popped` (a pop for a client that left) back to keys[popped.key]: at

@@ -187,6 +187,19 @@ class TestWakeUps:
         r.xadd("s", {"c": "3"}, id="6-0")
         assert c.read() == [[b"s", [entry("6-0", "c", "3")]]]
 
+    def test_other_key_retyped_while_waiting_on_several_shards(self, r, raw_factory):
+        """A key of the call that now holds another type does not turn the wake-up by another
+        key into an error (Redis serves the key that got the entry)."""
+        c = raw_factory()
+        for k in KEYS[2:]:
+            r.delete(*KEYS)
+            park(c, r, 1, "XREAD", "BLOCK", "0", "STREAMS", *KEYS, *["$"] * len(KEYS))
+            r.set(KEYS[0], "x")
+            r.rpush(KEYS[1], "y")
+            assert blocked_clients(r) == 1
+            r.xadd(k, {"a": "b"}, id="1-0")
+            assert c.read() == [[k.encode(), [entry("1-0", "a", "b")]]]
+
     def test_pipelined_commands_after_blocked_xread(self, r, raw_factory):
         c = raw_factory()
         c.send(_encode("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + _encode("PING"))
