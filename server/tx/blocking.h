@@ -1,5 +1,6 @@
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and
-// XREAD BLOCK): the per-shard registry of blocked clients and the waiter a blocked command parks on.
+// XREAD BLOCK): the per-shard registry of blocked clients and the waiter a blocked command
+// parks on.
 // Thread: BlockingRegistry is owned by its shard's thread; BlockedClient is shared (see below);
 // BlockedCall is engine-local to the blocked connection.
 //
