@@ -258,7 +258,7 @@ std::string_view StatusText(OpStatus status) {
       return "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
              "<consumer> option.";
     case OpStatus::kStreamBlockUnsupported:
-      return "ERR XREAD BLOCK is not supported yet: no entry to serve without blocking";
+      return "ERR XREADGROUP BLOCK is not supported yet: no entry to serve without blocking";
     case OpStatus::kXsetidEntriesAddedBelowLength:
       return "ERR The entries_added specified in XSETID is smaller than the target stream length";
   }

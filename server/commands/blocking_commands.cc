@@ -1,5 +1,6 @@
 // Blocking commands (Redis 7.0 semantics): BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX and BZMPOP. How they park, wake and time out is described in server/tx/blocking.h.
+// BZPOPMAX and BZMPOP, and the blocking path of XREAD BLOCK (RunBlockingStreamRead, called by
+// stream_commands.cc). How they park, wake and time out is described in server/tx/blocking.h.
 //
 // Each is a coordinator flagged kCmdBlocking (the server does not wrap it in intent locks):
 //  - keys on one shard: one hop tries the keys in argument order and, if all are empty,
@@ -21,6 +22,8 @@
 #include <vector>
 
 #include <boost/asio/steady_timer.hpp>
+
+#include "server/commands/blocking_commands.h"
 
 #include "io/connection.h"
 #include "server/tx/blocking.h"
@@ -48,6 +51,7 @@ enum class Shape : uint8_t {
   kKeyValues,         // BLMPOP: [key, [elements]]
   kKeyMemberScore,    // BZPOPMIN, BZPOPMAX: [key, member, score]
   kKeyScoredMembers,  // BZMPOP: [key, [[member, score] ...]]
+  kStreams,           // XREAD: [[key, [entry ...]] ...] (RESP3: a map)
 };
 
 // Parses a timeout in seconds (fractional allowed) as Redis 7.0 does; returns milliseconds,
@@ -121,6 +125,8 @@ void SendPopResult(io::ReplyBuilder& rb, const BlockRequest& req, const PopResul
   if (r.status != OpStatus::kOk) return SendStatus(rb, r.status);
   const std::string& key = req.keys[r.key];
   switch (shape) {
+    case Shape::kStreams:
+      return SendStreamReads(rb, req.keys, r.streams);
     case Shape::kKeyValue:
       rb.StartArray(2);
       rb.SendBulk(key);
@@ -164,15 +170,20 @@ std::optional<unsigned> SingleShard(ShardSet& ss, const BlockRequest& req) {
   return sid;
 }
 
+// Readers lock their keys shared (they change nothing), the others exclusive.
+LockMode ModeOf(const BlockRequest& req) {
+  return ConsumesOnServe(req) ? LockMode::kExclusive : LockMode::kShared;
+}
+
 void AddLocks(KeyLocks& locks, const BlockRequest& req) {
-  for (const std::string& k : req.keys) locks.Add(req.db, k, LockMode::kExclusive);
+  for (const std::string& k : req.keys) locks.Add(req.db, k, ModeOf(req));
   if (req.kind == Kind::kListMove) locks.Add(req.db, req.dest, LockMode::kExclusive);
 }
 
 bool KeysLocked(Shard& shard, const BlockRequest& req) {
   if (shard.locks().empty()) return false;
   for (const std::string& k : req.keys) {
-    if (shard.locks().Conflicts(LockHashOf(req.db, k), LockMode::kExclusive)) return true;
+    if (shard.locks().Conflicts(LockHashOf(req.db, k), ModeOf(req))) return true;
   }
   return req.kind == Kind::kListMove &&
          shard.locks().Conflicts(LockHashOf(req.db, req.dest), LockMode::kExclusive);
@@ -247,6 +258,8 @@ awaitable<PopResult> Attempt(ShardSet& ss, const BlockRequest& req) {
   if (req.kind == Kind::kListMove && ss.ShardOf(req.keys[0]) != ss.ShardOf(req.dest)) {
     co_return co_await MoveAcrossShards(ss, req, now);
   }
+  const bool consumes = ConsumesOnServe(req);
+  PopResult read;  // readers: every key with entries
   size_t i = 0, n = req.keys.size();
   while (i < n) {
     unsigned sid = ss.ShardOf(req.keys[i]);
@@ -254,10 +267,16 @@ awaitable<PopResult> Attempt(ShardSet& ss, const BlockRequest& req) {
     while (end < n && ss.ShardOf(req.keys[end]) == sid) ++end;
     PopResult r = co_await ss.Await(
         sid, [&](Shard& s) { return TryBlockedKeys(s, req, i, end, now); });
-    if (r.status != OpStatus::kKeyNotFound) co_return r;
+    if (consumes) {
+      if (r.status != OpStatus::kKeyNotFound) co_return r;
+    } else if (r.status == OpStatus::kOk) {
+      if (read.streams.empty()) read.key = r.key;
+      read.status = OpStatus::kOk;
+      for (StreamRead& one : r.streams) read.streams.push_back(std::move(one));
+    }
     i = end;
   }
-  co_return PopResult{};
+  co_return read;
 }
 
 // Returns whether the client of a woken command has left: its peer watch fired, CLIENT KILL
@@ -271,7 +290,9 @@ bool ClientLeft(ConnCmdContext& ctx, const BlockedCall& call) {
 // holds the key's locks (a cross-shard retry): their release serves the waiters.
 awaitable<void> GiveBack(ShardSet& ss, const BlockRequest& req, const PopResult& popped,
                          bool locks_held) {
-  if (popped.status != OpStatus::kOk || req.kind == Kind::kListMove) co_return;
+  if (popped.status != OpStatus::kOk || req.kind == Kind::kListMove || !ConsumesOnServe(req)) {
+    co_return;  // nothing to give back
+  }
   const std::string& key = req.keys[popped.key];
   const unsigned sid = ss.ShardOf(key);
   if (locks_held) {
@@ -535,6 +556,15 @@ awaitable<void> CmdBZMPop(CmdArgs args, ConnCmdContext& ctx) {
   req->keys.assign(args.begin() + 3, args.begin() + 3 + a->num_keys);
   co_await RunBlocking(ctx, std::move(req), *timeout, Shape::kKeyScoredMembers);
 }
+
+}  // namespace
+
+awaitable<void> RunBlockingStreamRead(ConnCmdContext& ctx, std::shared_ptr<BlockRequest> request,
+                                      int64_t timeout_ms) {
+  co_await RunBlocking(ctx, std::move(request), timeout_ms, Shape::kStreams);
+}
+
+namespace {
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int last_key,
                  int numkeys_index, std::string_view group, std::string_view since,

@@ -1,5 +1,5 @@
-// The shard-side pops of the blocking commands (declared in server/tx/blocking.h), built on the
-// list and sorted-set ops of their families.
+// The shard-side pops and reads of the blocking commands (declared in server/tx/blocking.h),
+// built on the list, sorted-set and stream ops of their families.
 #include <algorithm>
 
 #include "server/tx/blocking.h"
@@ -13,6 +13,11 @@ namespace dashkv {
 OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms) {
   PrimeIterator it = shard.db(req.db).FindReadOnlyQuiet(req.keys[key], now_ms);
   if (it.is_done()) return OpStatus::kKeyNotFound;
+  if (req.kind == BlockRequest::Kind::kStreamRead) {
+    if (it->second.type() != ObjType::kStream) return OpStatus::kWrongType;
+    return HasEntryAfter(AsStream(it->second), req.after[key]) ? OpStatus::kOk
+                                                                : OpStatus::kKeyNotFound;
+  }
   ObjType want = req.kind == BlockRequest::Kind::kZsetPop ? ObjType::kZset : ObjType::kList;
   return it->second.type() == want ? OpStatus::kOk : OpStatus::kWrongType;
 }
@@ -24,6 +29,12 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
   out.key = key;
   out.status = OpStatus::kOk;
   switch (req.kind) {
+    case BlockRequest::Kind::kStreamRead: {
+      PrimeIterator it = *db.FindReadOnlyOfType(k, ObjType::kStream, now_ms);
+      out.streams.push_back(
+          {key, ReadAfter(AsStream(it->second), req.after[key], static_cast<size_t>(req.count))});
+      break;
+    }
     case BlockRequest::Kind::kListPop: {
       PrimeIterator it = *FindMutableList(db, k, now_ms);
       out.items = OpListPop(db, it, k, req.from, static_cast<size_t>(req.count),
@@ -59,6 +70,8 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
   DbSlice& db = shard.db(req.db);
   std::string_view k = req.keys[popped.key];
   switch (req.kind) {
+    case BlockRequest::Kind::kStreamRead:
+      return;  // a read took nothing
     case BlockRequest::Kind::kListMove:
       return;  // the element is in the destination (blocking.h Design)
     case BlockRequest::Kind::kListPop: {
@@ -102,6 +115,18 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
 
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
                          int64_t now_ms) {
+  if (!ConsumesOnServe(req)) {  // a reader reads every key with entries
+    PopResult out;
+    for (size_t k = first; k < last; ++k) {
+      // A wrong-typed key counts as empty: the call checked the types before it blocked.
+      if (CheckBlockedKey(shard, req, k, now_ms) != OpStatus::kOk) continue;
+      PopResult one = ServeBlockedKey(shard, req, k, now_ms);
+      out.status = OpStatus::kOk;
+      out.key = out.streams.empty() ? k : out.key;
+      for (StreamRead& r : one.streams) out.streams.push_back(std::move(r));
+    }
+    return out;
+  }
   for (size_t k = first; k < last; ++k) {
     OpStatus st = CheckBlockedKey(shard, req, k, now_ms);
     if (st == OpStatus::kKeyNotFound) continue;

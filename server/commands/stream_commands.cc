@@ -1,13 +1,19 @@
 // Stream commands (Redis 7.0 semantics): XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID,
-// XINFO STREAM and XREAD without BLOCK. Single-key commands run on the owning shard; XREAD of
-// streams on several shards reads them in one hop per shard (copies of the entries) and replies
-// in argument order.
+// XINFO STREAM and XREAD. Single-key commands run on the owning shard; XREAD of streams on
+// several shards reads them in one hop per shard (copies of the entries) under shared intent
+// locks and replies in argument order. XREAD BLOCK that finds nothing parks on the blocking
+// machinery (server/tx/blocking.h, server/commands/blocking_commands.h).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
+#include "server/commands/blocking_commands.h"
+#include "server/commands/stream_read.h"
 #include "server/commands/set_ops.h"
 #include "server/commands/stream_group_ops.h"
 #include "server/conn_state.h"
@@ -357,26 +363,6 @@ void CmdXSetId(CmdArgs args, ShardCmdContext& ctx) {
   ctx.db.Notify(kNotifyStream, "xsetid", args[1]);
 }
 
-// An entry copied out of a shard: its id and its field, value ... texts.
-struct CopiedEntry {
-  StreamID id;
-  std::vector<std::string> fields;
-};
-
-CopiedEntry CopyEntry(const StreamValue::Entry& e) {
-  CopiedEntry c{e.id, {}};
-  c.fields.reserve(e.fields.size());
-  for (const ListpackValue& v : e.fields) c.fields.push_back(v.ToString());
-  return c;
-}
-
-void SendCopiedEntry(io::ReplyBuilder& rb, const CopiedEntry& e) {
-  rb.StartArray(2);
-  SendId(rb, e.id);
-  rb.StartArray(e.fields.size());
-  for (const std::string& f : e.fields) rb.SendBulk(f);
-}
-
 // What XINFO STREAM reports.
 struct StreamInfo {
   uint64_t length = 0;
@@ -491,8 +477,8 @@ void CmdXInfoHelp(CmdArgs, ConnCmdContext& ctx) {
 
 // The parsed arguments of XREAD.
 struct XReadArgs {
-  size_t count = 0;    // 0: no limit
-  bool block = false;  // BLOCK given: refused when nothing can be served at once
+  size_t count = 0;        // 0: no limit
+  int64_t block_ms = -1;   // BLOCK's milliseconds (0: forever); -1 without BLOCK
   size_t first_key = 0;
   size_t num_keys = 0;
   // Per key: the id to read after, or nullopt for "$"; or the parse error of that id.
@@ -514,7 +500,7 @@ OpResult<XReadArgs> ParseXRead(CmdArgs args) {
       std::optional<int64_t> ms = ParseInt64(args[++i]);
       if (!ms) return OpStatus::kTimeoutNotInteger;
       if (*ms < 0) return OpStatus::kTimeoutNegative;
-      out.block = true;
+      out.block_ms = *ms;
     } else if (EqualsIgnoreCase(args[i], "STREAMS") && more) {
       size_t n = args.size() - (i + 1);
       if (n % 2 != 0) return OpStatus::kStreamUnbalancedXread;
@@ -555,87 +541,135 @@ KeyIndexes XReadKeys(CmdArgs args) {
   return out;
 }
 
-// The result of reading one key of XREAD.
-struct XReadKeyResult {
+// Whether an XREAD call has a BLOCK option (before STREAMS).
+bool XReadBlocks(CmdArgs args) {
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "STREAMS")) return false;
+    if (EqualsIgnoreCase(args[i], "BLOCK")) return true;
+    if (EqualsIgnoreCase(args[i], "COUNT")) ++i;
+  }
+  return false;
+}
+
+// What one key of XREAD holds: its type check and, for a stream, its last id.
+struct XReadKeyState {
   OpStatus status = OpStatus::kOk;  // kWrongType
-  std::vector<CopiedEntry> entries;
+  StreamID last_id;                 // 0-0 when missing
 };
 
 // Reads the key with index k (argument args[first_key + k]) of `x` on its shard.
-XReadKeyResult ReadOneStream(DbSlice& db, CmdArgs args, const XReadArgs& x, size_t k,
-                             int64_t now) {
-  XReadKeyResult r;
+StreamRead ReadOneStream(DbSlice& db, CmdArgs args, const XReadArgs& x, size_t k, int64_t now,
+                         XReadKeyState* state) {
+  StreamRead r;
+  r.key = k;
+  *state = XReadKeyState{};
   OpResult<PrimeIterator> found =
       db.FindReadOnlyOfType(args[x.first_key + k], ObjType::kStream, now);
   if (!found) {
-    if (found.status() != OpStatus::kKeyNotFound) r.status = found.status();
+    if (found.status() != OpStatus::kKeyNotFound) state->status = found.status();
     return r;
   }
+  const StreamValue& s = AsStream((*found)->second);
+  state->last_id = s.last_id();
   if (!x.after[k] || x.id_error[k] != OpStatus::kOk) return r;  // "$": nothing is newer yet
-  StreamID start = *x.after[k];
-  if (!start.Incr()) return r;
-  AsStream((*found)->second).Range(start, StreamID::Max(), false, x.count,
-                                   [&](const StreamValue::Entry& e) {
-                                     r.entries.push_back(CopyEntry(e));
-                                   });
+  r.entries = ReadAfter(s, *x.after[k], x.count);
   return r;
 }
 
-// Sends XREAD's reply from the per-key results (in key order), or the first error.
-void SendXRead(io::ReplyBuilder& rb, CmdArgs args, const XReadArgs& x,
-               const std::vector<XReadKeyResult>& results) {
+// Returns XREAD's first error in key order (per key: its type, then its id, as Redis checks
+// them), or kOk.
+OpStatus XReadError(const XReadArgs& x, const std::vector<XReadKeyState>& states) {
   for (size_t k = 0; k < x.num_keys; ++k) {
-    if (results[k].status != OpStatus::kOk) return SendStatus(rb, results[k].status);
-    if (x.id_error[k] != OpStatus::kOk) return SendStatus(rb, x.id_error[k]);
+    if (states[k].status != OpStatus::kOk) return states[k].status;
+    if (x.id_error[k] != OpStatus::kOk) return x.id_error[k];
   }
-  size_t n = 0;
-  for (const XReadKeyResult& r : results) n += !r.entries.empty();
-  if (n == 0) {
-    return x.block ? SendStatus(rb, OpStatus::kStreamBlockUnsupported) : rb.SendNullArray();
-  }
-  rb.resp3() ? rb.StartMap(n) : rb.StartArray(n);
-  for (size_t k = 0; k < x.num_keys; ++k) {
-    if (results[k].entries.empty()) continue;
-    if (!rb.resp3()) rb.StartArray(2);
-    rb.SendBulk(args[x.first_key + k]);
-    rb.StartArray(results[k].entries.size());
-    for (const CopiedEntry& e : results[k].entries) SendCopiedEntry(rb, e);
-  }
+  return OpStatus::kOk;
 }
 
-// XREAD with every key on this shard.
+// Sends the reply of an XREAD that does not park (null array when nothing is there, BLOCK
+// given or not), or its first error.
+void SendXRead(io::ReplyBuilder& rb, CmdArgs args, const XReadArgs& x,
+               const std::vector<StreamRead>& results,
+               const std::vector<XReadKeyState>& states) {
+  if (OpStatus err = XReadError(x, states); err != OpStatus::kOk) return SendStatus(rb, err);
+  std::vector<std::string> keys(args.begin() + x.first_key,
+                                args.begin() + x.first_key + x.num_keys);
+  SendStreamReads(rb, keys, results);
+}
+
+// XREAD with every key on this shard (never parks: BLOCK calls are routed to CmdXRead, except
+// inside EXEC, where they do not block).
 void CmdXReadShard(CmdArgs args, ShardCmdContext& ctx) {
   OpResult<XReadArgs> x = ParseXRead(args);
   if (!x) return ctx.SendStatus(x.status());
-  std::vector<XReadKeyResult> results;
+  std::vector<StreamRead> results(x->num_keys);
+  std::vector<XReadKeyState> states(x->num_keys);
   for (size_t k = 0; k < x->num_keys; ++k) {
-    results.push_back(ReadOneStream(ctx.db, args, *x, k, ctx.now_ms));
+    results[k] = ReadOneStream(ctx.db, args, *x, k, ctx.now_ms, &states[k]);
   }
-  SendXRead(ctx.rb, args, *x, results);
+  SendXRead(ctx.rb, args, *x, results, states);
 }
 
-// XREAD [COUNT count] STREAMS key [key ...] id [id ...] with keys on several shards.
+// XREAD [COUNT count] [BLOCK ms] STREAMS key [key ...] id [id ...]. Flagged blocking, so the
+// runner takes no intent locks: it takes shared locks on its keys itself, in its hop (atomic
+// with respect to MULTI/EXEC and multi-key writes). With BLOCK (outside EXEC and scripts) and
+// nothing to read, "$" becomes the last id that hop saw and the call parks on the blocking
+// machinery.
 awaitable<void> CmdXRead(CmdArgs args, ConnCmdContext& ctx) {
   OpResult<XReadArgs> x = ParseXRead(args);
   if (!x) co_return ctx.SendStatus(x.status());
+  if (x->block_ms >= 0 && ctx.from_script) {
+    // Named as the script wrote it, as Redis.
+    co_return ctx.rb.SendError("ERR " + std::string(args[0]) +
+                               " command is not allowed with BLOCK option from scripts");
+  }
+  const bool parks = x->block_ms >= 0 && ctx.locks == nullptr && !ctx.in_exec;
   ShardSet& ss = ctx.shard_set();
   KeysByShard groups(ss, args, x->first_key, x->first_key + x->num_keys - 1);
-  std::vector<XReadKeyResult> results(x->num_keys);
+  std::vector<StreamRead> results(x->num_keys);
+  std::vector<XReadKeyState> states(x->num_keys);
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
-  co_await OnlyHop(ss, ctx.locks, groups.shards, [&](Shard& shard) {
+  auto read = [&](Shard& shard) {
     for (uint32_t i : groups.indexes[shard.index()]) {
       size_t k = i - x->first_key;
-      results[k] = ReadOneStream(shard.db(db), args, *x, k, now);
+      results[k] = ReadOneStream(shard.db(db), args, *x, k, now, &states[k]);
     }
-  });
-  SendXRead(ctx.rb, args, *x, results);
+  };
+  if (ctx.locks != nullptr || ctx.in_exec || ss.size() == 1) {
+    co_await OnlyHop(ss, ctx.locks, groups.shards, read);
+  } else {
+    KeyLocks locks(ss);
+    for (size_t k = 0; k < x->num_keys; ++k) {
+      locks.Add(db, args[x->first_key + k], LockMode::kShared);
+    }
+    locks.set_one_hop(true);
+    co_await OnlyHop(ss, &locks, groups.shards, read);
+    if (locks.held()) locks.Release();
+  }
+  bool found = false;
+  for (const StreamRead& r : results) found |= !r.entries.empty();
+  if (!parks || found || XReadError(*x, states) != OpStatus::kOk) {
+    co_return SendXRead(ctx.rb, args, *x, results, states);
+  }
+  // Nothing yet: park. "$" is the last id read above; the blocking path reads again (an entry
+  // added since is served at once), so nothing added after this read is missed.
+  auto req = std::make_shared<BlockRequest>();
+  req->kind = BlockRequest::Kind::kStreamRead;
+  req->count = static_cast<int64_t>(std::min<size_t>(x->count, INT64_MAX));
+  for (size_t k = 0; k < x->num_keys; ++k) {
+    req->keys.emplace_back(args[x->first_key + k]);
+    req->after.push_back(x->after[k].value_or(states[k].last_id));
+  }
+  // A deadline past the clock's range never comes: it waits forever (as Redis 7.0 does).
+  int64_t timeout = x->block_ms > INT64_MAX - ctx.now_ms ? 0 : x->block_ms;
+  co_await RunBlockingStreamRead(ctx, std::move(req), timeout);
 }
 
 // Routes an XREAD whose keys all live on one shard to that shard.
 std::optional<unsigned> RouteXRead(CmdArgs args, const ServerServices& services) {
   KeyIndexes keys = XReadKeys(args);
-  if (keys.empty()) return std::nullopt;
+  if (keys.empty() || XReadBlocks(args)) return std::nullopt;
   const ShardSet& ss = services.shard_set;
   unsigned sid = ss.ShardOf(args[keys[0]]);
   for (uint32_t k : keys) {
@@ -680,9 +714,9 @@ void RegisterStreamCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("xsetid", -3, kWOF, 1, 1, "5.0.0",
                         "An internal command for replicating stream values."), CmdXSetId);
 
-  // Not flagged "blocking" while it never blocks: that flag would run it without intent locks,
-  // and a read of streams on several shards must see a MULTI/EXEC whole.
-  CommandSpec xread = Spec("xread", -4, kR, 0, 0, "5.0.0",
+  // Flagged "blocking" (as Redis): the runner takes no intent locks for it; CmdXRead takes its
+  // own when it reads several shards.
+  CommandSpec xread = Spec("xread", -4, kR | kCmdBlocking, 0, 0, "5.0.0",
                            "Returns messages from multiple streams with IDs greater than the ones "
                            "requested. Blocks until a message is available otherwise.");
   xread.keys_fn = XReadKeys;

@@ -149,21 +149,28 @@ bool BlockingRegistry::Locked(const std::string& lock_key) const {
 
 bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
   if (Locked(lock_key)) return false;
+  // Pops restart the walk after each client served (the key changed); readers change nothing,
+  // so the walk goes on from where it is (`i`): one pass serves every reader.
+  size_t i = 0;
   for (;;) {
     auto it = queues_.find(lock_key);
     if (it == queues_.end()) return true;
     std::deque<Entry>& queue = it->second;
-    size_t i = 0;
     for (; i < queue.size(); ++i) {
       const Entry& e = queue[i];
+      const bool consumes = ConsumesOnServe(e.client->request());
       if (e.client->claimed()) {
         // Served-on-shard clients are claimed only by an interrupt: they take nothing. A
-        // cross-shard one may be retrying: the element is kept for it (see Design).
-        if (e.client->served_on_shard()) continue;
+        // cross-shard one may be retrying: an element is kept for it (see Design); readers
+        // keep nothing.
+        if (e.client->served_on_shard() || !consumes) continue;
         return true;
       }
       OpStatus st = CheckBlockedKey(*shard_, e.client->request(), e.key, now_ms);
-      if (st == OpStatus::kKeyNotFound) return true;  // nothing (left) to serve
+      if (st == OpStatus::kKeyNotFound) {
+        if (!consumes) continue;  // nothing after this reader's id: the next may have some
+        return true;              // nothing (left) to serve
+      }
       if (st == OpStatus::kOk) break;
       // kWrongType: this client waits for another type; it stays blocked.
     }
@@ -171,25 +178,34 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     std::shared_ptr<BlockedClient> client = queue[i].client;  // Unlink drops the entry
     const size_t key = queue[i].key;
     const BlockRequest& req = client->request();
+    const bool consumes = ConsumesOnServe(req);
     if (client->PeerGone()) {
       // It left; its engine has not seen it yet. It takes nothing (see Design).
       if (client->TryClaim()) client->Finish(WakeReason::kClosed);
-      Unlink(client.get());
+      Unlink(client.get());  // queue[i] is now the next client
+      if (consumes) i = 0;
       continue;
     }
     if (!client->served_on_shard()) {
-      // A cross-shard client retries under its locks; the element waits for it.
+      // A cross-shard client retries under its locks; a popped element waits for it.
       if (client->TryClaim()) client->Finish(WakeReason::kReady);
-      return true;
+      if (consumes) return true;
+      ++i;
+      continue;
     }
     if (req.kind == BlockRequest::Kind::kListMove && Locked(LockKeyOf(req.db, req.dest))) {
       return false;
     }
-    if (!client->TryClaim()) return true;  // timing out: its removal serves the key again
+    if (!client->TryClaim()) {  // timing out: its removal serves the key again
+      if (consumes) return true;
+      ++i;
+      continue;
+    }
     PopResult result = ServeBlockedKey(*shard_, req, key, now_ms);
     shard_->FinishChanges();  // a pushed destination may have waiters of its own
     Unlink(client.get());
     client->Finish(WakeReason::kServed, std::move(result));
+    if (consumes) i = 0;
   }
 }
 

@@ -1,5 +1,6 @@
-// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP): the
-// per-shard registry of blocked clients and the waiter a blocked command parks on.
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and
+// XREAD BLOCK): the per-shard registry of blocked clients and the waiter a blocked command
+// parks on.
 // Thread: BlockingRegistry is owned by its shard's thread; BlockedClient is shared (see below);
 // BlockedCall is engine-local to the blocked connection.
 //
@@ -31,6 +32,21 @@
 //       ready again. A claimed single-shard client (timing out) is skipped.
 //     - a client waiting for another type (BZPOPMIN on a key that became a list) is skipped and
 //       stays blocked, as in Redis 7.0.
+//   Readers (Kind::kStreamRead, XREAD BLOCK) take nothing: serving one leaves the entries for
+//   the others, so the walk goes on through the whole queue and serves every reader with an
+//   entry after its own id (each with its COUNT), in FIFO order; a reader with nothing new (its
+//   id is ahead, the stream was deleted or holds another type) is skipped and stays blocked, as
+//   in Redis 7.0. A claimed reader (retrying or timing out) is skipped too: nothing is kept for
+//   it. A woken cross-shard reader retries like a cross-shard pop (its retry reads every key).
+//   A reader is served with the key that woke it only, as Redis; `$` is resolved to the
+//   stream's last id (0-0 if missing) on the key's shard before the client first tries.
+//   Plugging in another kind of blocked command (XREADGROUP BLOCK): add a Kind, its checks and
+//   serve step in CheckBlockedKey / ServeBlockedKey / ReturnPopped (blocking_ops.cc), and say
+//   in ConsumesOnServe whether serving takes what it serves (XREADGROUP with ">" does: each
+//   entry goes to one consumer, so its walk stops like a pop); the registry, the FIFO queues,
+//   the wake-up, the timeouts and the disconnect checks then work unchanged. The connection
+//   side is RunBlocking in blocking_commands.cc: add a reply Shape there and an entry point
+//   like RunBlockingStreamRead (server/commands/blocking_commands.h).
 //   Every pop and push made for a blocking command (at once, served by a shard, by a retry, or
 //   given back) touches the WATCHers of the key it changed, as Redis's signalModifiedKey.
 //   Guarantees: every element goes to exactly one client; a client blocked on keys of one shard
@@ -94,7 +110,9 @@
 #include "io/engine.h"
 #include "io/engine_pool.h"
 #include "server/op_status.h"
+#include "server/commands/stream_read.h"
 #include "server/storage/key_change.h"
+#include "server/values/stream_value.h"
 
 namespace dashkv {
 
@@ -104,7 +122,7 @@ class Shard;
 // What a blocking command waits for. Immutable once built; shared read-only by the shards it is
 // registered on.
 struct BlockRequest {
-  enum class Kind : uint8_t { kListPop, kListMove, kZsetPop };
+  enum class Kind : uint8_t { kListPop, kListMove, kZsetPop, kStreamRead };
   Kind kind = Kind::kListPop;
   unsigned db = 0;
   std::vector<std::string> keys;  // the source keys, in argument order
@@ -112,7 +130,9 @@ struct BlockRequest {
   ListEnd from = ListEnd::kHead;  // kListPop / kListMove: the end popped
   ListEnd to = ListEnd::kHead;    // kListMove: the end pushed
   bool zmax = false;              // kZsetPop: ZPOPMAX side
-  int64_t count = 1;              // elements popped at most (BLMPOP / BZMPOP COUNT)
+  int64_t count = 1;              // elements popped at most (BLMPOP / BZMPOP COUNT); kStreamRead:
+                                  // entries per key at most (0: no limit)
+  std::vector<StreamID> after;    // kStreamRead: per key, the id whose successors are served
   const Config* config = nullptr;
 };
 
@@ -122,7 +142,14 @@ struct PopResult {
   size_t key = 0;                            // index in BlockRequest::keys
   std::vector<std::string> items;            // list elements or zset members
   std::vector<double> scores;                // zset scores
+  std::vector<StreamRead> streams;           // kStreamRead: the keys read, in key order
 };
+
+// Whether serving `req` takes what it serves (pops), so that a key's walk stops when nothing
+// is left; false for readers (kStreamRead), which every client waiting on the key may get.
+inline bool ConsumesOnServe(const BlockRequest& req) {
+  return req.kind != BlockRequest::Kind::kStreamRead;
+}
 
 // Why a parked command resumes.
 enum class WakeReason : uint8_t {
@@ -141,7 +168,10 @@ OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int6
 // REQUIRES: CheckBlockedKey(...) == kOk. A wrong-typed destination gives kWrongType.
 PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms);
 // Tries keys[first..last) in order: the first non-empty one is served; a wrong-typed one
-// stops with kWrongType. Used by the first attempt and the retries.
+// stops with kWrongType. Readers read every key of the range with entries (kOk if any); a
+// wrong-typed key counts as empty for them (XREAD checks the types before it blocks; a stream
+// retyped while the client waits keeps it waiting, as Redis 7.0). Used by the first attempt
+// and the retries.
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
                          int64_t now_ms);
 // Gives the elements of `popped` (a pop for a client that left) back to keys[popped.key]: at

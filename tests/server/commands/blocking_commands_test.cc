@@ -243,6 +243,40 @@ TEST_F(BlockingCommandsTest, CrossShardClientsKeepFifoOrder) {
   EXPECT_THAT(second->Read().strings(), ElementsAre(k0, "b"));
 }
 
+// Returns the keys of an XREAD reply and, per key, the ids of its entries ("key:id,id").
+std::vector<std::string> XReadSummary(const RespValue& reply) {
+  std::vector<std::string> out;
+  for (const RespValue& stream : reply.elems) {
+    std::string line = stream.elems[0].str + ":";
+    for (const RespValue& e : stream.elems[1].elems) line += e.elems[0].str + ",";
+    out.push_back(line);
+  }
+  return out;
+}
+
+TEST_F(BlockingCommandsTest, StreamReadersAreAllServedWithoutConsuming) {
+  std::string k0 = KeyOn(0, "a"), k1 = KeyOn(1, "b");
+  auto ahead = server_.Connect(), one_shard = server_.Connect(), cross = server_.Connect();
+  // First in line: a reader whose id is ahead of what comes; it must not hold back the others.
+  Send(*ahead, {"XREAD", "BLOCK", "0", "STREAMS", k1, "9-0"});
+  WaitBlocked(1);
+  Send(*one_shard, {"XREAD", "BLOCK", "0", "STREAMS", k1, "$"});
+  WaitBlocked(2);
+  Send(*cross, {"XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", k0, k1, "$", "$"});
+  WaitBlocked(3);
+  c_->Run({"MULTI"});
+  c_->Run({"XADD", k1, "1-0", "f", "v"});
+  c_->Run({"XADD", k1, "2-0", "f", "v"});
+  c_->Run({"EXEC"});
+  EXPECT_THAT(XReadSummary(one_shard->Read()), ElementsAre(k1 + ":1-0,2-0,"));
+  EXPECT_THAT(XReadSummary(cross->Read()), ElementsAre(k1 + ":1-0,"));  // COUNT 1
+  WaitBlocked(1);
+  EXPECT_EQ(c_->Run({"XLEN", k1}), 2);  // nothing taken
+  EXPECT_EQ(c_->Run({"XADD", k1, "10-0", "f", "v"}), "10-0");
+  EXPECT_THAT(XReadSummary(ahead->Read()), ElementsAre(k1 + ":10-0,"));
+  WaitBlocked(0);
+}
+
 TEST_F(BlockingCommandsTest, BLMoveAcrossShards) {
   std::string src = KeyOn(0, "src"), dst = KeyOn(1, "dst");
   auto blocked = server_.Connect();
