@@ -39,21 +39,6 @@ OpResult<PrimeIterator> FindMutableStream(ShardCmdContext& ctx, std::string_view
   return ctx.db.FindMutableOfType(key, ObjType::kStream, ctx.now_ms);
 }
 
-void SendId(io::ReplyBuilder& rb, StreamID id) { rb.SendBulk(id.ToString()); }
-
-// Sends one entry: [id, [field, value, ...]].
-void SendEntry(io::ReplyBuilder& rb, const StreamValue::Entry& e) {
-  rb.StartArray(2);
-  SendId(rb, e.id);
-  rb.StartArray(e.fields.size());
-  std::string text;
-  for (const ListpackValue& v : e.fields) {
-    text.clear();
-    v.AppendTo(&text);
-    rb.SendBulk(text);
-  }
-}
-
 // The trimming options of XADD and XTRIM.
 struct TrimArgs {
   enum class Strategy : uint8_t { kNone, kMaxLen, kMinId } strategy = Strategy::kNone;
@@ -216,23 +201,6 @@ void CmdXAdd(CmdArgs args, ShardCmdContext& ctx) {
   SendId(ctx.rb, a.id);
   ctx.db.Notify(kNotifyStream, "xadd", args[1]);
   if (Trim(s, a.trim) > 0) ctx.db.Notify(kNotifyStream, "xtrim", args[1]);
-}
-
-// Parses a range bound of XRANGE: "-", "+", an id (an incomplete one takes `missing_seq`) or an
-// exclusive "(id". REQUIRES for exclusive bounds: the id can be stepped past.
-OpResult<StreamID> ParseRangeBound(std::string_view arg, bool is_start) {
-  const uint64_t missing_seq = is_start ? 0 : UINT64_MAX;
-  if (arg.size() > 1 && arg[0] == '(') {
-    std::optional<StreamID> id = ParseStreamID(arg.substr(1), missing_seq, /*strict=*/true);
-    if (!id) return OpStatus::kStreamInvalidId;
-    if (is_start ? !id->Incr() : !id->Decr()) {
-      return is_start ? OpStatus::kStreamInvalidStart : OpStatus::kStreamInvalidEnd;
-    }
-    return *id;
-  }
-  std::optional<StreamID> id = ParseStreamID(arg, missing_seq, /*strict=*/false);
-  if (!id) return OpStatus::kStreamInvalidId;
-  return *id;
 }
 
 // XRANGE key start end [COUNT count] / XREVRANGE key end start [COUNT count]

@@ -33,42 +33,11 @@ std::string NoGroupForKeyText(std::string_view key, std::string_view group) {
   return out;
 }
 
-void SendId(io::ReplyBuilder& rb, StreamID id) { rb.SendBulk(id.ToString()); }
-
-void SendEntry(io::ReplyBuilder& rb, const StreamValue::Entry& e) {
-  rb.StartArray(2);
-  SendId(rb, e.id);
-  rb.StartArray(e.fields.size());
-  std::string text;
-  for (const ListpackValue& v : e.fields) {
-    text.clear();
-    v.AppendTo(&text);
-    rb.SendBulk(text);
-  }
-}
-
 // Sends the entry `id` ([id, [field, value ...]]), or a null when it is not in the stream.
 void SendEntryOrNull(io::ReplyBuilder& rb, const StreamValue& s, StreamID id) {
   if (s.Range(id, id, false, 1, [&](const StreamValue::Entry& e) { SendEntry(rb, e); }) == 0) {
     rb.SendNull();
   }
-}
-
-// Parses an interval bound of XPENDING / XAUTOCLAIM: "-", "+", an id (an incomplete one takes
-// `missing_seq`) or an exclusive "(id".
-OpResult<StreamID> ParseIntervalId(std::string_view arg, bool is_start) {
-  const uint64_t missing_seq = is_start ? 0 : UINT64_MAX;
-  if (arg.size() > 1 && arg[0] == '(') {
-    std::optional<StreamID> id = ParseStreamID(arg.substr(1), missing_seq, /*strict=*/true);
-    if (!id) return OpStatus::kStreamInvalidId;
-    if (is_start ? !id->Incr() : !id->Decr()) {
-      return is_start ? OpStatus::kStreamInvalidStart : OpStatus::kStreamInvalidEnd;
-    }
-    return *id;
-  }
-  std::optional<StreamID> id = ParseStreamID(arg, missing_seq, /*strict=*/false);
-  if (!id) return OpStatus::kStreamInvalidId;
-  return *id;
 }
 
 // Finds the stream `key` and its group `group`: kWrongType, or a null group when the key or

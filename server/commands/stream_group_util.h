@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "io/reply_builder.h"
+#include "server/commands/stream_read.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/values/stream_groups.h"
@@ -24,15 +25,8 @@ std::string NoGroupText(std::string_view key, std::string_view group,
 // "NOGROUP No such consumer group '<group>' for key name '<key>'".
 std::string NoGroupForKeyText(std::string_view key, std::string_view group);
 
-void SendId(io::ReplyBuilder& rb, StreamID id);
-// Sends an entry: [id, [field, value ...]].
-void SendEntry(io::ReplyBuilder& rb, const StreamValue::Entry& e);
 // Sends the entry `id`, or a null when it is not in the stream.
 void SendEntryOrNull(io::ReplyBuilder& rb, const StreamValue& s, StreamID id);
-
-// Parses an interval bound of XPENDING / XAUTOCLAIM: "-", "+", an id (an incomplete one takes
-// the lowest (start) or highest (end) sequence) or an exclusive "(id".
-OpResult<StreamID> ParseIntervalId(std::string_view arg, bool is_start);
 
 // Finds the stream `key` and its group `group`: kWrongType, or a null group when the key or
 // the group is missing (and a null stream when the key is). `for_write`: the group state will

@@ -56,9 +56,9 @@ void CmdXPending(CmdArgs args, ShardCmdContext& ctx) {
     std::optional<int64_t> n = ParseInt64(args[at + 2]);
     if (!n) return ctx.SendStatus(OpStatus::kNotAnInteger);
     count = std::max<int64_t>(*n, 0);
-    OpResult<StreamID> s = ParseIntervalId(args[at], true);
+    OpResult<StreamID> s = ParseRangeBound(args[at], true);
     if (!s) return ctx.SendStatus(s.status());
-    OpResult<StreamID> e = ParseIntervalId(args[at + 1], false);
+    OpResult<StreamID> e = ParseRangeBound(args[at + 1], false);
     if (!e) return ctx.SendStatus(e.status());
     start = *s;
     end = *e;
@@ -234,7 +234,7 @@ void CmdXAutoClaim(CmdArgs args, ShardCmdContext& ctx) {
   std::string err;
   std::optional<int64_t> min_idle = ParseClaimInt(args[4], "min-idle-time", "XAUTOCLAIM", &err);
   if (!min_idle) return ctx.rb.SendError(err);
-  OpResult<StreamID> start = ParseIntervalId(args[5], true);
+  OpResult<StreamID> start = ParseRangeBound(args[5], true);
   if (!start) return ctx.SendStatus(start.status());
   int64_t count = 100;
   bool justid = false;

@@ -1,6 +1,37 @@
 #include "server/commands/stream_read.h"
 
+#include <cstdint>
+
 namespace dashkv {
+
+void SendId(io::ReplyBuilder& rb, StreamID id) { rb.SendBulk(id.ToString()); }
+
+void SendEntry(io::ReplyBuilder& rb, const StreamValue::Entry& e) {
+  rb.StartArray(2);
+  SendId(rb, e.id);
+  rb.StartArray(e.fields.size());
+  std::string text;
+  for (const ListpackValue& v : e.fields) {
+    text.clear();
+    v.AppendTo(&text);
+    rb.SendBulk(text);
+  }
+}
+
+OpResult<StreamID> ParseRangeBound(std::string_view arg, bool is_start) {
+  const uint64_t missing_seq = is_start ? 0 : UINT64_MAX;
+  if (arg.size() > 1 && arg[0] == '(') {
+    std::optional<StreamID> id = ParseStreamID(arg.substr(1), missing_seq, /*strict=*/true);
+    if (!id) return OpStatus::kStreamInvalidId;
+    if (is_start ? !id->Incr() : !id->Decr()) {
+      return is_start ? OpStatus::kStreamInvalidStart : OpStatus::kStreamInvalidEnd;
+    }
+    return *id;
+  }
+  std::optional<StreamID> id = ParseStreamID(arg, missing_seq, /*strict=*/false);
+  if (!id) return OpStatus::kStreamInvalidId;
+  return *id;
+}
 
 CopiedEntry CopyEntry(const StreamValue::Entry& e) {
   CopiedEntry c{e.id, {}};
@@ -11,7 +42,7 @@ CopiedEntry CopyEntry(const StreamValue::Entry& e) {
 
 void SendCopiedEntry(io::ReplyBuilder& rb, const CopiedEntry& e) {
   rb.StartArray(2);
-  rb.SendBulk(e.id.ToString());
+  SendId(rb, e.id);
   rb.StartArray(e.fields.size());
   for (const std::string& f : e.fields) rb.SendBulk(f);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/reply_builder.h"
+#include "server/op_status.h"
 #include "server/values/stream_value.h"
 
 namespace dashkv {
@@ -28,6 +29,15 @@ struct StreamRead {
   size_t key = 0;  // index among the call's keys
   std::vector<CopiedEntry> entries;
 };
+
+// Sends an id as a bulk string ("<ms>-<seq>").
+void SendId(io::ReplyBuilder& rb, StreamID id);
+// Sends one entry read in place: [id, [field, value, ...]].
+void SendEntry(io::ReplyBuilder& rb, const StreamValue::Entry& e);
+// Parses a range bound of XRANGE, XREVRANGE, XPENDING and XAUTOCLAIM: "-", "+", an id (an
+// incomplete one takes the lowest sequence for a start, the highest for an end) or an
+// exclusive "(id".
+OpResult<StreamID> ParseRangeBound(std::string_view arg, bool is_start);
 
 CopiedEntry CopyEntry(const StreamValue::Entry& e);
 // Sends one entry: [id, [field, value, ...]].
