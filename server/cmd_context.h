@@ -99,6 +99,9 @@ class ConnCmdContext {
   // Set while EXEC runs the queued commands (blocking commands do not block there).
   bool in_exec = false;
   bool from_script = false;  // called by a script (redis.call)
+  // CycleClock ticks the command spent waiting (for intent locks, parked in a blocking
+  // command): not part of its run time in INFO commandstats, the slow log and latency figures.
+  uint64_t wait_ticks = 0;
 
  private:
   const ServerServices& services_;

@@ -164,6 +164,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterConnectionCommands(registry);
   RegisterServerCommands(registry);
   RegisterInfoCommand(registry);
+  RegisterSlowlogCommands(registry);
+  RegisterLatencyCommands(registry);
   RegisterStringCommands(registry);
   RegisterLcsCommand(registry);
   RegisterSwapDbCommand(registry);

@@ -343,6 +343,8 @@ void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);
 void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
+void RegisterSlowlogCommands(CommandRegistry* registry);  // SLOWLOG
+void RegisterLatencyCommands(CommandRegistry* registry);  // LATENCY
 void RegisterLcsCommand(CommandRegistry* registry);
 void RegisterSwapDbCommand(CommandRegistry* registry);
 void RegisterListCommands(CommandRegistry* registry);

@@ -17,6 +17,8 @@
 #include "core/base/logging.h"
 #include "core/glob.h"
 #include "io/engine_pool.h"
+#include "server/cycle_clock.h"
+#include "server/observability/latency_histogram.h"
 #include "server/storage/key_change.h"
 
 ABSL_FLAG(uint16_t, port, 6379, "TCP port to listen on.");
@@ -353,6 +355,7 @@ void Config::Init() {
     ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
   }
   AddEntries();
+  UpdateObserveTicks();
 }
 
 std::string Config::dir() const {
@@ -367,6 +370,24 @@ std::vector<SavePoint> Config::save_points() const {
   std::lock_guard<std::mutex> lock(mu_);
   return save_points_;
 }
+std::vector<double> Config::latency_percentiles() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latency_percentiles_;
+}
+
+void Config::UpdateObserveTicks() {
+  const double ticks_per_us = CycleClock::TicksPerUsec();
+  uint64_t ticks = UINT64_MAX;
+  const int64_t slow_us = slowlog_log_slower_than.load(std::memory_order_relaxed);
+  if (slow_us >= 0) ticks = static_cast<uint64_t>(static_cast<double>(slow_us) * ticks_per_us);
+  const int64_t latency_ms = latency_monitor_threshold.load(std::memory_order_relaxed);
+  if (latency_ms > 0) {
+    ticks = std::min(ticks,
+                     static_cast<uint64_t>(static_cast<double>(latency_ms) * 1000 * ticks_per_us));
+  }
+  observe_ticks.store(ticks, std::memory_order_relaxed);
+}
+
 std::string Config::requirepass() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requirepass_;
@@ -524,6 +545,59 @@ void Config::AddEntries() {
   bool_entry("rdbchecksum", &rdbchecksum);
   bool_entry("stop-writes-on-bgsave-error", &stop_writes_on_bgsave_error);
   bool_entry("rdb-save-incremental-fsync", &rdb_save_incremental_fsync);
+
+  // Slow log and latency monitoring. The two thresholds also set observe_ticks.
+  auto observed_int_entry = [this](std::string name, std::atomic<int64_t>* field, int64_t lo) {
+    entries_.push_back(
+        {name, [field] { return StrCat(field->load(std::memory_order_relaxed)); },
+         [this, field, name, lo](std::string_view v) {
+           int64_t x;
+           if (!absl::SimpleAtoi(std::string(v), &x)) {
+             return SetFailed(name, "argument couldn't be parsed into an integer");
+           }
+           if (x < lo) {
+             return SetFailed(name, StrCat("argument must be between ", lo,
+                                           " and 9223372036854775807 inclusive"));
+           }
+           field->store(x, std::memory_order_relaxed);
+           UpdateObserveTicks();
+           return std::string();
+         }});
+  };
+  observed_int_entry("slowlog-log-slower-than", &slowlog_log_slower_than, -1);
+  observed_int_entry("latency-monitor-threshold", &latency_monitor_threshold, 0);
+  atomic_int_entry({"slowlog-max-len"}, &slowlog_max_len, 0, INT64_MAX);
+  bool_entry("latency-tracking", &latency_tracking);
+  entries_.push_back(
+      {"latency-tracking-info-percentiles",
+       [this] {
+         std::string out;
+         for (double p : latency_percentiles()) {
+           if (!out.empty()) out += ' ';
+           out += PercentileText(p);
+         }
+         return out;
+       },
+       [this](std::string_view v) {
+         std::vector<double> ps;
+         for (const std::string& word :
+              std::vector<std::string>(absl::StrSplit(std::string(v), ' ', absl::SkipEmpty()))) {
+           double p;
+           if (!absl::SimpleAtod(word, &p)) {
+             return SetFailed("latency-tracking-info-percentiles",
+                              "Invalid latency-tracking-info-percentiles parameters");
+           }
+           if (p < 0.0 || p > 100.0) {
+             return SetFailed("latency-tracking-info-percentiles",
+                              "latency-tracking-info-percentiles parameters should sit between "
+                              "[0.0,100.0]");
+           }
+           ps.push_back(p);
+         }
+         std::lock_guard<std::mutex> lock(mu_);
+         latency_percentiles_ = std::move(ps);
+         return std::string();
+       }});
   fixed("rdb-del-sync-files", "no");
   fixed("enable-protected-configs", ProtectedConfigsName(enable_protected_configs));
   fixed("loglevel", "notice");

@@ -127,6 +127,18 @@ class Config {
   std::atomic<int64_t> stream_node_max_bytes{4096};
   std::atomic<int64_t> stream_node_max_entries{100};
 
+  // Slow log and latency monitoring (server/observability/; Redis's names and defaults).
+  std::atomic<int64_t> slowlog_log_slower_than{10000};  // µs; -1: off, 0: every command
+  std::atomic<int64_t> slowlog_max_len{128};
+  std::atomic<int64_t> latency_monitor_threshold{0};  // ms; 0: off
+  std::atomic<bool> latency_tracking{true};
+  // The CycleClock ticks from which a command's run goes to the slow log or the latency
+  // monitor: the smaller of their thresholds (UINT64_MAX when both are off). One compare per
+  // command (ServerStats::RecordCall).
+  std::atomic<uint64_t> observe_ticks{UINT64_MAX};
+  // latency-tracking-info-percentiles: the percentiles INFO latencystats shows.
+  std::vector<double> latency_percentiles() const;
+
   // Snapshots (Redis's names and defaults).
   std::atomic<bool> rdbcompression{true};
   std::atomic<bool> rdbchecksum{true};
@@ -178,6 +190,9 @@ class Config {
   std::string dbfilename_;
   std::vector<SavePoint> save_points_;
   std::string requirepass_;
+  std::vector<double> latency_percentiles_{50.0, 99.0, 99.9};
+  // Recomputes observe_ticks from the slow log and latency monitor thresholds.
+  void UpdateObserveTicks();
   std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };
 

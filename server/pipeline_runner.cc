@@ -18,6 +18,15 @@ namespace dashkv {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// The client a command runs for, as the slow log names it: nullptr ("?:0") for a script's call.
+const ConnState* CallerOf(const ConnCmdContext& ctx) {
+  return ctx.from_script ? nullptr : &ctx.state;
+}
+
+}  // namespace
+
 PipelineRunner::PipelineRunner(const ServerServices& services)
     : services_(services), shard_set_(services.shard_set), stats_(services.stats) {}
 
@@ -54,7 +63,8 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 }
 
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
-                                     io::ReplyBuilder& rb, int64_t now_ms, bool from_script) {
+                                     io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
+                                     const ConnState* client) {
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, services_.config);
   ctx.services = &services_;
   ctx.from_script = from_script;
@@ -71,7 +81,7 @@ void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsign
   // Serve the clients this command unblocked before anything else runs (server/tx/blocking.h).
   if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   stats_.RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start,
-                    rb.error_count() - errors, rb);
+                    rb.error_count() - errors, rb, cmd.args, client);
   ++shard.stats().commands;
 }
 
@@ -98,7 +108,7 @@ void PipelineRunner::RunConnCommand(const CommandSpec& spec, CmdArgs args, ConnC
     SendAllocationFailure(ctx.rb, reply_start, spec, e);
   }
   stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
-                    ctx.rb.error_count() - errors, ctx.rb);
+                    ctx.rb.error_count() - errors, ctx.rb, args, CallerOf(ctx));
 }
 
 asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, CmdArgs args,
@@ -125,7 +135,11 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
     locks.set_one_hop(spec.one_hop);
     bool ok = true;
     try {
-      if (!spec.one_hop || spec.HasFlag(kCmdWrite)) co_await locks.Acquire();
+      if (!spec.one_hop || spec.HasFlag(kCmdWrite)) {
+        const uint64_t wait_start = CycleClock::Now();
+        co_await locks.Acquire();
+        ctx.wait_ticks += CycleClock::Now() - wait_start;
+      }
       ctx.locks = &locks;
       co_await spec.coord_handler(args, ctx);
     } catch (const std::exception& e) {
@@ -143,13 +157,17 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
       locks.Release();
     }
   }
-  stats_.RecordCall(ctx.state.conn->engine().index(), spec, CycleClock::Now() - start,
-                    ctx.rb.error_count() - errors, ctx.rb);
+  // Its own run time: the waits for its locks and for a blocking command's wake-up are not.
+  const uint64_t ticks = CycleClock::Now() - start;
+  stats_.RecordCall(ctx.state.conn->engine().index(), spec,
+                    ticks > ctx.wait_ticks ? ticks - ctx.wait_ticks : 0,
+                    ctx.rb.error_count() - errors, ctx.rb, args, CallerOf(ctx));
 }
 
 size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds,
                                size_t from, bool from_granted, bool check_locks,
-                               io::ReplyBuilder& rb, uint32_t* reply_ends, int64_t now_ms) {
+                               io::ReplyBuilder& rb, uint32_t* reply_ends, int64_t now_ms,
+                               const ConnState* client) {
   for (size_t i = from; i < cmds.size(); ++i) {
     const PendingCmd& c = cmds[i];
     if (c.sid != shard.index()) continue;
@@ -157,7 +175,7 @@ size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const Pendin
         LocksBlock(shard.locks(), *c.spec, c.args, db)) {
       return i;
     }
-    RunShardCommand(c, shard, db, rb, now_ms);
+    RunShardCommand(c, shard, db, rb, now_ms, /*from_script=*/false, client);
     if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
   }
   return cmds.size();
@@ -166,7 +184,8 @@ size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const Pendin
 asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db,
                                                        std::span<const PendingCmd> cmds,
                                                        size_t blocked, io::ReplyBuilder& rb,
-                                                       uint32_t* reply_ends, int64_t now_ms) {
+                                                       uint32_t* reply_ends, int64_t now_ms,
+                                                       const ConnState* client) {
   co_return co_await shard_set_.AwaitAsync<size_t>(
       sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
         const PendingCmd& c = cmds[blocked];
@@ -176,7 +195,7 @@ asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db
             ShardLockRequest(*c.spec, c.args, db),
             [&, sp, blocked, done = std::move(done)]() mutable {
               done(RunCmds(*sp, db, cmds, blocked, /*from_granted=*/true, /*check_locks=*/true,
-                           rb, reply_ends, now_ms));
+                           rb, reply_ends, now_ms, client));
             },
             /*transient=*/true);
       });
@@ -200,20 +219,20 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
       PrefetchKeys(shard, db, cmds);
-      next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+      next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
       release_on(shard);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(stats_.engine(my_engine).shard_hops);
       next = co_await shard_set_.Await(first, [&](Shard& shard) {
         PrefetchKeys(shard, db, cmds);
-        size_t n = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms);
+        size_t n = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
         release_on(shard);
         return n;
       });
     }
     while (next < cmds.size()) {
-      next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms);
+      next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms, &state);
     }
     co_return;
   }
@@ -239,13 +258,13 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
     PrefetchKeys(shard, db, cmds);
     next[shard.index()] = RunCmds(shard, db, cmds, 0, false, check_locks, rb,
-                                  state.reply_ends.data(), now_ms);
+                                  state.reply_ends.data(), now_ms, &state);
     release_on(shard);
   });
   for (unsigned t : targets) {  // shards blocked by a transaction's locks (rare)
     while (next[t] < cmds.size()) {
       next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], state.shard_replies[t],
-                                        state.reply_ends.data(), now_ms);
+                                        state.reply_ends.data(), now_ms, &state);
     }
   }
   absl::InlinedVector<uint32_t, 8> pos(shard_set_.size(), 0);

@@ -100,9 +100,11 @@ class PipelineRunner {
 
   // Runs one shard command on `shard` (its thread) and counts it, with its duties after: the
   // change listeners' pending work, then the clients it unblocked. `from_script`: a script's
-  // call (ShardCmdContext::from_script).
+  // call (ShardCmdContext::from_script). `client`: the connection it runs for, read only if the
+  // command is slow (the slow log's client fields); nullptr for a script's calls.
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
-                       int64_t now_ms, bool from_script = false);
+                       int64_t now_ms, bool from_script = false,
+                       const ConnState* client = nullptr);
 
  private:
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
@@ -111,12 +113,12 @@ class PipelineRunner {
   // `reply_ends` is set, reply_ends[i] gets rb's size after command i.
   size_t RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
                  bool from_granted, bool check_locks, io::ReplyBuilder& rb, uint32_t* reply_ends,
-                 int64_t now_ms);
+                 int64_t now_ms, const ConnState* client);
   // Waits on shard `sid` until cmds[blocked]'s keys are free, then resumes RunCmds there.
   boost::asio::awaitable<size_t> WaitAndRunCmds(unsigned sid, unsigned db,
                                                 std::span<const PendingCmd> cmds, size_t blocked,
                                                 io::ReplyBuilder& rb, uint32_t* reply_ends,
-                                                int64_t now_ms);
+                                                int64_t now_ms, const ConnState* client);
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
   // group pays its cache misses in parallel rather than one after another.
   void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);

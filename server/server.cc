@@ -50,7 +50,7 @@ Server::Server(Config& config, io::EnginePool& pool,
     : config_(config),
       pool_(pool),
       registry_(BuildRegistry(extra_commands)),
-      stats_(pool.size(), registry_.num_ids()),
+      stats_(pool.size(), registry_.num_ids(), config),
       clients_(pool, config),
       shard_set_(std::make_unique<ShardSet>(pool, config.databases)),
       pubsub_(std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
@@ -273,7 +273,8 @@ asio::awaitable<void> Server::RunBatch(const CommandSpec& spec, std::span<const 
   for (size_t k = 1; !ok && k < run.size(); ++k) SendStatus(out, OpStatus::kAllocationFailed);
   const uint64_t ticks = (CycleClock::Now() - start) / run.size();
   for (size_t k = 0; k < run.size(); ++k) {
-    stats_.RecordCall(my_engine, spec, ticks, k == 0 ? out.error_count() - errors : 0, out);
+    stats_.RecordCall(my_engine, spec, ticks, k == 0 ? out.error_count() - errors : 0, out, run[k],
+                      &state);
   }
 }
 
@@ -297,7 +298,12 @@ void Server::StartBackgroundTasks() {
             // under a running script.
             if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed) &&
                 !scripting_.running().IsShardBusy(shard.index())) {
+              const uint64_t cycle_start = CycleClock::Now();
               shard.ActiveExpireCycle(now);
+              stats_.RecordLatencyEvent(
+                  "expire-cycle", static_cast<int64_t>(static_cast<double>(CycleClock::Now() -
+                                                                           cycle_start) /
+                                                       CycleClock::TicksPerUsec() / 1000));
               last_expire_ms = now;
             }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {

@@ -1,14 +1,45 @@
 #include "server/server_stats.h"
 
 #include <algorithm>
+#include <ctime>
 
 #include "core/base/clock.h"
+#include "server/conn_state.h"
+#include "server/cycle_clock.h"
 
 namespace dashkv {
 
-ServerStats::ServerStats(unsigned engines, size_t num_command_ids)
-    : engines_(engines), start_time_ms_(NowMs()) {
-  for (EngineStats& es : engines_) es.command_stats.resize(num_command_ids);
+ServerStats::ServerStats(unsigned engines, size_t num_command_ids, const Config& config)
+    : engines_(engines),
+      config_(config),
+      ns_per_tick_(1000.0 / CycleClock::TicksPerUsec()),
+      slowlog_(engines),
+      start_time_ms_(NowMs()) {
+  for (EngineStats& es : engines_) {
+    es.command_stats.resize(num_command_ids);
+    es.latency.resize(num_command_ids);
+  }
+}
+
+void ServerStats::RecordSlow(unsigned engine, const CommandSpec& spec, uint64_t ticks,
+                             CmdArgs args, const ConnState* client) {
+  const int64_t us = static_cast<int64_t>(static_cast<double>(ticks) * ns_per_tick_ / 1000.0);
+  const int64_t slow_us = config_.slowlog_log_slower_than.load(std::memory_order_relaxed);
+  if (slow_us >= 0 && us >= slow_us && !spec.HasFlag(kCmdSkipSlowlog)) {
+    static const std::string kScriptAddr = "?:0";
+    slowlog_.Add(engine, spec, args, us,
+                 client != nullptr ? client->conn->remote_address() : kScriptAddr,
+                 client != nullptr ? std::string_view(client->name) : std::string_view(),
+                 config_.slowlog_max_len.load(std::memory_order_relaxed));
+  }
+  RecordLatencyEvent(spec.HasFlag(kCmdFast) ? "fast-command" : "command", us / 1000);
+}
+
+void ServerStats::RecordLatencyEvent(std::string_view event, int64_t ms) {
+  const int64_t threshold = config_.latency_monitor_threshold.load(std::memory_order_relaxed);
+  if (threshold > 0 && ms >= threshold) {
+    latency_monitor_.Add(event, ms, static_cast<int64_t>(std::time(nullptr)));
+  }
 }
 
 void ServerStats::RecordErrorCode(EngineStats& es, const io::ReplyBuilder& rb) {
@@ -26,6 +57,7 @@ void ServerStats::RecordRejected(unsigned engine, const CommandSpec* spec,
 void ServerStats::Reset(unsigned i) {
   EngineStats& es = engines_[i];
   std::fill(es.command_stats.begin(), es.command_stats.end(), CommandStat{});
+  for (auto& h : es.latency) h.reset();
   es.error_stats.clear();
   es.commands_processed.store(0, std::memory_order_relaxed);
   es.connections_received.store(0, std::memory_order_relaxed);

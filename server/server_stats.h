@@ -7,15 +7,23 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <array>
+#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "io/reply_builder.h"
+#include "server/cmd_args.h"
 #include "server/command_registry.h"
+#include "server/config.h"
+#include "server/observability/latency_histogram.h"
+#include "server/observability/latency_monitor.h"
+#include "server/observability/slowlog.h"
 
 namespace dashkv {
+
+class ConnState;
 
 // Adds n to a counter that only one thread writes (no atomic read-modify-write needed).
 inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
@@ -41,19 +49,26 @@ struct alignas(64) EngineStats {
   // Engine-local (read by INFO through a hop to this engine).
   std::vector<CommandStat> command_stats;                  // by CommandSpec::id
   absl::flat_hash_map<std::string, uint64_t> error_stats;  // by error code ("ERR", ...)
+  // Run-time distributions in CycleClock ticks (latency-tracking), by CommandSpec::id;
+  // allocated at a command's first tracked run.
+  std::vector<std::unique_ptr<LatencyHistogram>> latency;
 };
 
 class ServerStats {
  public:
-  ServerStats(unsigned engines, size_t num_command_ids);
+  // `config`'s slow log, latency monitor and latency tracking settings are read per command.
+  ServerStats(unsigned engines, size_t num_command_ids, const Config& config);
 
   // Engine-local counters of engine `i`; its maps only on engine i.
   EngineStats& engine(unsigned i) { return engines_[i]; }
 
-  // Counts one run of `spec` on `engine` that took `ticks` and sent `errors` errors (the last
-  // one with code rb.last_error_code()). REQUIRES: runs on `engine`.
+  // Counts one run of `spec` with `args` on `engine` that took `ticks` (its own run time,
+  // without waits for locks or blocking) and sent `errors` errors (the last one with code
+  // rb.last_error_code()); adds it to the command's latency histogram and, when it was slow, to
+  // the slow log and the latency monitor. `client` is the caller (nullptr: a script's call,
+  // "?:0" in the slow log); it is read only for a slow command. REQUIRES: runs on `engine`.
   void RecordCall(unsigned engine, const CommandSpec& spec, uint64_t ticks, uint64_t errors,
-                  const io::ReplyBuilder& rb) {
+                  const io::ReplyBuilder& rb, CmdArgs args, const ConnState* client) {
     EngineStats& es = engines_[engine];
     CommandStat& st = es.command_stats[spec.id];
     ++st.calls;
@@ -62,6 +77,8 @@ class ServerStats {
       ++st.failed;
       RecordErrorCode(es, rb);
     }
+    if (TracksLatency()) TrackLatency(es, spec, ticks);
+    if (ticks >= ObserveTicks()) [[unlikely]] RecordSlow(engine, spec, ticks, args, client);
   }
   // Counts a command refused before it ran (unknown, arity, NOAUTH, OOM); `spec` is nullptr
   // for an unknown command. REQUIRES: runs on `engine`.
@@ -79,11 +96,34 @@ class ServerStats {
   std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
   int64_t start_time_ms() const { return start_time_ms_; }
 
+  // Nanoseconds per CycleClock tick: the unit of the latency histograms is the tick.
+  double ns_per_tick() const { return ns_per_tick_; }
+  SlowLog& slowlog() { return slowlog_; }
+  LatencyMonitor& latency_monitor() { return latency_monitor_; }
+  // Records `ms` for latency event `event` if the latency monitor is on and it reaches the
+  // threshold (an expiry cycle, a snapshot slice). Any thread.
+  void RecordLatencyEvent(std::string_view event, int64_t ms);
+
  private:
+  bool TracksLatency() const { return config_.latency_tracking.load(std::memory_order_relaxed); }
+  uint64_t ObserveTicks() const { return config_.observe_ticks.load(std::memory_order_relaxed); }
+  void TrackLatency(EngineStats& es, const CommandSpec& spec, uint64_t ticks) {
+    std::unique_ptr<LatencyHistogram>& h = es.latency[spec.id];
+    if (h == nullptr) [[unlikely]] h = std::make_unique<LatencyHistogram>();
+    h->Record(ticks);
+  }
+  // The slow path of RecordCall: the slow log and the latency monitor.
+  void RecordSlow(unsigned engine, const CommandSpec& spec, uint64_t ticks, CmdArgs args,
+                  const ConnState* client);
+
   // Counts rb's last error by its code (INFO errorstats).
   static void RecordErrorCode(EngineStats& es, const io::ReplyBuilder& rb);
 
   std::vector<EngineStats> engines_;
+  const Config& config_;
+  const double ns_per_tick_;
+  SlowLog slowlog_;
+  LatencyMonitor latency_monitor_;
   const int64_t start_time_ms_;
   std::atomic<int64_t> blocked_clients_{0};
   std::atomic<int64_t> instantaneous_ops_{0};

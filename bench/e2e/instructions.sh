@@ -2,6 +2,8 @@
 # Instructions the server executes per request, counted by callgrind: a repeatable measure for
 # small CPU differences that wall-clock runs on a shared VM cannot resolve (their noise is ~10%).
 # Usage: bench/e2e/instructions.sh <dashkv binary> [threads] [requests]
+# CONFIG_SET="name value ..." runs CONFIG SET with those arguments once the server is up (to
+# measure a setting's cost, e.g. CONFIG_SET="latency-tracking no").
 # Prints one line per workload: GET/SET at pipeline 1 and 30, instructions per request (every
 # server thread counted). Engines do not spin before sleeping (--spin_us 0): under valgrind the
 # polling would count time, not work.
@@ -16,6 +18,10 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.%p" --dump-line=no --dum
 VG=$!
 trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null; rm -rf "$OUT"' EXIT
 for _ in $(seq 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
+if [[ -n "${CONFIG_SET:-}" ]]; then
+  # shellcheck disable=SC2086  # the words are separate arguments
+  redis-cli -p "$PORT" config set $CONFIG_SET >/dev/null
+fi
 redis-benchmark -p "$PORT" -t set -n 100000 -r 100000 -d 256 -P 30 -q >/dev/null
 total() {  # instructions executed by the server since its start (all threads)
   callgrind_control -d "$VG" >/dev/null 2>&1

@@ -33,6 +33,7 @@
 #include "server/commands/zset_ops.h"
 #include "server/conn_state.h"
 #include "server/config.h"
+#include "server/cycle_clock.h"
 #include "server/storage/shard_set.h"
 #include "server/server_stats.h"
 #include "server/tx/transaction.h"
@@ -320,7 +321,7 @@ awaitable<void> GiveBack(ShardSet& ss, const BlockRequest& req, const PopResult&
 class WaitScope {
  public:
   WaitScope(ConnCmdContext& ctx, const std::shared_ptr<BlockedCall>& call, int64_t deadline_ms)
-      : ctx_(ctx), timer_(ctx.state.conn->engine().context()) {
+      : ctx_(ctx), timer_(ctx.state.conn->engine().context()), start_(CycleClock::Now()) {
     ctx.state.blocked = call;
     ctx.stats().blocked_clients().fetch_add(1, std::memory_order_relaxed);
     if (deadline_ms > 0) {
@@ -336,6 +337,7 @@ class WaitScope {
     ctx_.state.conn->StopWatchingPeer();
     ctx_.state.blocked.reset();
     ctx_.stats().blocked_clients().fetch_sub(1, std::memory_order_relaxed);
+    ctx_.wait_ticks += CycleClock::Now() - start_;  // parked: not the command's run time
   }
   WaitScope(const WaitScope&) = delete;
   WaitScope& operator=(const WaitScope&) = delete;
@@ -343,6 +345,7 @@ class WaitScope {
  private:
   ConnCmdContext& ctx_;
   boost::asio::steady_timer timer_;
+  const uint64_t start_;
 };
 
 // Keys on one shard: try and register in one hop; parked, the shard serves the client.

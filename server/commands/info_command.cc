@@ -55,6 +55,7 @@ struct ShardFigures {
   size_t table_bytes = 0;
   std::vector<CommandStat> command_stats;
   absl::flat_hash_map<std::string, uint64_t> error_stats;
+  std::vector<std::pair<uint32_t, LatencyHistogram>> latency;  // by spec id (latencystats only)
 };
 
 std::string HumanBytes(int64_t n) {
@@ -209,6 +210,28 @@ void AppendCommandStats(std::string& out, const ConnCmdContext& ctx,
   });
 }
 
+// One line per command with a latency histogram: the configured percentiles in µs.
+void AppendLatencyStats(std::string& out, const ConnCmdContext& ctx,
+                        const std::vector<ShardFigures>& shards) {
+  StrAppend(&out, "# Latencystats\r\n");
+  std::map<uint32_t, LatencyHistogram> merged;
+  for (const auto& s : shards) {
+    for (const auto& [id, h] : s.latency) merged[id].Merge(h);
+  }
+  const std::vector<double> percentiles = ctx.config().latency_percentiles();
+  ctx.registry().ForEachSpec([&](const CommandSpec& spec) {
+    auto it = merged.find(spec.id);
+    if (it == merged.end() || it->second.total() == 0) return;
+    StrAppend(&out, "latency_percentiles_usec_", spec.name, ":");
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      const double ticks = static_cast<double>(it->second.ValueAtPercentile(percentiles[i]));
+      StrAppend(&out, i ? "," : "", "p", PercentileText(percentiles[i]), "=",
+                absl::StrFormat("%.3f", ticks * ctx.stats().ns_per_tick() / 1000.0));
+    }
+    StrAppend(&out, "\r\n");
+  });
+}
+
 void AppendErrorStats(std::string& out, const std::vector<ShardFigures>& shards) {
   StrAppend(&out, "# Errorstats\r\n");
   std::map<std::string, uint64_t> sum;  // sorted, like Redis's radix tree walk
@@ -252,6 +275,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     return false;
   };
   std::vector<ShardFigures> shards(ss.size());
+  const bool latencystats = want("latencystats", false);
   int64_t now = ctx.now_ms;
   co_await ss.AwaitAll([&](Shard& shard) {
     ShardFigures& f = shards[shard.index()];
@@ -274,6 +298,11 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     f.error_replies = es.error_replies.load(std::memory_order_relaxed);
     f.command_stats = es.command_stats;
     f.error_stats = es.error_stats;
+    if (latencystats) {
+      for (uint32_t id = 0; id < es.latency.size(); ++id) {
+        if (es.latency[id] != nullptr) f.latency.emplace_back(id, *es.latency[id]);
+      }
+    }
   });
   std::string out;
   auto section = [&](std::string_view name, auto&& fn, bool in_default = true) {
@@ -302,6 +331,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
   section("cpu", [&] { AppendCpu(out); });
   section("commandstats", [&] { AppendCommandStats(out, ctx, shards); }, false);
   section("errorstats", [&] { AppendErrorStats(out, shards); });
+  section("latencystats", [&] { AppendLatencyStats(out, ctx, shards); }, false);
   section("modules", [&] { StrAppend(&out, "# Modules\r\n"); });
   section("cluster", [&] { StrAppend(&out, "# Cluster\r\ncluster_enabled:0\r\n"); });
   section("keyspace", [&] { AppendKeyspace(out, shards, ss.num_dbs()); });

@@ -180,7 +180,7 @@ class ScriptHostBase : public ScriptHost {
       SendAllocationFailure(reply, reply_start, spec, e);
     }
     services_.stats.RecordCall(engine, spec, CycleClock::Now() - start,
-                               reply.error_count() - errors, reply);
+                               reply.error_count() - errors, reply, args(), nullptr);
   }
 
   void SetViews(std::span<const std::string> args) const {

@@ -119,7 +119,7 @@ asio::awaitable<void> MultiExec::ExecOnOneShard(ConnState& state, const LockRequ
     shard.blocking().set_deferred(true);
     for (size_t i = 0; i < cmds.size(); ++i) {
       PendingCmd c{cmds[i].spec, CmdArgs(views[i].data(), views[i].size()), sid};
-      runner_.RunShardCommand(c, shard, db, out, now_ms);
+      runner_.RunShardCommand(c, shard, db, out, now_ms, /*from_script=*/false, &state);
     }
     shard.blocking().set_deferred(false);
     shard.blocking().ServeReady();
