@@ -18,7 +18,8 @@ namespace dashkv {
 
 namespace {
 
-constexpr std::string_view kSetFailedPrefix = "ERR CONFIG SET failed (possibly related to argument '";
+constexpr std::string_view kSetFailedPrefix =
+    "ERR CONFIG SET failed (possibly related to argument '";
 
 // Returns the reason of a CONFIG SET error text ("... - argument must be ..."), as a config
 // file error prints it.
@@ -30,8 +31,12 @@ std::string_view ErrorReason(std::string_view err) {
 
 // Parses an integer setting in [lo, hi]; returns Redis's reason text, or "" with *out set.
 std::string ParseIntSetting(std::string_view v, int64_t lo, int64_t hi, int64_t* out) {
-  if (!absl::SimpleAtoi(std::string(v), out)) return "argument couldn't be parsed into an integer";
-  if (*out < lo || *out > hi) return StrCat("argument must be between ", lo, " and ", hi, " inclusive");
+  if (!absl::SimpleAtoi(std::string(v), out)) {
+    return "argument couldn't be parsed into an integer";
+  }
+  if (*out < lo || *out > hi) {
+    return StrCat("argument must be between ", lo, " and ", hi, " inclusive");
+  }
   return "";
 }
 
@@ -172,7 +177,9 @@ void Config::DecorateEntries() {
         return o;
       };
     } else if (e.name == "dir") {
-      e.rewrite = [this] { return RewriteOption{"dir", {"dir " + QuoteConfigString(dir())}, true}; };
+      e.rewrite = [this] {
+        return RewriteOption{"dir", {"dir " + QuoteConfigString(dir())}, true};
+      };
     } else if (e.name == "bind") {
       // At its default, no line (an old one is removed).
       e.rewrite = [this, &e] {
