@@ -1,6 +1,8 @@
 #include "core/str_util.h"
 #include "server/command_registry.h"
 
+#include <algorithm>
+
 #include "core/base/logging.h"
 
 namespace dashkv {
@@ -134,6 +136,7 @@ void CommandRegistry::Register(CommandSpec spec) {
   }
   bool inserted = by_name_.emplace(std::string_view(owned->name), owned.get()).second;
   CHECK(inserted);  // a duplicate command name
+  max_name_len_ = std::max(max_name_len_, owned->name.size());
   specs_.push_back(std::move(owned));
 }
 
@@ -153,11 +156,36 @@ const CommandSpec* CommandRegistry::FindFullName(std::string_view full_name) con
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
+  if (name.size() > max_name_len_) return nullptr;
   char buf[32];
-  if (name.size() > sizeof(buf)) return nullptr;
-  for (size_t i = 0; i < name.size(); ++i) buf[i] = AsciiToLower(name[i]);
-  auto it = by_name_.find(std::string_view(buf, name.size()));
+  std::string long_name;  // a name given by rename-command may be longer than buf
+  std::string_view lower;
+  if (name.size() <= sizeof(buf)) {
+    for (size_t i = 0; i < name.size(); ++i) buf[i] = AsciiToLower(name[i]);
+    lower = std::string_view(buf, name.size());
+  } else {
+    long_name = AsciiStrToLower(name);
+    lower = long_name;
+  }
+  auto it = by_name_.find(lower);
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::string CommandRegistry::Rename(std::string_view from, std::string_view to) {
+  const CommandSpec* spec = Find(from);
+  if (spec == nullptr) return "No such command in rename-command";
+  if (!to.empty() && Find(to) != nullptr && Find(to) != spec) {
+    return "Target command name already exists";
+  }
+  by_name_.erase(AsciiStrToLower(from));
+  if (to.empty()) {
+    unreachable_.insert(spec);
+    return "";
+  }
+  const std::string& name = renamed_names_.emplace_back(AsciiStrToLower(to));
+  by_name_.emplace(std::string_view(name), spec);
+  max_name_len_ = std::max(max_name_len_, name.size());
+  return "";
 }
 
 void RegisterAllCommands(CommandRegistry* registry) {

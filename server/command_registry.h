@@ -8,10 +8,12 @@
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/container/inlined_vector.h>
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -56,6 +58,8 @@ enum CommandFlag : uint32_t {
   // Locks its keys exclusively though Redis flags it read-only: it may still rewrite a key's
   // bytes (PFCOUNT stores the cardinality it computed in the HyperLogLog's header).
   kCmdLocksExclusive = 1 << 26,
+  // Refused unless enable-debug-command allows the client (DEBUG), before authentication.
+  kCmdDebugGated = 1 << 27,
 };
 
 // How a command runs.
@@ -312,7 +316,18 @@ class CommandRegistry {
   // Returns the command or subcommand named `full_name` ("get", "client|list"; any case), or
   // nullptr.
   const CommandSpec* FindFullName(std::string_view full_name) const;
-  // Number of top-level commands (COMMAND COUNT).
+  // Renames the command `from` (any case) to `to`, or takes its name away when `to` is empty,
+  // as the config file's rename-command: the command keeps its own name in COMMAND INFO, DOCS,
+  // LIST and statistics, but clients reach it only by `to`. Returns Redis's error reason ("No
+  // such command in rename-command", "Target command name already exists") or "".
+  // REQUIRES: before any engine reads the registry (the server answers no client yet).
+  std::string Rename(std::string_view from, std::string_view to);
+  // Returns whether clients can reach the command `spec` (a top-level one, or a subcommand's
+  // container) by some name: false once rename-command disabled it.
+  bool reachable(const CommandSpec& spec) const {
+    return !unreachable_.contains(spec.parent != nullptr ? spec.parent : &spec);
+  }
+  // Number of top-level commands clients can reach (COMMAND COUNT).
   size_t size() const { return by_name_.size(); }
   // Number of specs, subcommands included: CommandSpec::id is below it.
   size_t num_ids() const { return num_ids_; }
@@ -332,6 +347,10 @@ class CommandRegistry {
   std::vector<std::unique_ptr<CommandSpec>> specs_;
   size_t num_ids_ = 0;
   absl::flat_hash_map<std::string_view, const CommandSpec*> by_name_;  // views of spec names
+  // Names given by Rename (by_name_ holds views of them), and the longest name of by_name_.
+  std::deque<std::string> renamed_names_;
+  size_t max_name_len_ = 0;
+  absl::flat_hash_set<const CommandSpec*> unreachable_;  // disabled by Rename
 };
 
 // Family registration functions, one per server/commands/*_commands.cc file.

@@ -2,6 +2,7 @@
 #include "server/config.h"
 
 #include <absl/flags/flag.h>
+#include <absl/flags/reflection.h>
 #include <absl/strings/numbers.h>
 
 #include <absl/strings/str_split.h>
@@ -40,6 +41,8 @@ ABSL_FLAG(bool, stop_writes_on_bgsave_error, true,
           "Refuse writes with -MISCONF while the last snapshot failed and a schedule is set.");
 ABSL_FLAG(std::string, enable_protected_configs, "no",
           "Who may CONFIG SET dir and dbfilename: no, yes or local (loopback clients).");
+ABSL_FLAG(std::string, enable_debug_command, "local",
+          "Who may run DEBUG: no, yes or local (loopback clients; Redis's default is no).");
 ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
 ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
 ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
@@ -166,20 +169,22 @@ bool IsMemoryText(std::string_view s) {
   return false;
 }
 
-std::optional<ProtectedConfigs> ParseProtectedConfigs(std::string_view v) {
-  if (EqualsIgnoreCase(v, "no")) return ProtectedConfigs::kNo;
-  if (EqualsIgnoreCase(v, "yes")) return ProtectedConfigs::kYes;
-  if (EqualsIgnoreCase(v, "local")) return ProtectedConfigs::kLocal;
-  return std::nullopt;
-}
-
-std::string ProtectedConfigsName(ProtectedConfigs p) {
-  switch (p) {
-    case ProtectedConfigs::kYes: return "yes";
-    case ProtectedConfigs::kLocal: return "local";
-    case ProtectedConfigs::kNo: break;
+// Returns the flag's default (`defaults`), or else its value when it was given on the command
+// line or differs from its default, else nullopt.
+template <typename T>
+std::optional<T> PickFlag(const absl::Flag<T>& flag, bool defaults,
+                          const absl::flat_hash_set<std::string>& given_flags) {
+  const absl::CommandLineFlag& handle = absl::GetFlagReflectionHandle(flag);
+  if (!defaults) {
+    if (!given_flags.contains(handle.Name()) && handle.CurrentValue() == handle.DefaultValue()) {
+      return std::nullopt;
+    }
+    return absl::GetFlag(flag);
   }
-  return "no";
+  T value{};
+  std::string error;
+  CHECK(absl::ParseFlag(handle.DefaultValue(), &value, &error)) << error;
+  return value;
 }
 
 // Returns `dir` as an absolute path (relative to the working directory at the call).
@@ -295,67 +300,84 @@ std::string Config::SetOutputLimits(std::string_view text) {
   return "";
 }
 
-void Config::Init() {
-  port = absl::GetFlag(FLAGS_port);
-  bind = absl::GetFlag(FLAGS_bind);
-  unsigned t = absl::GetFlag(FLAGS_threads);
-  threads = t ? t : io::AvailableCpus();
-  databases = std::max(1u, absl::GetFlag(FLAGS_dbnum));
-  proto_max_bulk_len = absl::GetFlag(FLAGS_proto_max_bulk_len);
-  client_query_buffer_limit = absl::GetFlag(FLAGS_client_query_buffer_limit);
-  hz = std::clamp(absl::GetFlag(FLAGS_hz), 1, 500);
-  timeout = std::max<int64_t>(0, absl::GetFlag(FLAGS_timeout));
-  busy_reply_threshold = std::max<int64_t>(0, absl::GetFlag(FLAGS_busy_reply_threshold));
-  tcp_keepalive = std::max<int64_t>(0, absl::GetFlag(FLAGS_tcp_keepalive));
-  maxclients = AdjustOpenFilesLimit(std::max<int64_t>(1, absl::GetFlag(FLAGS_maxclients)),
-                                    ReservedFds(threads));
-  spin_us = absl::GetFlag(FLAGS_spin_us);
-  pin_cpus = absl::GetFlag(FLAGS_pin_cpus);
-  std::string mm = absl::GetFlag(FLAGS_maxmemory);
-  if (!mm.empty()) {
-    auto v = ParseMemory(mm);
-    maxmemory = v.value_or(0);
-  } else if (int64_t limit = CgroupMemoryLimit(); limit > 0) {
-    // Leave headroom below the container limit so writes get -OOM before the kernel kills us.
-    maxmemory = limit / 10 * 9;
-    maxmemory_from_cgroup = true;
+void Config::ApplyFlags(FlagPass pass) {
+  const bool given = pass == FlagPass::kGiven;
+  auto pick = [&](const auto& flag) {
+    return PickFlag(flag, pass == FlagPass::kDefaults, given_flags_);
+  };
+  if (auto v = pick(FLAGS_port)) port = *v;
+  if (auto v = pick(FLAGS_bind)) bind = *v;
+  if (auto v = pick(FLAGS_threads)) threads = *v ? *v : io::AvailableCpus();
+  if (auto v = pick(FLAGS_dbnum)) databases = std::max(1u, *v);
+  if (auto v = pick(FLAGS_proto_max_bulk_len)) proto_max_bulk_len = *v;
+  if (auto v = pick(FLAGS_client_query_buffer_limit)) client_query_buffer_limit = *v;
+  if (auto v = pick(FLAGS_hz)) hz = std::clamp(*v, 1, 500);
+  if (auto v = pick(FLAGS_timeout)) timeout = std::max<int64_t>(0, *v);
+  if (auto v = pick(FLAGS_busy_reply_threshold)) busy_reply_threshold = std::max<int64_t>(0, *v);
+  if (auto v = pick(FLAGS_tcp_keepalive)) tcp_keepalive = std::max<int64_t>(0, *v);
+  // Checked against the descriptor limit once the file is read too (Load).
+  if (auto v = pick(FLAGS_maxclients)) maxclients = std::max<int64_t>(1, *v);
+  if (auto v = pick(FLAGS_spin_us)) spin_us = *v;
+  if (auto v = pick(FLAGS_pin_cpus)) pin_cpus = *v;
+  if (auto mm = pick(FLAGS_maxmemory)) {
+    if (!mm->empty()) {
+      maxmemory = ParseMemory(*mm).value_or(0);
+      maxmemory_from_cgroup = false;
+    } else if (int64_t limit = CgroupMemoryLimit(); limit > 0 && !given) {
+      // Leave headroom below the container limit so writes get -OOM before the kernel kills us.
+      maxmemory = limit / 10 * 9;
+      maxmemory_from_cgroup = true;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    dir_ = AbsoluteDir(absl::GetFlag(FLAGS_dir));
-    dbfilename_ = absl::GetFlag(FLAGS_dbfilename);
-    if (auto points = ParseSavePoints(absl::GetFlag(FLAGS_save))) {
-      save_points_ = std::move(*points);
-      has_save_points = !save_points_.empty();
-    } else {
-      ABSL_RAW_LOG(ERROR, "--save: invalid save parameters, no automatic snapshots");
+    if (auto v = pick(FLAGS_dir)) dir_ = AbsoluteDir(*v);
+    if (auto v = pick(FLAGS_dbfilename)) dbfilename_ = *v;
+    if (auto v = pick(FLAGS_save)) {
+      if (auto points = ParseSavePoints(*v)) {
+        save_points_ = std::move(*points);
+        has_save_points = !save_points_.empty();
+      } else {
+        ABSL_RAW_LOG(ERROR, "--save: invalid save parameters, no automatic snapshots");
+      }
     }
-    requirepass_ = absl::GetFlag(FLAGS_requirepass);
-    auth_required = !requirepass_.empty();
+    if (auto v = pick(FLAGS_requirepass)) {
+      requirepass_ = *v;
+      auth_required = !requirepass_.empty();
+    }
   }
-  hll_sparse_max_bytes = std::max<int64_t>(0, absl::GetFlag(FLAGS_hll_sparse_max_bytes));
-  rdbcompression = absl::GetFlag(FLAGS_rdbcompression);
-  rdbchecksum = absl::GetFlag(FLAGS_rdbchecksum);
-  stop_writes_on_bgsave_error = absl::GetFlag(FLAGS_stop_writes_on_bgsave_error);
-  if (std::optional<ProtectedConfigs> p =
-          ParseProtectedConfigs(absl::GetFlag(FLAGS_enable_protected_configs))) {
-    enable_protected_configs = *p;
-  } else {
-    ABSL_RAW_LOG(ERROR, "--enable_protected_configs: expected no, yes or local; using no");
+  if (auto v = pick(FLAGS_hll_sparse_max_bytes)) hll_sparse_max_bytes = std::max<int64_t>(0, *v);
+  if (auto v = pick(FLAGS_rdbcompression)) rdbcompression = *v;
+  if (auto v = pick(FLAGS_rdbchecksum)) rdbchecksum = *v;
+  if (auto v = pick(FLAGS_stop_writes_on_bgsave_error)) stop_writes_on_bgsave_error = *v;
+  if (auto v = pick(FLAGS_enable_protected_configs)) {
+    if (std::optional<ProtectedAction> p = ParseProtectedAction(*v)) {
+      enable_protected_configs = *p;
+    } else {
+      ABSL_RAW_LOG(ERROR, "--enable_protected_configs: expected no, yes or local; using no");
+    }
   }
-  std::string policy_flag = absl::GetFlag(FLAGS_maxmemory_policy);
-  if (std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(policy_flag)) {
-    maxmemory_policy_ = *policy;
-  } else {
-    ABSL_RAW_LOG(ERROR, "--maxmemory_policy: unknown policy '%s', using noeviction",
-                 policy_flag.c_str());
+  if (auto v = pick(FLAGS_enable_debug_command)) {
+    if (std::optional<ProtectedAction> p = ParseProtectedAction(*v)) {
+      enable_debug_command = *p;
+    } else {
+      ABSL_RAW_LOG(ERROR, "--enable_debug_command: expected no, yes or local; using local");
+    }
   }
-  std::string limits_err = SetOutputLimits(absl::GetFlag(FLAGS_client_output_buffer_limit));
-  if (!limits_err.empty()) {
-    ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
+  if (auto v = pick(FLAGS_maxmemory_policy)) {
+    if (std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(*v)) {
+      maxmemory_policy_ = *policy;
+    } else {
+      ABSL_RAW_LOG(ERROR, "--maxmemory_policy: unknown policy '%s', using noeviction",
+                   v->c_str());
+    }
   }
-  AddEntries();
-  UpdateObserveTicks();
+  if (auto v = pick(FLAGS_client_output_buffer_limit)) {
+    std::string limits_err = SetOutputLimits(*v);
+    if (!limits_err.empty()) {
+      ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
+    }
+  }
 }
 
 std::string Config::dir() const {
@@ -407,6 +429,7 @@ void Config::AddEntries() {
            field->store(*x, std::memory_order_relaxed);
            return std::string();
          }});
+    entries_.back().format = Entry::Format::kMemory;
   };
   // An integer setting read on hot paths; `aliases` are older names (the *-ziplist-* ones).
   auto atomic_int_entry = [this](std::vector<std::string> names, std::atomic<int64_t>* field,
@@ -426,6 +449,7 @@ void Config::AddEntries() {
              field->store(x, std::memory_order_relaxed);
              return std::string();
            }});
+      if (&name != &names[0]) entries_.back().alias_of = names[0];
     }
   };
   atomic_int_entry({"list-max-listpack-size", "list-max-ziplist-size"}, &list_max_listpack_size,
@@ -449,9 +473,7 @@ void Config::AddEntries() {
     entries_.push_back({std::move(name), [value] { return value; }, nullptr});
   };
 
-  entries_.push_back({"port", [this] { return StrCat(port); }, nullptr});
-  entries_.push_back({"bind", [this] { return bind; }, nullptr});
-  entries_.push_back({"databases", [this] { return StrCat(databases); }, nullptr});
+  AddStartupEntries();
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
@@ -599,7 +621,6 @@ void Config::AddEntries() {
          return std::string();
        }});
   fixed("rdb-del-sync-files", "no");
-  fixed("enable-protected-configs", ProtectedConfigsName(enable_protected_configs));
   fixed("loglevel", "notice");
   atomic_int_entry({"timeout"}, &timeout, 0, INT32_MAX);
   atomic_int_entry({"busy-reply-threshold", "lua-time-limit"}, &busy_reply_threshold, 0,
@@ -616,7 +637,8 @@ void Config::AddEntries() {
                           return SetFailed("maxclients", "argument must be between 1 and "
                                                          "4294967295 inclusive");
                         }
-                        if (x > maxclients.load()) {
+                        // At start the descriptor limit is checked once, after the file.
+                        if (x > maxclients.load() && !loading_) {
                           int64_t fit = AdjustOpenFilesLimit(x, ReservedFds(threads));
                           if (fit < x) {
                             return SetFailed("maxclients",
@@ -661,9 +683,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
 
 std::string Config::Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
                         bool local_client) {
-  const bool protected_allowed =
-      enable_protected_configs == ProtectedConfigs::kYes ||
-      (enable_protected_configs == ProtectedConfigs::kLocal && local_client);
+  const bool protected_allowed = AllowsProtectedAction(enable_protected_configs, local_client);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Entry* e = Find(pairs[i].first);
     if (!e) {

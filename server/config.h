@@ -16,8 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include <absl/container/flat_hash_set.h>
+#include <absl/status/status.h>
+
 #include "io/client_limits.h"
 #include "io/output_limit.h"
+#include "server/config_file.h"
 
 namespace dashkv {
 
@@ -56,8 +60,32 @@ std::optional<std::vector<SavePoint>> ParseSavePoints(std::string_view text);
 // Prints a schedule as CONFIG GET save shows it.
 std::string SavePointsText(const std::vector<SavePoint>& points);
 
-// enable-protected-configs: who may CONFIG SET dir and dbfilename.
-enum class ProtectedConfigs : uint8_t { kNo, kYes, kLocal };
+// enable-protected-configs (who may CONFIG SET dir and dbfilename) and enable-debug-command
+// (who may run DEBUG): nobody, everybody, or clients on a loopback connection.
+enum class ProtectedAction : uint8_t { kNo, kYes, kLocal };
+
+// Returns the setting named `name` (no, yes, local; any case), or nullopt.
+std::optional<ProtectedAction> ParseProtectedAction(std::string_view name);
+// Returns the setting's name as CONFIG GET prints it.
+std::string_view ProtectedActionName(ProtectedAction action);
+
+// Returns whether a client may take a protected action under `setting`; `local_client`: it is
+// connected from a loopback address (IsLocalPeer).
+inline bool AllowsProtectedAction(ProtectedAction setting, bool local_client) {
+  return setting == ProtectedAction::kYes || (setting == ProtectedAction::kLocal && local_client);
+}
+
+// Returns whether `remote_address` ("127.0.0.1:5000", "[::1]:5000", a connection's formatted
+// peer) is local in Redis's sense: exactly 127.0.0.1 or ::1 (not the rest of 127.0.0.0/8).
+bool IsLocalPeer(std::string_view remote_address);
+
+// A `rename-command` directive of the config file: `from` becomes `to` ("" disables it). The
+// server applies them when it builds its command table (Server::RenameCommands).
+struct RenamedCommand {
+  std::string from;
+  std::string to;
+  ConfigLine line;  // where it was read, for the start-up error
+};
 
 // Client classes of client-output-buffer-limit, in Redis's order (CONFIG GET prints them so).
 enum class ClientClass : uint8_t { kNormal = 0, kReplica = 1, kPubSub = 2 };
@@ -71,10 +99,37 @@ class Config {
     std::function<std::string(std::string_view)> set;
     // A protected config: settable only as enable-protected-configs allows.
     bool protected_config = false;
+    // For an immutable entry: applies a config file's value at start (null: a fixed value,
+    // the file may only repeat it). Same contract as `set`.
+    std::function<std::string(std::string_view)> load{};
+    // Set for an alias (lua-time-limit): the setting's own name, which CONFIG REWRITE writes.
+    std::string alias_of{};
+    // Takes several arguments in a config file (save, bind, client-output-buffer-limit); they
+    // reach `set` joined by spaces.
+    bool multi_arg = false;
+    // How CONFIG REWRITE writes the value: as is, as a memory value ("1gb"), or quoted.
+    enum class Format : uint8_t { kPlain, kMemory, kQuoted } format = Format::kPlain;
+    // Lines CONFIG REWRITE writes, when not one "name value" line.
+    std::function<RewriteOption()> rewrite{};
+    std::string default_value{};  // get() before the config file and flags (set by Load)
   };
 
-  // Reads the flags (after absl::ParseCommandLine) and builds the registry.
+  // Builds the registry and reads the settings: defaults, then the config file `config_file`
+  // (none when empty), then the flags given on the command line (`given_flags`: their names,
+  // as absl spells them; a flag whose value differs from its default counts as given too).
+  // Returns the start-up error text (Redis's layout, with file and line) on a bad file.
+  // REQUIRES: absl::ParseCommandLine ran; called once, before the server starts.
+  absl::Status Load(const std::string& config_file,
+                    const absl::flat_hash_set<std::string>& given_flags);
+  // Load without a config file. CHECK-fails on error.
   void Init();
+
+  // CONFIG REWRITE: writes the current settings into the config file as Redis 7.0 does
+  // (server/config_file.h RewriteConfigText). Returns Redis's error text or "" on success.
+  // Blocks on file I/O (one small file).
+  std::string Rewrite();
+  // The config file's absolute path ("" when started without one).
+  const std::string& config_file() const { return config_file_; }
 
   // Returns every (name, value) whose name matches one of `patterns` (glob, any case), each
   // name once, in registry order.
@@ -155,7 +210,14 @@ class Config {
   bool pin_cpus = false;
   bool maxmemory_from_cgroup = false;
 
-  ProtectedConfigs enable_protected_configs = ProtectedConfigs::kNo;
+  ProtectedAction enable_protected_configs = ProtectedAction::kNo;
+  // dashkv's default is local (Redis's is no): tests and benchmarks on loopback keep DEBUG.
+  ProtectedAction enable_debug_command = ProtectedAction::kLocal;
+  // From the config file, in file order.
+  std::vector<RenamedCommand> renamed_commands;
+  // The config file's `user` lines (each: the arguments after "user", unquoted), in file order.
+  // The ACL module applies them at start; Config only collects them.
+  std::vector<std::vector<std::string>> acl_user_lines;
 
   // The snapshot directory (an absolute path: a relative --dir is resolved at start, and CONFIG
   // SET dir takes only existing directories) and file name.
@@ -179,8 +241,28 @@ class Config {
   std::string SetOutputLimits(std::string_view text);
 
  private:
+  // Which flag values ApplyFlags takes: every flag's default, or only the flags given.
+  enum class FlagPass : uint8_t { kDefaults, kGiven };
+
   const Entry* Find(std::string_view name) const;
   void AddEntries();
+  // Adds the immutable entries a config file may set (port, bind, threads ...).
+  void AddStartupEntries();
+  // Sets the entries' rewrite formats, multi-argument flags and custom rewrites.
+  void DecorateEntries();
+  void ApplyFlags(FlagPass pass);
+  // Applies a config file's directives in order; returns the first error.
+  absl::Status ApplyFile(const std::vector<ConfigLine>& lines);
+  // Returns the name CONFIG REWRITE files `name` under (see CanonicalNameFn).
+  std::optional<std::string> RewriteName(std::string_view name) const;
+  std::vector<RewriteOption> RewriteOptions() const;
+
+  absl::flat_hash_set<std::string> given_flags_;
+  std::string config_file_;
+  // Serializes CONFIG REWRITEs (two engines may run one at the same time).
+  std::mutex rewrite_mu_;
+  // True while Load applies the config file (maxclients is then checked once at the end).
+  bool loading_ = false;
 
   std::vector<Entry> entries_;
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees a pthread mutex, not Debian's
@@ -195,6 +277,10 @@ class Config {
   void UpdateObserveTicks();
   std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };
+
+// Returns the names of the flags on a command line (as absl spells them: "--nopin_cpus" is
+// pin_cpus), to tell which settings the command line gives (they override the config file).
+absl::flat_hash_set<std::string> CommandLineFlagNames(int argc, char** argv);
 
 // File descriptors kept for the server's own use besides clients (Redis's
 // CONFIG_MIN_RESERVED_FDS, plus each engine thread's epoll, timer and wake-up descriptors).

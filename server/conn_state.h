@@ -55,6 +55,9 @@ class ConnState : public io::ConnectionState {
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
   bool authenticated = false;  // change it through SetAuthenticated
+  // Connected from a loopback address (IsLocalPeer): enable-debug-command and
+  // enable-protected-configs "local" allow it.
+  bool local_client = false;
   bool no_evict = false;
   bool no_touch = false;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).

@@ -6,6 +6,9 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "core/memory.h"
 #include "io/engine_pool.h"
@@ -21,8 +24,15 @@ int main(int argc, char** argv) {
   dashkv::InitMemoryAccounting();
   absl::SetProgramUsageMessage(
       "dashkv: a multi-threaded, Redis-compatible in-memory datastore.\n"
-      "Usage: dashkv [--port 6379] [--threads N] [--maxmemory 4gb] [--dir .] ...");
-  absl::ParseCommandLine(argc, argv);
+      "Usage: dashkv [/path/to/dashkv.conf] [--port 6379] [--threads N] [--maxmemory 4gb] "
+      "[--dir .] ...\nThe flags given override the config file's settings.");
+  const absl::flat_hash_set<std::string> given_flags = dashkv::CommandLineFlagNames(argc, argv);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 2) {
+    std::cerr << "dashkv: at most one config file may be given\n";
+    return 1;
+  }
+  const std::string config_file = positional.size() == 2 ? positional[1] : "";
 
   // Signals are taken by this thread only (sigwait below); engines inherit the blocked mask.
   sigset_t signals;
@@ -33,7 +43,11 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   dashkv::Config config;
-  config.Init();
+  // A bad config file stops the start (Redis's layout, on stderr).
+  if (absl::Status st = config.Load(config_file, given_flags); !st.ok()) {
+    std::cerr << st.message() << std::endl;
+    return 1;
+  }
 
   dashkv::io::EngineOptions engine_options;
   engine_options.spin_us = config.spin_us;
@@ -66,6 +80,10 @@ int main(int argc, char** argv) {
     server.reset();
     return rc;
   };
+  if (absl::Status st = server->RenameCommands(config.renamed_commands); !st.ok()) {
+    std::cerr << st.message() << std::endl;
+    return shut_down(false, 1);
+  }
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     return shut_down(false, 1);

@@ -154,6 +154,10 @@ std::string_view StatusText(OpStatus status) {
       return "WRONGPASS invalid username-password pair or user is disabled.";
     case OpStatus::kBadClientName:
       return "ERR Client names cannot contain spaces, newlines or special characters.";
+    case OpStatus::kDebugNotAllowed:
+      return "ERR DEBUG command not allowed. If the enable-debug-command option is set to "
+             "\"local\", you can run it from a local connection, otherwise you need to set this "
+             "option in the configuration file, and then restart the server.";
     case OpStatus::kLoading:
       return "LOADING Redis is loading the dataset in memory";
     case OpStatus::kMisconf:

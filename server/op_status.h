@@ -92,6 +92,7 @@ enum class OpStatus : uint8_t {
   kNoAuth,              // "NOAUTH Authentication required."
   kWrongPass,           // "WRONGPASS invalid username-password pair or user is disabled."
   kBadClientName,       // "Client names cannot contain spaces, newlines or special characters."
+  kDebugNotAllowed,     // "DEBUG command not allowed. If the enable-debug-command option ..."
   // Persistence.
   kLoading,             // "LOADING Redis is loading the dataset in memory"
   kMisconf,             // "MISCONF Redis is configured to save RDB snapshots, ..."

@@ -102,11 +102,21 @@ Server::Server(Config& config, io::EnginePool& pool,
 
 Server::~Server() = default;
 
+absl::Status Server::RenameCommands(const std::vector<RenamedCommand>& renames) {
+  for (const RenamedCommand& r : renames) {
+    if (std::string err = registry_.Rename(r.from, r.to); !err.empty()) {
+      return absl::InvalidArgumentError(ConfigErrorText(r.line, err));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
   conn.set_output_limit(config_.output_limit(ClientClass::kNormal));
   // As Redis: a connection opened while no password is set stays authenticated afterwards.
   state->SetAuthenticated(!config_.auth_required.load(std::memory_order_relaxed));
+  state->local_client = IsLocalPeer(conn.remote_address());
   const unsigned engine = conn.engine().index();
   clients_.Add(engine, state.get());
   BumpCounter(stats_.engine(engine).connections_received);
@@ -197,6 +207,14 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     io::CmdArgs args = batch[i++];
     const CommandSpec* spec = Resolve(args, out);
+    // As Redis: DEBUG is refused before authentication and the other gates.
+    if (spec != nullptr && spec->HasFlag(kCmdDebugGated) &&
+        !AllowsProtectedAction(config_.enable_debug_command, state.local_client)) [[unlikely]] {
+      SendStatus(out, OpStatus::kDebugNotAllowed);
+      stats_.RecordRejected(my_engine, spec, out);
+      state.multi_error |= state.in_multi;
+      continue;
+    }
     if (spec == nullptr || rejected(*spec)) {
       if (spec == nullptr) {
         spec = registry_.Lookup(args);  // a known container's command, for its counters

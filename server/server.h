@@ -41,6 +41,11 @@ class Server : public io::Service {
          void (*extra_commands)(CommandRegistry*) = nullptr);
   ~Server() override;
 
+  // Applies the config file's rename-command directives to the command table, in order;
+  // returns the start-up error text (with file and line) of the first bad one.
+  // REQUIRES: no client connected yet (before the listener starts).
+  absl::Status RenameCommands(const std::vector<RenamedCommand>& renames);
+
   std::unique_ptr<io::ConnectionState> OnConnect(io::Connection& conn) override;
   boost::asio::awaitable<void> Dispatch(io::Connection& conn, io::ConnectionState& state,
                                         std::span<const io::CmdArgs> batch,

@@ -315,7 +315,7 @@ void RegisterDebugCommands(CommandRegistry* r) {
   CommandSpec debug;
   debug.name = "debug";
   debug.arity = -2;
-  debug.flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+  debug.flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdDebugGated;
   debug.kind = HandlerKind::kCoord;
   debug.coord_handler = CmdDebug;
   debug.categories = {"admin", "slow", "dangerous"};

@@ -80,8 +80,9 @@ void AppendServer(std::string& out, const ConnCmdContext& ctx, int64_t now_ms) {
                   "\r\nuptime_in_seconds:", uptime, "\r\nuptime_in_days:", uptime / 86400,
                   "\r\nhz:", ctx.config().hz.load(),
                   "\r\nconfigured_hz:", ctx.config().hz.load(),
-                  "\r\nexecutable:/proc/", getpid(), "/exe\r\nconfig_file:\r\n"
-                  "io_threads_active:0\r\ndashkv_version:", kDashkvVersion,
+                  "\r\nexecutable:/proc/", getpid(),
+                  "/exe\r\nconfig_file:", ctx.config().config_file(),
+                  "\r\nio_threads_active:0\r\ndashkv_version:", kDashkvVersion,
                   "\r\ndashkv_threads:", ctx.pool().size(), "\r\n");
 }
 

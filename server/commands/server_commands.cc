@@ -99,17 +99,17 @@ void ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
-  std::string_view addr = ctx.state.conn->remote_address();
-  const bool local = addr.starts_with("127.") || addr.starts_with("[::1]") ||
-                     addr.starts_with("::1") || addr.starts_with("unix");
-  std::string err = ctx.config().Set(pairs, local);
+  std::string err = ctx.config().Set(pairs, ctx.state.local_client);
   if (!err.empty()) return ctx.rb.SendError(err);
   ctx.rb.SendOk();
 }
 
 // CONFIG REWRITE
+// Rewrites one small file on the connection's thread: an admin command, rare, bounded cost.
 void ConfigRewrite(CmdArgs, ConnCmdContext& ctx) {
-  ctx.rb.SendError("ERR The server is running without a config file");
+  std::string err = ctx.config().Rewrite();
+  if (!err.empty()) return ctx.rb.SendError(err);
+  ctx.rb.SendOk();
 }
 
 // CONFIG RESETSTAT: resets every engine's counters (a hop to each).
@@ -251,7 +251,9 @@ void SendCommandDocs(const CommandSpec& spec, io::ReplyBuilder& rb) {
 void CmdCommand(CmdArgs, ConnCmdContext& ctx) {
   const CommandRegistry& reg = ctx.registry();
   ctx.rb.StartArray(reg.size());
-  for (const auto& spec : reg.all()) SendCommandInfo(*spec, ctx.rb);
+  for (const auto& spec : reg.all()) {
+    if (reg.reachable(*spec)) SendCommandInfo(*spec, ctx.rb);
+  }
 }
 
 // COMMAND COUNT: top-level commands only, as Redis counts them.
@@ -278,7 +280,9 @@ void CommandDocs(CmdArgs args, ConnCmdContext& ctx) {
   const CommandRegistry& reg = ctx.registry();
   std::vector<const CommandSpec*> specs;
   if (args.size() == 2) {
-    for (const auto& spec : reg.all()) specs.push_back(spec.get());
+    for (const auto& spec : reg.all()) {
+      if (reg.reachable(*spec)) specs.push_back(spec.get());
+    }
   } else {
     for (size_t i = 2; i < args.size(); ++i) {
       if (const CommandSpec* spec = reg.FindFullName(args[i])) specs.push_back(spec);
@@ -311,6 +315,7 @@ void CommandList(CmdArgs args, ConnCmdContext& ctx) {
   }
   std::vector<std::string_view> names;
   ctx.registry().ForEachSpec([&](const CommandSpec& spec) {
+    if (!ctx.registry().reachable(spec)) return;  // disabled by rename-command
     if (by_pattern && !GlobMatch(pattern, spec.name, GlobCase::kNoCase)) return;
     if (by_category && std::none_of(spec.categories.begin(), spec.categories.end(),
                                     [&](std::string_view c) {

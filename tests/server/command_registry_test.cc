@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/str_util.h"
 #include "server/cmd_context.h"
 
 namespace dashkv {
@@ -86,6 +87,28 @@ TEST(CommandRegistryTest, FindFullName) {
   EXPECT_EQ(reg.FindFullName("box|help|x"), nullptr);
   EXPECT_EQ(reg.FindFullName("plain|x"), nullptr);
   EXPECT_EQ(reg.FindFullName("box|"), nullptr);
+}
+
+TEST(CommandRegistryTest, RenameMovesTheNameAndEmptyDisables) {
+  CommandRegistry reg = BoxRegistry();
+  const CommandSpec* box = reg.Find("box");
+  const CommandSpec* plain = reg.Find("plain");
+  EXPECT_EQ(reg.Rename("nosuch", "x"), "No such command in rename-command");
+  EXPECT_EQ(reg.Rename("box", "PLAIN"), "Target command name already exists");
+  // A name longer than the lookup's stack buffer works too.
+  const std::string long_name = "a_box_renamed_to_a_name_longer_than_thirty_two_bytes";
+  EXPECT_EQ(reg.Rename("BOX", long_name), "");
+  EXPECT_EQ(reg.Find("box"), nullptr);
+  EXPECT_EQ(reg.Find(AsciiStrToUpper(long_name)), box);
+  EXPECT_EQ(box->name, "box");  // COMMAND INFO keeps the command's own name
+  EXPECT_EQ(reg.Lookup(Args({long_name, "put", "k"})), &box->subcommands[0]);
+  EXPECT_TRUE(reg.reachable(*box));
+  EXPECT_TRUE(reg.reachable(box->subcommands[0]));
+  EXPECT_EQ(reg.Rename("plain", ""), "");
+  EXPECT_EQ(reg.Find("plain"), nullptr);
+  EXPECT_FALSE(reg.reachable(*plain));
+  EXPECT_EQ(reg.size(), 1u);
+  EXPECT_EQ(reg.Rename("plain", "again"), "No such command in rename-command");
 }
 
 TEST(CommandRegistryTest, SubcommandWithoutHandlerRunsTheContainers) {

@@ -245,13 +245,13 @@ TEST_F(ConfigTest, InvalidPolicyKeepsTheOldOne) {
 }
 
 TEST_F(ConfigTest, ProtectedConfigsFollowEnableProtectedConfigs) {
-  config_.enable_protected_configs = ProtectedConfigs::kLocal;
+  config_.enable_protected_configs = ProtectedAction::kLocal;
   EXPECT_EQ(config_.Set({{"dir", "/tmp"}}, /*local_client=*/false),
             "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected "
             "config");
   EXPECT_EQ(config_.Set({{"dir", "/tmp"}}, /*local_client=*/true), "");
   EXPECT_EQ(config_.dir(), "/tmp");
-  config_.enable_protected_configs = ProtectedConfigs::kYes;
+  config_.enable_protected_configs = ProtectedAction::kYes;
   EXPECT_EQ(config_.Set({{"dir", "/nonexistent-dashkv-dir"}}),
             "ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or "
             "directory");
