@@ -68,7 +68,7 @@ awaitable<void> MemoryStats(CmdArgs, ConnCmdContext& ctx) {
   auto ratio = [](int64_t a, int64_t b) {
     return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
   };
-  rb.StartMap(25 + f.db_tables.size());
+  rb.StartMap(27 + f.db_tables.size());  // the fields below
   auto num = [&](std::string_view name, int64_t v) {
     rb.SendBulk(name);
     rb.SendLong(v);
