@@ -206,6 +206,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterScriptCommands(registry);
   RegisterFunctionCommands(registry);
   RegisterDebugCommands(registry);
+  RegisterMemoryCommands(registry);
   RegisterListCommands(registry);
   RegisterHashCommands(registry);
   RegisterSetCommands(registry);

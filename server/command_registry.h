@@ -360,6 +360,7 @@ void RegisterKeyMoveCommands(CommandRegistry* registry);  // RENAME, RENAMENX, C
 void RegisterServerCommands(CommandRegistry* registry);
 void RegisterConnectionCommands(CommandRegistry* registry);
 void RegisterDebugCommands(CommandRegistry* registry);
+void RegisterMemoryCommands(CommandRegistry* registry);  // MEMORY
 void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterSlowlogCommands(CommandRegistry* registry);  // SLOWLOG

@@ -297,6 +297,7 @@ asio::awaitable<void> Server::RunBatch(const CommandSpec& spec, std::span<const 
 }
 
 void Server::StartBackgroundTasks() {
+  stats_.set_startup_memory(UsedMemory());
   shard_set_->RunOnAllBlocking([this](Shard& shard) {
     io::Engine& engine = pool_[shard.index()];
     asio::co_spawn(

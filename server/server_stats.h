@@ -95,6 +95,11 @@ class ServerStats {
   // Clients parked in a blocking command (INFO blocked_clients).
   std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
   int64_t start_time_ms() const { return start_time_ms_; }
+  // used_memory when the server started, before loading data (INFO used_memory_startup).
+  int64_t startup_memory() const { return startup_memory_.load(std::memory_order_relaxed); }
+  void set_startup_memory(int64_t bytes) {
+    startup_memory_.store(bytes, std::memory_order_relaxed);
+  }
 
   // Nanoseconds per CycleClock tick: the unit of the latency histograms is the tick.
   double ns_per_tick() const { return ns_per_tick_; }
@@ -126,6 +131,7 @@ class ServerStats {
   LatencyMonitor latency_monitor_;
   const int64_t start_time_ms_;
   std::atomic<int64_t> blocked_clients_{0};
+  std::atomic<int64_t> startup_memory_{0};
   std::atomic<int64_t> instantaneous_ops_{0};
   // Owned by the sampling thread.
   uint64_t last_ops_total_ = 0;

@@ -1,5 +1,4 @@
-// DEBUG (POPULATE, OBJECT, SET-ACTIVE-EXPIRE, SLEEP, HELP) and MEMORY (USAGE, HELP), and the
-// subcommand table of OBJECT (whose handler lives with the keyspace commands in
+// DEBUG (POPULATE, OBJECT, SET-ACTIVE-EXPIRE, SLEEP, HELP) and the subcommand table of OBJECT (whose handler lives with the keyspace commands in
 // generic_commands.cc).
 #include <unistd.h>
 
@@ -30,13 +29,6 @@ namespace dashkv {
 namespace {
 
 using boost::asio::awaitable;
-
-// Bytes an entry takes: its slot (key and value objects), a share of bucket metadata, and the
-// heap memory both objects own.
-int64_t EntryBytes(const PrimeIterator& it) {
-  constexpr int64_t kSlotBytes = 2 * sizeof(CompactObj) + 3;
-  return kSlotBytes + static_cast<int64_t>(it->first.MallocUsed() + it->second.MallocUsed());
-}
 
 // Length of the RDB encoding of a string value (without LZF compression).
 int64_t RdbStringLength(const CompactObj& value) {
@@ -296,39 +288,6 @@ awaitable<void> CmdDebug(CmdArgs args, ConnCmdContext& ctx) {
   SendDebugUsage(ctx, args[1]);
 }
 
-// MEMORY USAGE key [SAMPLES count]
-awaitable<void> MemoryUsage(CmdArgs args, ConnCmdContext& ctx) {
-  ArgParser parser(args, 3);
-  if (parser.Check("SAMPLES")) {
-    parser.NextInt();
-    if (parser.HasError()) co_return ctx.SendStatus(parser.error());
-  }
-  if (parser.HasNext()) co_return ctx.SendStatus(OpStatus::kSyntaxError);
-  ShardSet& ss = ctx.shard_set();
-  unsigned db = ctx.state.db;
-  int64_t now = ctx.now_ms;
-  std::string_view key = args[2];
-  int64_t bytes = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) -> int64_t {
-    PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
-    return it.is_done() ? -1 : EntryBytes(it);
-  });
-  if (bytes < 0) co_return ctx.rb.SendNull();
-  ctx.rb.SendLong(bytes);
-}
-
-// MEMORY HELP
-void MemoryHelp(CmdArgs, ConnCmdContext& ctx) {
-  static constexpr std::string_view kHelp[] = {
-      "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "USAGE <key> [SAMPLES <count>]",
-      "    Return memory in bytes used by <key> and its value. Nested values are",
-      "    sampled up to <count> times (default: 5, 0 means sample all).",
-      "HELP",
-      "    Print this help.",
-  };
-  SendHelp(ctx.rb, kHelp);
-}
-
 }  // namespace
 
 std::vector<CommandSpec> ObjectSubcommands() {
@@ -364,25 +323,6 @@ void RegisterDebugCommands(CommandRegistry* r) {
   debug.since = "1.0.0";
   debug.group = "server";
   r->Register(std::move(debug));
-
-  CommandSpec memory;
-  memory.name = "memory";
-  memory.arity = -2;
-  memory.kind = HandlerKind::kCoord;
-  memory.categories = {"slow"};
-  memory.summary = "A container for memory diagnostics commands.";
-  memory.since = "4.0.0";
-  memory.group = "server";
-  memory.subcommands.push_back(WithCoordHandler(
-      WithSingleKey(MakeSubcommand("usage", -3, kCmdReadOnly, {"read", "slow"}, "4.0.0",
-                                   "Estimates the memory usage of a key."),
-                    2, {"RO"}),
-      MemoryUsage));
-  memory.subcommands.push_back(WithConnHandler(
-      MakeSubcommand("help", 2, kCmdLoading | kCmdStale, {"slow"}, "4.0.0",
-                     "Returns helpful text about the different subcommands."),
-      MemoryHelp));
-  r->Register(std::move(memory));
 }
 
 }  // namespace dashkv

@@ -18,6 +18,7 @@
 #include "server/scripting/script_runner.h"
 #include "server/scripting/script_store.h"
 #include "server/command_registry.h"
+#include "server/commands/memory_figures.h"
 #include "server/cycle_clock.h"
 #include "server/config.h"
 #include "server/storage/shard_set.h"
@@ -32,14 +33,6 @@ namespace {
 
 // The allocator behind operator new: mimalloc, or the sanitizer's in sanitizer builds
 // (core/memory.h).
-std::string AllocatorName() {
-#ifdef DASHKV_SANITIZER
-  return "libc";
-#else
-  return absl::StrCat("mimalloc-", MI_MALLOC_VERSION / 100, ".", (MI_MALLOC_VERSION / 10) % 10,
-                      ".", MI_MALLOC_VERSION % 10);
-#endif
-}
 
 using boost::asio::awaitable;
 
@@ -52,23 +45,12 @@ struct ShardFigures {
   uint64_t rejected_calls = 0;
   uint64_t shard_hops = 0;
   uint64_t error_replies = 0;
-  size_t table_bytes = 0;
+  EngineMemory memory;
   std::vector<CommandStat> command_stats;
   absl::flat_hash_map<std::string, uint64_t> error_stats;
   std::vector<std::pair<uint32_t, LatencyHistogram>> latency;  // by spec id (latencystats only)
 };
 
-std::string HumanBytes(int64_t n) {
-  double d = static_cast<double>(n);
-  if (n < 1024) return StrCat(n, "B");
-  static constexpr char kUnits[] = "KMGTPE";
-  int i = -1;
-  while (d >= 1024 && i < 5) {
-    d /= 1024;
-    ++i;
-  }
-  return absl::StrFormat("%.2f%c", d, kUnits[i]);
-}
 
 // A run id fixed for the life of the process (40 hex characters, as Redis).
 const std::string& RunId() {
@@ -81,11 +63,6 @@ const std::string& RunId() {
   return id;
 }
 
-int64_t TotalSystemMemory() {
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long page = sysconf(_SC_PAGESIZE);
-  return static_cast<int64_t>(pages) * page;
-}
 
 void AppendServer(std::string& out, const ConnCmdContext& ctx, int64_t now_ms) {
   utsname u;
@@ -118,34 +95,55 @@ void AppendClients(std::string& out, const ConnCmdContext& ctx) {
 
 void AppendMemory(std::string& out, const ConnCmdContext& ctx,
                   const std::vector<ShardFigures>& shards) {
-  int64_t used = UsedMemory();
-  int64_t rss = static_cast<int64_t>(ProcessRssBytes());
-  int64_t peak = std::max(used, PeakUsedMemory());
-  int64_t tables = 0;
-  for (const auto& s : shards) tables += static_cast<int64_t>(s.table_bytes);
-  int64_t maxmemory = ctx.config().maxmemory.load();
-  int64_t total = TotalSystemMemory();
-  const int64_t lua = static_cast<int64_t>(ScriptRunner::LuaMemory());
-  const int64_t scripts = static_cast<int64_t>(ctx.services().scripts.body_bytes());
+  std::vector<EngineMemory> engines;
+  for (const auto& s : shards) engines.push_back(s.memory);
+  const MemoryFigures f = ComputeMemoryFigures(ctx.services(), engines);
+  const int64_t maxmemory = ctx.config().maxmemory.load();
+  const int64_t vm = f.lua;
+  auto ratio = [](int64_t a, int64_t b) {
+    return absl::StrFormat("%.2f", b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0);
+  };
   StrAppend(
-      &out, "# Memory\r\nused_memory:", used, "\r\nused_memory_human:", HumanBytes(used),
-      "\r\nused_memory_rss:", rss, "\r\nused_memory_rss_human:", HumanBytes(rss),
-      "\r\nused_memory_peak:", peak, "\r\nused_memory_peak_human:", HumanBytes(peak),
-      "\r\nused_memory_peak_perc:",
-      absl::StrFormat("%.2f%%", peak ? 100.0 * used / peak : 100.0),
-      "\r\nused_memory_dataset:", used, "\r\nused_memory_tables:", tables,
-      "\r\ntotal_system_memory:", total, "\r\ntotal_system_memory_human:", HumanBytes(total),
-      "\r\nused_memory_lua:", lua, "\r\nused_memory_vm_eval:", lua,
-      "\r\nused_memory_lua_human:", HumanBytes(lua), "\r\nused_memory_scripts_eval:", scripts,
+      &out, "# Memory\r\nused_memory:", f.used, "\r\nused_memory_human:", HumanBytes(f.used),
+      "\r\nused_memory_rss:", f.rss, "\r\nused_memory_rss_human:", HumanBytes(f.rss),
+      "\r\nused_memory_peak:", f.peak, "\r\nused_memory_peak_human:", HumanBytes(f.peak),
+      "\r\nused_memory_peak_perc:", absl::StrFormat("%.2f%%", f.peak_percentage()),
+      "\r\nused_memory_overhead:", f.overhead(), "\r\nused_memory_startup:", f.startup,
+      "\r\nused_memory_dataset:", f.dataset(),
+      "\r\nused_memory_dataset_perc:", absl::StrFormat("%.2f%%", f.dataset_percentage()),
+      "\r\nused_memory_tables:", f.tables, "\r\nallocator_allocated:", f.used,
+      "\r\nallocator_active:", f.allocator_active,
+      "\r\nallocator_resident:", f.allocator_resident,
+      "\r\ntotal_system_memory:", f.total_system,
+      "\r\ntotal_system_memory_human:", HumanBytes(f.total_system));
+  StrAppend(
+      &out, "\r\nused_memory_lua:", f.lua, "\r\nused_memory_vm_eval:", f.lua,
+      "\r\nused_memory_lua_human:", HumanBytes(f.lua),
+      "\r\nused_memory_scripts_eval:", f.scripts,
       "\r\nnumber_of_cached_scripts:", ctx.services().scripts.size(),
       "\r\nnumber_of_functions:", ctx.services().functions.num_functions(),
       "\r\nnumber_of_libraries:", ctx.services().functions.Libraries().size(),
-      "\r\nused_memory_scripts:", scripts, "\r\nused_memory_scripts_human:", HumanBytes(scripts),
+      "\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:", vm,
+      "\r\nused_memory_vm_total_human:", HumanBytes(vm),
+      "\r\nused_memory_functions:", f.functions,
+      "\r\nused_memory_scripts:", f.scripts + f.functions,
+      "\r\nused_memory_scripts_human:", HumanBytes(f.scripts + f.functions),
       "\r\nmaxmemory:", maxmemory, "\r\nmaxmemory_human:", HumanBytes(maxmemory),
-      "\r\nmaxmemory_policy:", ctx.config().maxmemory_policy(),
-      "\r\nmem_fragmentation_ratio:",
-      absl::StrFormat("%.2f", used ? static_cast<double>(rss) / used : 0.0),
-      "\r\nmem_allocator:", AllocatorName(), "\r\nlazyfree_pending_objects:0\r\n");
+      "\r\nmaxmemory_policy:", ctx.config().maxmemory_policy());
+  StrAppend(
+      &out, "\r\nallocator_frag_ratio:", ratio(f.allocator_active, f.used),
+      "\r\nallocator_frag_bytes:", f.allocator_active - f.used,
+      "\r\nallocator_rss_ratio:", ratio(f.allocator_resident, f.allocator_active),
+      "\r\nallocator_rss_bytes:", f.allocator_resident - f.allocator_active,
+      "\r\nrss_overhead_ratio:", ratio(f.rss, f.allocator_resident),
+      "\r\nrss_overhead_bytes:", f.rss - f.allocator_resident,
+      "\r\nmem_fragmentation_ratio:", ratio(f.rss, f.used),
+      "\r\nmem_fragmentation_bytes:", f.rss - f.used,
+      "\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
+      "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:",
+      f.clients_normal,
+      "\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:", AllocatorName(),
+      "\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
 }
 
 void AppendStats(std::string& out, const ConnCmdContext& ctx,
@@ -286,11 +284,11 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
       if (DbSlice* slice = shard.db_if_exists(db)) {
         f.dbs[db] = {static_cast<int64_t>(slice->size()), static_cast<int64_t>(slice->expires()),
                      slice->AverageTtl(now)};
-        f.table_bytes += slice->MemoryUsage();
       } else {
         f.dbs[db] = {0, 0, 0};
       }
     }
+    if (want("memory")) f.memory = GatherEngineMemory(shard, ctx.clients());
     EngineStats& es = ctx.stats().engine(shard.index());
     f.commands_processed = es.commands_processed.load(std::memory_order_relaxed);
     f.connections_received = es.connections_received.load(std::memory_order_relaxed);
