@@ -162,6 +162,7 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
 
 void RegisterAllCommands(CommandRegistry* registry) {
   RegisterConnectionCommands(registry);
+  RegisterAclCommands(registry);
   RegisterServerCommands(registry);
   RegisterInfoCommand(registry);
   RegisterStringCommands(registry);

@@ -39,6 +39,8 @@ ABSL_FLAG(bool, stop_writes_on_bgsave_error, true,
 ABSL_FLAG(std::string, enable_protected_configs, "no",
           "Who may CONFIG SET dir and dbfilename: no, yes or local (loopback clients).");
 ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
+ABSL_FLAG(std::string, aclfile, "", "ACL file of users, loaded at start (Redis 'aclfile').");
+ABSL_FLAG(int64_t, acllog_max_len, 128, "Entries kept in the ACL LOG (Redis 'acllog-max-len').");
 ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
 ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
 ABSL_FLAG(int64_t, client_query_buffer_limit, 1024LL * 1024 * 1024,
@@ -331,6 +333,8 @@ void Config::Init() {
     requirepass_ = absl::GetFlag(FLAGS_requirepass);
     auth_required = !requirepass_.empty();
   }
+  aclfile = absl::GetFlag(FLAGS_aclfile);
+  acllog_max_len = std::max<int64_t>(0, absl::GetFlag(FLAGS_acllog_max_len));
   hll_sparse_max_bytes = std::max<int64_t>(0, absl::GetFlag(FLAGS_hll_sparse_max_bytes));
   rdbcompression = absl::GetFlag(FLAGS_rdbcompression);
   rdbchecksum = absl::GetFlag(FLAGS_rdbchecksum);
@@ -430,6 +434,8 @@ void Config::AddEntries() {
 
   entries_.push_back({"port", [this] { return StrCat(port); }, nullptr});
   entries_.push_back({"bind", [this] { return bind; }, nullptr});
+  entries_.push_back({"aclfile", [this] { return aclfile; }, nullptr});
+  atomic_int_entry({"acllog-max-len"}, &acllog_max_len, 0, INT64_MAX);
   entries_.push_back({"databases", [this] { return StrCat(databases); }, nullptr});
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
@@ -496,6 +502,7 @@ void Config::AddEntries() {
                         std::lock_guard<std::mutex> lock(mu_);
                         requirepass_ = std::string(v);
                         auth_required = !requirepass_.empty();
+                        if (on_requirepass) on_requirepass(requirepass_);
                         return std::string();
                       }});
   entries_.push_back({"save", [this] { return SavePointsText(save_points()); },

@@ -10,6 +10,7 @@
 #include "io/connection.h"
 #include "io/reply_builder.h"
 #include "io/service.h"
+#include "server/acl/acl_user.h"
 #include "server/pubsub/client_subscriptions.h"
 
 namespace dashkv {
@@ -55,6 +56,13 @@ class ConnState : public io::ConnectionState {
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
   bool authenticated = false;  // change it through SetAuthenticated
+  // ACL (server/acl/acl_registry.h): the user this connection runs as (nullptr once deleted),
+  // by name, and the registry generation it was read at. `acl_restricted`: its commands are
+  // checked (any user but an unrestricted one); the only ACL cost on the hot path.
+  std::shared_ptr<const AclUser> user;
+  std::string user_name = "default";
+  uint64_t acl_generation = 0;
+  bool acl_restricted = false;
   bool no_evict = false;
   bool no_touch = false;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).

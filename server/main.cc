@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
     server.reset();
     return rc;
   };
+  if (absl::Status st = server->LoadAclAtStart(); !st.ok()) {
+    LOG(ERROR) << "Aborting startup because of ACL errors: " << st.message();
+    return shut_down(false, 1);
+  }
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     return shut_down(false, 1);
