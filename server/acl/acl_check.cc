@@ -3,6 +3,7 @@
 #include <absl/container/inlined_vector.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/base/parse_int.h"
 #include "core/glob.h"
@@ -18,20 +19,6 @@ struct KeyRef {
   uint8_t perms;  // what the access needs: kAclKeyRead and/or kAclKeyWrite
 };
 using KeyRefs = absl::InlinedVector<KeyRef, 8>;
-
-bool HasFlag(const KeySpec& ks, std::string_view flag) {
-  return std::find(ks.flags.begin(), ks.flags.end(), flag) != ks.flags.end();
-}
-
-// Redis's mapping: "access" needs read permission; "insert", "delete" and "update" need write.
-uint8_t NeededPerms(const KeySpec& ks) {
-  uint8_t perms = 0;
-  if (HasFlag(ks, "access")) perms |= kAclKeyRead;
-  if (HasFlag(ks, "insert") || HasFlag(ks, "delete") || HasFlag(ks, "update")) {
-    perms |= kAclKeyWrite;
-  }
-  return perms;
-}
 
 // The needs of a command whose key spec says "variable_flags": Redis asks the command (SET
 // reads only with GET; BITFIELD writes unless every operation is GET).
@@ -50,10 +37,11 @@ uint8_t VariablePerms(const CommandSpec& spec, CmdArgs args) {
   return kAclKeyRead;
 }
 
-// Appends the keys one key spec finds in `args`.
-bool AddSpecKeys(const KeySpec& ks, CmdArgs args, uint8_t perms, KeyRefs* out) {
+// Appends the keys one key spec finds in `args`; returns false when they cannot be found
+// (a bad key count).
+bool AddSpecKeys(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, KeyRefs* out) {
   const int argc = static_cast<int>(args.size());
-  int first = ks.begin_index;
+  int first = ks.index;
   if (!ks.keyword.empty()) {
     first = -1;
     if (ks.startfrom >= 0) {
@@ -95,22 +83,13 @@ bool AddSpecKeys(const KeySpec& ks, CmdArgs args, uint8_t perms, KeyRefs* out) {
 }
 
 // Returns the keys of a call with what each needs.
-KeyRefs KeysWithPerms(const std::vector<KeySpec>& key_specs, const CommandSpec& spec,
-                      CmdArgs args) {
+KeyRefs KeysWithPerms(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args) {
   KeyRefs refs;
-  bool fallback = key_specs.empty();
-  uint8_t all_perms = 0;
-  for (const KeySpec& ks : key_specs) {
-    if (HasFlag(ks, "not_key")) continue;
-    uint8_t perms = HasFlag(ks, "variable_flags") ? VariablePerms(spec, args) : NeededPerms(ks);
-    all_perms |= perms;
-    if (ks.unknown || HasFlag(ks, "incomplete")) fallback = true;
-  }
+  bool fallback = plan.fallback;
   if (!fallback) {
-    for (const KeySpec& ks : key_specs) {
-      if (HasFlag(ks, "not_key")) continue;
-      uint8_t perms = HasFlag(ks, "variable_flags") ? VariablePerms(spec, args) : NeededPerms(ks);
-      if (!AddSpecKeys(ks, args, perms, &refs)) {
+    for (const AclKeyPlan::Step& step : plan.steps) {
+      const uint8_t perms = step.variable ? VariablePerms(spec, args) : step.perms;
+      if (!AddSpecKeys(step, args, perms, &refs)) {
         fallback = true;
         break;
       }
@@ -118,10 +97,9 @@ KeyRefs KeysWithPerms(const std::vector<KeySpec>& key_specs, const CommandSpec& 
   }
   if (fallback) {
     refs.clear();
-    if (key_specs.empty()) all_perms = kAclKeyAll;
     // KeysOf needs a well-formed call (redis.acl_check_cmd may ask about any).
     if (spec.ArityOk(args.size())) {
-      for (uint32_t i : spec.KeysOf(args)) refs.push_back({i, all_perms});
+      for (uint32_t i : spec.KeysOf(args)) refs.push_back({i, plan.fallback_perms});
     }
   }
   return refs;
@@ -130,7 +108,16 @@ KeyRefs KeysWithPerms(const std::vector<KeySpec>& key_specs, const CommandSpec& 
 bool KeyAllowed(const AclSelector& sel, std::string_view key, uint8_t needed) {
   for (const AclKeyPattern& p : sel.keys) {
     if ((p.perms & needed) != needed) continue;
-    if (GlobMatch(p.pattern, key)) return true;
+    if (p.prefix_only) {
+      // "prefix*": most patterns that do not match differ at the first byte.
+      const size_t n = p.pattern.size() - 1;
+      if (key.size() >= n && key[0] == p.pattern[0] &&
+          std::memcmp(key.data(), p.pattern.data(), n) == 0) {
+        return true;
+      }
+    } else if (GlobMatch(p.pattern, key)) {
+      return true;
+    }
   }
   return false;
 }
@@ -146,7 +133,7 @@ AclDenied CheckSelector(const AclRules& rules, const AclSelector& sel, const Com
     }
   }
   if (!sel.all_keys && spec.HasKeys() && spec.acl_channels == AclChannelArgs::kNone) {
-    if (!keys) keys = KeysWithPerms(rules.KeySpecsOf(spec), spec, args);
+    if (!keys) keys = KeysWithPerms(rules.KeyPlanOf(spec), spec, args);
     for (const KeyRef& k : *keys) {
       if (!KeyAllowed(sel, args[k.index], k.perms)) {
         *index = static_cast<int>(k.index);

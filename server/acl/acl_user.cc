@@ -90,14 +90,52 @@ bool ValidAclUserName(std::string_view name) {
   return name.find(' ') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
+namespace {
+
+bool HasKeyFlag(const KeySpec& ks, std::string_view flag) {
+  return std::find(ks.flags.begin(), ks.flags.end(), flag) != ks.flags.end();
+}
+
+// Redis's mapping: "access" needs read permission; "insert", "delete" and "update" need write.
+uint8_t NeededPerms(const KeySpec& ks) {
+  uint8_t perms = 0;
+  if (HasKeyFlag(ks, "access")) perms |= kAclKeyRead;
+  if (HasKeyFlag(ks, "insert") || HasKeyFlag(ks, "delete") || HasKeyFlag(ks, "update")) {
+    perms |= kAclKeyWrite;
+  }
+  return perms;
+}
+
+AclKeyPlan MakeKeyPlan(const std::vector<KeySpec>& specs) {
+  AclKeyPlan plan;
+  plan.fallback = specs.empty();
+  uint8_t all = 0;
+  for (const KeySpec& ks : specs) {
+    if (HasKeyFlag(ks, "not_key")) continue;
+    const bool variable = HasKeyFlag(ks, "variable_flags");
+    const uint8_t perms = variable ? uint8_t{kAclKeyAll} : NeededPerms(ks);
+    all |= perms;
+    if (ks.unknown || HasKeyFlag(ks, "incomplete")) plan.fallback = true;
+    plan.steps.push_back({ks.begin_index, ks.keyword, ks.startfrom, ks.last_key, ks.key_step,
+                          ks.limit, ks.keynum, variable, perms});
+  }
+  if (plan.fallback) {
+    plan.steps.clear();
+    plan.fallback_perms = specs.empty() ? uint8_t{kAclKeyAll} : all;
+  }
+  return plan;
+}
+
+}  // namespace
+
 AclRules::AclRules(const CommandRegistry& registry)
-    : registry_(registry), words_((registry.num_ids() + 63) / 64), key_specs_(registry.num_ids()) {
+    : registry_(registry), words_((registry.num_ids() + 63) / 64), key_plans_(registry.num_ids()) {
   registry.ForEachSpec([&](const CommandSpec& spec) {
-    std::vector<KeySpec>& specs = key_specs_[spec.id];
     if (!spec.key_specs.empty()) {
-      specs = spec.key_specs;
+      key_plans_[spec.id] = MakeKeyPlan(spec.key_specs);
       return;
     }
+    std::vector<KeySpec> specs;
     for (size_t i = 0; i < kAclKeySpecRowCount; ++i) {
       const AclKeySpecRow& row = kAclKeySpecRows[i];
       if (row.command != spec.name) continue;
@@ -113,6 +151,7 @@ AclRules::AclRules(const CommandRegistry& registry)
       ks.unknown = row.unknown;
       specs.push_back(std::move(ks));
     }
+    key_plans_[spec.id] = MakeKeyPlan(specs);
   });
 }
 
@@ -268,7 +307,10 @@ std::string AclRules::ApplySelectorRule(AclSelector* sel, std::string_view op) c
         return "";
       }
     }
-    sel->keys.push_back({std::string(pattern), perms});
+    const bool prefix_only =
+        pattern.size() >= 2 && pattern.back() == '*' &&
+        pattern.find_first_of("*?[\\") == pattern.size() - 1;
+    sel->keys.push_back({std::string(pattern), perms, prefix_only});
     return "";
   }
   if (op[0] == '&') {

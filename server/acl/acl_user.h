@@ -31,6 +31,29 @@ enum AclKeyPerm : uint8_t { kAclKeyRead = 1, kAclKeyWrite = 2, kAclKeyAll = 3 };
 struct AclKeyPattern {
   std::string pattern;
   uint8_t perms = kAclKeyAll;
+  // "prefix*" with no other special byte: matched by a prefix compare (the common case).
+  bool prefix_only = false;
+};
+
+// Where a command's keys are and what each needs, taken once from its key specifications
+// (server/acl/acl_check.cc reads it for every checked call).
+struct AclKeyPlan {
+  struct Step {
+    int index;  // begin_search index, when `keyword` is empty
+    std::string_view keyword;
+    int startfrom;
+    int last_key;
+    int key_step;
+    int limit;
+    bool keynum;
+    bool variable;  // "variable_flags": the call's arguments decide (SET ... GET, BITFIELD)
+    uint8_t perms;  // kAclKeyRead and/or kAclKeyWrite
+  };
+  std::vector<Step> steps;
+  // The specs cannot find the keys (none given, "unknown" or "incomplete"): the command's own
+  // key positions are used, each needing `fallback_perms`.
+  bool fallback = false;
+  uint8_t fallback_perms = kAclKeyAll;
 };
 
 struct AclFirstArgs {
@@ -107,11 +130,9 @@ class AclRules {
   static bool IsCategory(std::string_view name);
 
   const CommandRegistry& registry() const { return registry_; }
-  // Returns the key specifications of `spec` the ACL reads its keys' needs from: its own, or
-  // Redis 7.0's (server/acl/acl_key_specs.h) when the command table lists none.
-  const std::vector<KeySpec>& KeySpecsOf(const CommandSpec& spec) const {
-    return key_specs_[spec.id];
-  }
+  // Returns where the keys of `spec` are and what each needs, from its key specifications: its
+  // own, or Redis 7.0's (server/acl/acl_key_specs.h) when the command table lists none.
+  const AclKeyPlan& KeyPlanOf(const CommandSpec& spec) const { return key_plans_[spec.id]; }
 
  private:
   // Applies one rule to the user (user-level rules) or its root selector; returns "" or the
@@ -128,7 +149,7 @@ class AclRules {
 
   const CommandRegistry& registry_;
   size_t words_;  // size of a selector's command bitset
-  std::vector<std::vector<KeySpec>> key_specs_;  // by CommandSpec::id
+  std::vector<AclKeyPlan> key_plans_;  // by CommandSpec::id
 };
 
 // Returns the words of `text` split at spaces, tabs and line ends (empty words dropped).
