@@ -1,7 +1,5 @@
 #include "server/acl/acl_check.h"
 
-#include <absl/container/inlined_vector.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -13,12 +11,6 @@
 namespace dashkv {
 
 namespace {
-
-struct KeyRef {
-  uint32_t index;
-  uint8_t perms;  // what the access needs: kAclKeyRead and/or kAclKeyWrite
-};
-using KeyRefs = absl::InlinedVector<KeyRef, 8>;
 
 // The needs of a command whose key spec says "variable_flags": Redis asks the command (SET
 // reads only with GET; BITFIELD writes unless every operation is GET).
@@ -37,9 +29,11 @@ uint8_t VariablePerms(const CommandSpec& spec, CmdArgs args) {
   return kAclKeyRead;
 }
 
-// Appends the keys one key spec finds in `args`; returns false when they cannot be found
-// (a bad key count).
-bool AddSpecKeys(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, KeyRefs* out) {
+// Calls fn(index, needed perms) for each key one key spec finds in `args` until fn returns
+// false; returns -1 when the keys cannot be found (a bad key count), else 1, or 0 when fn
+// stopped.
+template <typename Fn>
+int ForEachSpecKey(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, Fn&& fn) {
   const int argc = static_cast<int>(args.size());
   int first = ks.index;
   if (!ks.keyword.empty()) {
@@ -59,17 +53,17 @@ bool AddSpecKeys(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, KeyRef
         }
       }
     }
-    if (first < 0) return true;
+    if (first < 0) return 1;
   }
-  if (first <= 0 || first >= argc) return true;
+  if (first <= 0 || first >= argc) return 1;
   int last;
-  int step = std::max(1, ks.key_step);
+  const int step = ks.key_step > 1 ? ks.key_step : 1;
   if (ks.keynum) {
     std::optional<int64_t> n = ParseInt64(args[first]);
-    if (!n || *n < 0 || *n > argc) return false;
+    if (!n || *n < 0 || *n > argc) return -1;
     ++first;
     last = first + static_cast<int>(*n) * step - 1;
-    if (*n == 0) return true;
+    if (*n == 0) return 1;
   } else if (ks.last_key >= 0) {
     last = first + ks.last_key;
   } else if (ks.limit > 1) {
@@ -77,32 +71,36 @@ bool AddSpecKeys(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, KeyRef
   } else {
     last = argc + ks.last_key;
   }
-  last = std::min(last, argc - 1);
-  for (int i = first; i <= last; i += step) out->push_back({static_cast<uint32_t>(i), perms});
-  return true;
+  if (last > argc - 1) last = argc - 1;
+  for (int i = first; i <= last; i += step) {
+    if (!fn(i, perms)) return 0;
+  }
+  return 1;
 }
 
-// Returns the keys of a call with what each needs.
-KeyRefs KeysWithPerms(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args) {
-  KeyRefs refs;
-  bool fallback = plan.fallback;
-  if (!fallback) {
+// Calls fn(index, needed perms) for each key of a call until fn returns false; returns whether
+// it went through all of them.
+template <typename Fn>
+bool ForEachKey(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args, Fn&& fn) {
+  if (!plan.fallback) {
+    bool complete = true;
     for (const AclKeyPlan::Step& step : plan.steps) {
       const uint8_t perms = step.variable ? VariablePerms(spec, args) : step.perms;
-      if (!AddSpecKeys(step, args, perms, &refs)) {
-        fallback = true;
+      int r = ForEachSpecKey(step, args, perms, fn);
+      if (r == 0) return false;
+      if (r < 0) {
+        complete = false;
         break;
       }
     }
+    if (complete) return true;
   }
-  if (fallback) {
-    refs.clear();
-    // KeysOf needs a well-formed call (redis.acl_check_cmd may ask about any).
-    if (spec.ArityOk(args.size())) {
-      for (uint32_t i : spec.KeysOf(args)) refs.push_back({i, plan.fallback_perms});
-    }
+  // KeysOf needs a well-formed call (redis.acl_check_cmd may ask about any).
+  if (!spec.ArityOk(args.size())) return true;
+  for (uint32_t i : spec.KeysOf(args)) {
+    if (!fn(static_cast<int>(i), plan.fallback_perms)) return false;
   }
-  return refs;
+  return true;
 }
 
 bool KeyAllowed(const AclSelector& sel, std::string_view key, uint8_t needed) {
@@ -123,7 +121,7 @@ bool KeyAllowed(const AclSelector& sel, std::string_view key, uint8_t needed) {
 }
 
 AclDenied CheckSelector(const AclRules& rules, const AclSelector& sel, const CommandSpec& spec,
-                        CmdArgs args, std::optional<KeyRefs>& keys, int* index) {
+                        CmdArgs args, int* index) {
   if (!sel.all_commands && !spec.HasFlag(kCmdNoAuth) && !sel.Allowed(spec.id)) {
     const std::vector<std::string>* first = sel.FirstArgs(spec.id);
     if (first == nullptr || args.size() < 2 ||
@@ -133,13 +131,12 @@ AclDenied CheckSelector(const AclRules& rules, const AclSelector& sel, const Com
     }
   }
   if (!sel.all_keys && spec.HasKeys() && spec.acl_channels == AclChannelArgs::kNone) {
-    if (!keys) keys = KeysWithPerms(rules.KeyPlanOf(spec), spec, args);
-    for (const KeyRef& k : *keys) {
-      if (!KeyAllowed(sel, args[k.index], k.perms)) {
-        *index = static_cast<int>(k.index);
-        return AclDenied::kKey;
-      }
-    }
+    bool all_allowed = ForEachKey(rules.KeyPlanOf(spec), spec, args, [&](int i, uint8_t perms) {
+      if (KeyAllowed(sel, args[i], perms)) return true;
+      *index = i;
+      return false;
+    });
+    if (!all_allowed) return AclDenied::kKey;
   }
   if (!sel.all_channels && spec.acl_channels != AclChannelArgs::kNone) {
     const size_t end = spec.acl_channels == AclChannelArgs::kPublish ? 2 : args.size();
@@ -166,20 +163,17 @@ bool AclChannelAllowed(const AclSelector& sel, std::string_view channel, bool is
 
 AclVerdict AclCheck(const AclRules& rules, const AclUser& user, const CommandSpec& spec,
                     CmdArgs args) {
-  std::optional<KeyRefs> keys;  // computed once, for the first selector that needs them
-  AclVerdict verdict{AclDenied::kCommand, 0};
-  auto consider = [&](const AclSelector& sel) {
-    int index = 0;
-    AclDenied r = CheckSelector(rules, sel, spec, args, keys, &index);
-    if (r == AclDenied::kOk) return true;
+  int index = 0;
+  AclDenied r = CheckSelector(rules, user.root, spec, args, &index);
+  if (r == AclDenied::kOk) return {};
+  AclVerdict verdict{r, index};
+  for (const AclSelector& sel : user.selectors) {
+    index = 0;
+    r = CheckSelector(rules, sel, spec, args, &index);
+    if (r == AclDenied::kOk) return {};
     if (r > verdict.reason || (r == verdict.reason && index > verdict.arg_index)) {
       verdict = {r, index};
     }
-    return false;
-  };
-  if (consider(user.root)) return {};
-  for (const AclSelector& sel : user.selectors) {
-    if (consider(sel)) return {};
   }
   return verdict;
 }
