@@ -109,7 +109,7 @@ bool KeyAllowed(const AclSelector& sel, std::string_view key, uint8_t needed) {
     if (p.prefix_only) {
       // "prefix*": most patterns that do not match differ at the first byte.
       const size_t n = p.pattern.size() - 1;
-      if (key.size() >= n && key[0] == p.pattern[0] &&
+      if (key.size() >= n && key[0] == p.first &&
           std::memcmp(key.data(), p.pattern.data(), n) == 0) {
         return true;
       }

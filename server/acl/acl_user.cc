@@ -310,7 +310,8 @@ std::string AclRules::ApplySelectorRule(AclSelector* sel, std::string_view op) c
     const bool prefix_only =
         pattern.size() >= 2 && pattern.back() == '*' &&
         pattern.find_first_of("*?[\\") == pattern.size() - 1;
-    sel->keys.push_back({std::string(pattern), perms, prefix_only});
+    sel->keys.push_back(
+        {perms, prefix_only, pattern.empty() ? '\0' : pattern[0], std::string(pattern)});
     return "";
   }
   if (op[0] == '&') {

@@ -28,11 +28,13 @@ namespace dashkv {
 // Key permissions of a key pattern, and what a key of a command needs.
 enum AclKeyPerm : uint8_t { kAclKeyRead = 1, kAclKeyWrite = 2, kAclKeyAll = 3 };
 
+// The fields the check reads for every pattern come first.
 struct AclKeyPattern {
-  std::string pattern;
   uint8_t perms = kAclKeyAll;
   // "prefix*" with no other special byte: matched by a prefix compare (the common case).
   bool prefix_only = false;
+  char first = 0;  // pattern[0], for the prefix test's quick reject
+  std::string pattern;
 };
 
 // Where a command's keys are and what each needs, taken once from its key specifications
