@@ -190,6 +190,7 @@ std::string CommandRegistry::Rename(std::string_view from, std::string_view to) 
 
 void RegisterAllCommands(CommandRegistry* registry) {
   RegisterConnectionCommands(registry);
+  RegisterAclCommands(registry);
   RegisterServerCommands(registry);
   RegisterInfoCommand(registry);
   RegisterSlowlogCommands(registry);

@@ -95,6 +95,10 @@ enum class TxScope : uint8_t {
   kScript,
 };
 
+// Which arguments of a pub/sub command name channels the ACL checks (server/acl/acl_check.h):
+// the first (PUBLISH, SPUBLISH), all (SUBSCRIBE, SSUBSCRIBE), all as patterns (PSUBSCRIBE).
+enum class AclChannelArgs : uint8_t { kNone, kPublish, kSubscribe, kPatterns };
+
 // Argument indexes of a command's keys.
 using KeyIndexes = absl::InlinedVector<uint32_t, 8>;
 // A key a command writes in another database than the connection's (MOVE, COPY ... DB): its
@@ -203,6 +207,7 @@ struct CommandSpec {
   TxScope tx_scope = TxScope::kKeys;
   OtherDbKeyFn other_db_key = nullptr;  // its intent lock is (that db, key) (transaction.h)
   std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
+  AclChannelArgs acl_channels = AclChannelArgs::kNone;
   HandlerKind kind = HandlerKind::kConn;
   ShardHandler shard_handler = nullptr;
   ConnHandler conn_handler = nullptr;
@@ -384,6 +389,7 @@ void RegisterScriptCommands(CommandRegistry* registry);  // EVAL and FCALL famil
 void RegisterFunctionCommands(CommandRegistry* registry);  // FUNCTION
 void RegisterHllCommands(CommandRegistry* registry);  // PFADD, PFCOUNT, PFMERGE ...
 void RegisterSortCommands(CommandRegistry* registry);  // SORT, SORT_RO
+void RegisterAclCommands(CommandRegistry* registry);  // ACL SETUSER, GETUSER, LOG ...
 
 // Returns OBJECT's subcommand table (ENCODING, REFCOUNT, IDLETIME, FREQ, HELP); its entries have
 // no handler of their own, OBJECT's handler dispatches them (server/commands/debug_commands.cc).

@@ -44,6 +44,8 @@ ABSL_FLAG(std::string, enable_protected_configs, "no",
 ABSL_FLAG(std::string, enable_debug_command, "local",
           "Who may run DEBUG: no, yes or local (loopback clients; Redis's default is no).");
 ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
+ABSL_FLAG(std::string, aclfile, "", "ACL file of users, loaded at start (Redis 'aclfile').");
+ABSL_FLAG(int64_t, acllog_max_len, 128, "Entries kept in the ACL LOG (Redis 'acllog-max-len').");
 ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
 ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
 ABSL_FLAG(int64_t, client_query_buffer_limit, 1024LL * 1024 * 1024,
@@ -346,6 +348,8 @@ void Config::ApplyFlags(FlagPass pass) {
       auth_required = !requirepass_.empty();
     }
   }
+  if (auto v = pick(FLAGS_aclfile)) aclfile = *v;
+  if (auto v = pick(FLAGS_acllog_max_len)) acllog_max_len = std::max<int64_t>(0, *v);
   if (auto v = pick(FLAGS_hll_sparse_max_bytes)) hll_sparse_max_bytes = std::max<int64_t>(0, *v);
   if (auto v = pick(FLAGS_rdbcompression)) rdbcompression = *v;
   if (auto v = pick(FLAGS_rdbchecksum)) rdbchecksum = *v;
@@ -474,6 +478,7 @@ void Config::AddEntries() {
   };
 
   AddStartupEntries();
+  atomic_int_entry({"acllog-max-len"}, &acllog_max_len, 0, INT64_MAX);
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
@@ -539,6 +544,7 @@ void Config::AddEntries() {
                         std::lock_guard<std::mutex> lock(mu_);
                         requirepass_ = std::string(v);
                         auth_required = !requirepass_.empty();
+                        if (on_requirepass) on_requirepass(requirepass_);
                         return std::string();
                       }});
   entries_.push_back({"save", [this] { return SavePointsText(save_points()); },

@@ -204,6 +204,11 @@ class Config {
   // Immutable after Init().
   uint16_t port = 6379;
   std::string bind;
+  std::string aclfile;  // users loaded at start and by ACL LOAD, written by ACL SAVE
+  std::atomic<int64_t> acllog_max_len{128};
+  // Called after CONFIG SET requirepass (under the config lock) with the new password: the
+  // ACL's default user follows it (server/acl/acl_registry.h). Set once before serving.
+  std::function<void(std::string_view)> on_requirepass;
   unsigned threads = 1;
   unsigned databases = 16;
   uint32_t spin_us = 30;

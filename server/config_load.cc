@@ -143,6 +143,12 @@ void Config::AddStartupEntries() {
     return std::string();
   };
   entries_.back().multi_arg = true;
+  // ACL users loaded at start (and by ACL LOAD, written by ACL SAVE); fixed while running.
+  entries_.push_back({"aclfile", [this] { return aclfile; }, nullptr});
+  entries_.back().load = [this](std::string_view v) {
+    aclfile = std::string(v);
+    return std::string();
+  };
   int_entry("databases", 1, INT_MAX, [this] { return databases; },
             [this](int64_t x) { databases = unsigned(x); });
   action_entry("enable-protected-configs", &enable_protected_configs);
@@ -160,7 +166,7 @@ void Config::AddStartupEntries() {
 void Config::DecorateEntries() {
   for (Entry& e : entries_) {
     if (e.name == "dir" || e.name == "dbfilename" || e.name == "requirepass" ||
-        e.name == "notify-keyspace-events") {
+        e.name == "notify-keyspace-events" || e.name == "aclfile") {
       e.format = Entry::Format::kQuoted;
     }
     if (e.name == "save" || e.name == "client-output-buffer-limit" ||

@@ -10,6 +10,7 @@
 #include "io/connection.h"
 #include "io/reply_builder.h"
 #include "io/service.h"
+#include "server/acl/acl_user.h"
 #include "server/pubsub/client_subscriptions.h"
 
 namespace dashkv {
@@ -58,6 +59,13 @@ class ConnState : public io::ConnectionState {
   // Connected from a loopback address (IsLocalPeer): enable-debug-command and
   // enable-protected-configs "local" allow it.
   bool local_client = false;
+  // ACL (server/acl/acl_registry.h): the user this connection runs as (nullptr once deleted),
+  // by name, and the registry generation it was read at. `acl_restricted`: its commands are
+  // checked (any user but an unrestricted one); the only ACL cost on the hot path.
+  std::shared_ptr<const AclUser> user;
+  std::string user_name = "default";
+  uint64_t acl_generation = 0;
+  bool acl_restricted = false;
   bool no_evict = false;
   bool no_touch = false;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).

@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
     std::cerr << st.message() << std::endl;
     return shut_down(false, 1);
   }
+  if (absl::Status st = server->LoadAclAtStart(); !st.ok()) {
+    LOG(ERROR) << "Aborting startup because of ACL errors: " << st.message();
+    return shut_down(false, 1);
+  }
   if (absl::Status st = listener->Start(); !st.ok()) {
     LOG(ERROR) << "cannot listen on " << config.bind << ":" << config.port << ": " << st;
     return shut_down(false, 1);

@@ -13,6 +13,7 @@
 #include "core/memory.h"
 #include "core/str_util.h"
 #include "io/connection.h"
+#include "server/acl/acl_conn.h"
 #include "server/cmd_context.h"
 #include "server/cycle_clock.h"
 #include "server/persistence/snapshot_manager.h"
@@ -58,12 +59,19 @@ Server::Server(Config& config, io::EnginePool& pool,
       snapshots_(std::make_unique<SnapshotManager>(config, *shard_set_, pool)),
       scripts_(std::make_unique<ScriptStore>()),
       functions_(std::make_unique<FunctionStore>()),
+      acl_(std::make_unique<AclRegistry>(registry_, &config.auth_required)),
       services_{config_,  pool_,       *shard_set_, *pubsub_,   registry_,  stats_,
-                clients_, multi_,      *snapshots_, *scripts_,  *functions_, scripting_},
+                clients_, multi_,      *snapshots_, *scripts_,  *functions_, scripting_,
+                *acl_},
       runner_(services_),
       multi_(services_, runner_),
       scripting_(services_, runner_) {
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
+  // requirepass is the default user's password, now and after CONFIG SET (as Redis).
+  if (std::string pass = config_.requirepass(); !pass.empty()) acl_->SetDefaultPassword(pass);
+  config_.on_requirepass = [acl = acl_.get()](std::string_view pass) {
+    acl->SetDefaultPassword(pass);
+  };
   // The server's change listeners on every shard, after the shard's own (stats, WATCH,
   // blocking): keyspace notifications.
   notifiers_.resize(shard_set_->size());
@@ -111,9 +119,49 @@ absl::Status Server::RenameCommands(const std::vector<RenamedCommand>& renames) 
   return absl::OkStatus();
 }
 
+absl::Status Server::LoadAclAtStart() {
+  if (!config_.aclfile.empty() && !config_.acl_user_lines.empty()) {
+    return absl::InvalidArgumentError(
+        "Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
+        "path is invalid. This setup is very likely to lead to configuration errors and security "
+        "holes, please define either an ACL file or declare users directly in your redis.conf, "
+        "but not both.");
+  }
+  for (const std::vector<std::string>& line : config_.acl_user_lines) {
+    std::vector<std::string_view> words = {"user"};
+    words.insert(words.end(), line.begin(), line.end());
+    if (absl::Status st = acl_->LoadUserLine(words); !st.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("Error in user declaration '", line.empty() ? "" : line[0], "': ",
+                 std::string(st.message())));
+    }
+  }
+  if (config_.aclfile.empty()) return absl::OkStatus();
+  return acl_->LoadFile(config_.aclfile);
+}
+
+void Server::RefreshUser(ConnState& state) {
+  state.acl_generation = acl_->generation();
+  state.user = acl_->Find(state.user_name);
+  state.acl_restricted = state.user == nullptr || !state.user->Unrestricted();
+}
+
+bool Server::AclRefuses(ConnState& state, const CommandSpec& spec, CmdArgs args,
+                        io::ReplyBuilder& out) {
+  AclVerdict verdict = state.user != nullptr
+                           ? AclCheck(acl_->rules(), *state.user, spec, args)
+                           : AclVerdict{AclDenied::kCommand, 0};
+  if (verdict.reason == AclDenied::kOk) return false;
+  state.last_cmd = &spec;  // the log's client info names the refused command, as Redis
+  LogAclDenial(services_, state, verdict, spec, args, AclContext::kToplevel);
+  out.SendError(AclNoPermText(verdict, spec));
+  return true;
+}
+
 std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   auto state = std::make_unique<ConnState>(&conn);
   conn.set_output_limit(config_.output_limit(ClientClass::kNormal));
+  RefreshUser(*state);
   // As Redis: a connection opened while no password is set stays authenticated afterwards.
   state->SetAuthenticated(!config_.auth_required.load(std::memory_order_relaxed));
   state->local_client = IsLocalPeer(conn.remote_address());
@@ -167,8 +215,16 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     return OpStatus::kOk;
   };
-  auto rejected = [&](const CommandSpec& spec) {
+  // The ACL: one generation compare per batch, one branch per command for an unrestricted
+  // user (server/acl/acl_registry.h).
+  if (state.acl_generation != acl_->generation()) [[unlikely]] RefreshUser(state);
+  auto acl_denies = [&](const CommandSpec& spec, CmdArgs args) {
+    return state.user == nullptr ||
+           AclCheck(acl_->rules(), *state.user, spec, args).reason != AclDenied::kOk;
+  };
+  auto rejected = [&](const CommandSpec& spec, CmdArgs args) {
     return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
+           (state.acl_restricted && acl_denies(spec, args)) ||
            (over_memory && spec.HasFlag(kCmdDenyOom)) || SubscribedModeForbids(state, spec) ||
            (gate != 0 && gate_refuses(spec) != OpStatus::kOk);
   };
@@ -179,7 +235,11 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     if (state.in_multi) return std::nullopt;
     const CommandSpec* spec = registry_.Find(batch[j][0]);
-    if (spec == nullptr || !spec->ArityOk(batch[j].size()) || rejected(*spec)) {
+    if (spec == nullptr || !spec->ArityOk(batch[j].size()) || rejected(*spec, batch[j])) {
+      return std::nullopt;
+    }
+    // A restricted user's scripts run where the caller's user is known (their coordinator).
+    if (state.acl_restricted && spec->kind != HandlerKind::kShard) [[unlikely]] {
       return std::nullopt;
     }
     std::optional<unsigned> sid;
@@ -215,11 +275,13 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       state.multi_error |= state.in_multi;
       continue;
     }
-    if (spec == nullptr || rejected(*spec)) {
+    if (spec == nullptr || rejected(*spec, args)) {
       if (spec == nullptr) {
         spec = registry_.Lookup(args);  // a known container's command, for its counters
       } else if (need_auth && !spec->HasFlag(kCmdNoAuth)) {
         SendStatus(out, OpStatus::kNoAuth);
+      } else if (state.acl_restricted && AclRefuses(state, *spec, args, out)) {
+        // replied -NOPERM and logged
       } else if (over_memory && spec->HasFlag(kCmdDenyOom)) {
         SendStatus(out, OpStatus::kOutOfMemory);
       } else if (OpStatus why = gate != 0 ? gate_refuses(*spec) : OpStatus::kOk;
@@ -249,7 +311,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       // A pipelined run of the same batchable command: one call of its batch handler.
       size_t end = i;
       while (end < batch.size() && registry_.Find(batch[end][0]) == spec &&
-             spec->ArityOk(batch[end].size()) && !rejected(*spec)) {
+             spec->ArityOk(batch[end].size()) && !rejected(*spec, batch[end])) {
         ++end;
       }
       co_await RunBatch(*spec, batch.subspan(i - 1, end - i + 1), state, out, now_ms);
@@ -266,6 +328,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     if (conn.close_requested()) break;  // the rest is not run
     need_auth = need_auth && !state.authenticated;
+    // It may have changed users (ACL SETUSER, AUTH ...): the next commands see the change.
+    if (state.acl_generation != acl_->generation()) [[unlikely]] RefreshUser(state);
   }
   EngineStats& es = stats_.engine(my_engine);
   BumpCounter(es.commands_processed, batch.size());

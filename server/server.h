@@ -16,6 +16,7 @@
 
 #include "io/engine_pool.h"
 #include "io/service.h"
+#include "server/acl/acl_registry.h"
 #include "server/client_registry.h"
 #include "server/command_registry.h"
 #include "server/config.h"
@@ -57,12 +58,21 @@ class Server : public io::Service {
   // Stops them; REQUIRES: called before the pool stops.
   void StopBackgroundTasks();
 
+  // Loads the aclfile setting's users, if set (Redis refuses to start when that fails).
+  absl::Status LoadAclAtStart();
+
   const ServerServices& services() const { return services_; }
+  AclRegistry& acl() { return *acl_; }
   ShardSet& shard_set() { return *shard_set_; }
   ClientRegistry& clients() { return clients_; }
   SnapshotManager& snapshots() { return *snapshots_; }
 
  private:
+  // Takes the connection's user afresh from the ACL registry (its generation changed).
+  void RefreshUser(ConnState& state);
+  // Replies -NOPERM to a call the ACL refuses (and logs it); returns whether it refused.
+  bool AclRefuses(ConnState& state, const CommandSpec& spec, CmdArgs args,
+                  io::ReplyBuilder& out);
   // Resolves a command: returns its spec, or nullptr after replying with the error.
   const CommandSpec* Resolve(CmdArgs args, io::ReplyBuilder& out);
   // Runs a pipelined run of calls of one command with a batch handler (one reply each).
@@ -81,6 +91,7 @@ class Server : public io::Service {
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<ScriptStore> scripts_;
   std::unique_ptr<FunctionStore> functions_;
+  std::unique_ptr<AclRegistry> acl_;
   ServerServices services_;
   PipelineRunner runner_;
   MultiExec multi_;

@@ -8,6 +8,7 @@ namespace io {
 class EnginePool;
 }  // namespace io
 
+class AclRegistry;
 class ClientRegistry;
 class FunctionStore;
 class CommandRegistry;
@@ -33,6 +34,7 @@ struct ServerServices {
   ScriptStore& scripts;
   FunctionStore& functions;
   ScriptRunner& scripting;
+  AclRegistry& acl;
 };
 
 }  // namespace dashkv

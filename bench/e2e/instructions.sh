@@ -7,6 +7,8 @@
 # Prints one line per workload: GET/SET at pipeline 1 and 30, instructions per request (every
 # server thread counted). Engines do not spin before sleeping (--spin_us 0): under valgrind the
 # polling would count time, not work.
+# ACL_KEY_PATTERNS=n: the clients run as a restricted user (every command, n key patterns of
+# which only the last matches the benchmark's keys), so each command pays the ACL check.
 set -euo pipefail
 BIN=$1
 THREADS=${2:-1}
@@ -23,6 +25,11 @@ if [[ -n "${CONFIG_SET:-}" ]]; then
   redis-cli -p "$PORT" config set $CONFIG_SET >/dev/null
 fi
 redis-benchmark -p "$PORT" -t set -n 100000 -r 100000 -d 256 -P 30 -q >/dev/null
+if [[ -n "${ACL_KEY_PATTERNS:-}" ]]; then
+  patterns=()
+  for i in $(seq 2 "$ACL_KEY_PATTERNS"); do patterns+=("~nomatch$i:*"); done
+  redis-cli -p "$PORT" ACL SETUSER default resetkeys "${patterns[@]}" "~key:*" >/dev/null
+fi
 total() {  # instructions executed by the server since its start (all threads)
   callgrind_control -d "$VG" >/dev/null 2>&1
   local sum=0

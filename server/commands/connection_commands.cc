@@ -5,6 +5,7 @@
 #include "io/connection.h"
 #include "io/engine.h"
 #include "server/tx/blocking.h"
+#include "server/acl/acl_conn.h"
 #include "server/cmd_context.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
@@ -44,11 +45,19 @@ void CmdQuit(CmdArgs, ConnCmdContext& ctx) {
   ctx.state.conn->RequestClose();
 }
 
-// Returns whether `password` opens the default user (no requirepass: any password does).
-bool CheckPassword(ConnCmdContext& ctx, std::string_view user, std::string_view password) {
-  if (user != "default") return false;
-  std::string required = ctx.config().requirepass();
-  return required.empty() || required == password;
+// Authenticates the connection as `user` with `password`; returns false (and logs the failure)
+// when the user does not exist, is disabled or the password is wrong.
+bool Authenticate(ConnCmdContext& ctx, CmdArgs args, std::string_view user,
+                  std::string_view password) {
+  AclRegistry& acl = ctx.services().acl;
+  const uint64_t generation = acl.generation();
+  AclUserPtr u = acl.Authenticate(user, password);
+  if (u == nullptr) {
+    LogAclAuthFailure(ctx.services(), ctx.state, args[0], user);
+    return false;
+  }
+  SetConnUser(ctx.state, std::move(u), generation);
+  return true;
 }
 
 // AUTH [username] password
@@ -56,15 +65,15 @@ void CmdAuth(CmdArgs args, ConnCmdContext& ctx) {
   if (args.size() > 3) return ctx.SendStatus(OpStatus::kSyntaxError);
   std::string_view user = args.size() == 3 ? args[1] : "default";
   std::string_view password = args.back();
-  if (args.size() == 2 && ctx.config().requirepass().empty()) {
-    return ctx.rb.SendError(
-        "ERR AUTH <password> called without any password configured for the default user. "
-        "Are you sure your configuration is correct?");
+  if (args.size() == 2) {
+    AclUserPtr d = ctx.services().acl.default_user();
+    if (d->nopass) {
+      return ctx.rb.SendError(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+    }
   }
-  if (!CheckPassword(ctx, user, password)) {
-    return ctx.SendStatus(OpStatus::kWrongPass);
-  }
-  ctx.state.SetAuthenticated(true);
+  if (!Authenticate(ctx, args, user, password)) return ctx.SendStatus(OpStatus::kWrongPass);
   ctx.rb.SendOk();
 }
 
@@ -95,10 +104,9 @@ void CmdHello(CmdArgs args, ConnCmdContext& ctx) {
       parser.Next();
       std::string_view user = parser.Next();
       std::string_view password = parser.Next();
-      if (!CheckPassword(ctx, user, password)) {
+      if (!Authenticate(ctx, args, user, password)) {
         return ctx.SendStatus(OpStatus::kWrongPass);
       }
-      ctx.state.SetAuthenticated(true);
     } else if (EqualsIgnoreCase(parser.Peek(), "SETNAME") && parser.remaining() >= 2) {
       parser.Next();
       setname = parser.Next();
@@ -157,7 +165,11 @@ void CmdReset(CmdArgs, ConnCmdContext& ctx) {
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
-  ctx.state.SetAuthenticated(false);
+  // Back to the default user, authenticated only if it needs no password (as Redis).
+  AclRegistry& acl = ctx.services().acl;
+  const uint64_t generation = acl.generation();
+  SetConnUser(ctx.state, acl.default_user(), generation);
+  ctx.state.SetAuthenticated(!ctx.config().auth_required.load(std::memory_order_relaxed));
   ctx.state.conn->set_resp_version(io::RespVersion::kResp2);
   ctx.rb.set_version(io::RespVersion::kResp2);
   ctx.rb.SendSimpleString("RESET");
@@ -190,7 +202,7 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
       " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
       " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
       " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
-      " user=default redir=-1 resp=", static_cast<int>(c.resp_version()),
+      " user=", state.user_name, " redir=-1 resp=", static_cast<int>(c.resp_version()),
       " lib-name=", state.lib_name, " lib-ver=", state.lib_ver);
 }
 

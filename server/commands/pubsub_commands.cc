@@ -239,33 +239,43 @@ void RegisterPubSubCommands(CommandRegistry* registry) {
   constexpr uint32_t kSub =
       kCmdPubSub | kCmdNoScript | kCmdLoading | kCmdStale | kCmdSubscribedOk;
   constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate;
-  conn(spec("subscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
-            "Listens for messages published to channels.", "2.0.0"),
+  auto channels = [](CommandSpec s, AclChannelArgs which) {
+    s.acl_channels = which;
+    return s;
+  };
+  conn(channels(spec("subscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
+                     "Listens for messages published to channels.", "2.0.0"),
+                AclChannelArgs::kSubscribe),
        CmdSubscribe);
   conn(spec("unsubscribe", -1, kSub, 0, 0, {"pubsub", "slow"},
             "Stops listening to messages posted to channels.", "2.0.0"),
        CmdUnsubscribe);
-  conn(spec("psubscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
-            "Listens for messages published to channels that match one or more patterns.",
-            "2.0.0"),
+  conn(channels(spec("psubscribe", -2, kSub, 0, 0, {"pubsub", "slow"},
+                     "Listens for messages published to channels that match one or more "
+                     "patterns.",
+                     "2.0.0"),
+                AclChannelArgs::kPatterns),
        CmdPSubscribe);
   conn(spec("punsubscribe", -1, kSub, 0, 0, {"pubsub", "slow"},
             "Stops listening to messages published to channels that match one or more "
             "patterns.",
             "2.0.0"),
        CmdPUnsubscribe);
-  conn(spec("ssubscribe", -2, kSub, 1, -1, {"pubsub", "slow"},
-            "Listens for messages published to shard channels.", "7.0.0"),
+  conn(channels(spec("ssubscribe", -2, kSub, 1, -1, {"pubsub", "slow"},
+                     "Listens for messages published to shard channels.", "7.0.0"),
+                AclChannelArgs::kSubscribe),
        CmdSSubscribe);
   conn(spec("sunsubscribe", -1, kSub, 1, -1, {"pubsub", "slow"},
             "Stops listening to messages posted to shard channels.", "7.0.0"),
        CmdSUnsubscribe);
   CommandSpec publish = spec("publish", 3, kPub, 0, 0, {"pubsub", "fast"},
                              "Posts a message to a channel.", "2.0.0");
+  publish.acl_channels = AclChannelArgs::kPublish;
   publish.batch_handler = PublishRun<PubSubKind::kChannel>;
   registry->RegisterCoord(std::move(publish), CmdPublish);
   CommandSpec spublish = spec("spublish", 3, kPub, 1, 1, {"pubsub", "fast"},
                               "Post a message to a shard channel", "7.0.0");
+  spublish.acl_channels = AclChannelArgs::kPublish;
   spublish.batch_handler = PublishRun<PubSubKind::kShardChannel>;
   registry->RegisterCoord(std::move(spublish), CmdSPublish);
   CommandSpec pubsub = spec("pubsub", -2, 0, 0, 0, {"slow"},

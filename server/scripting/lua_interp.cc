@@ -236,10 +236,9 @@ int LuaAclCheckCmd(lua_State* L) {
   LuaInterp* in = A::Of(L);
   std::vector<std::string> args;
   if (std::string_view err = CollectArgs(L, args); !err.empty()) return RaiseErrorTable(L, err);
-  if (!A::host(in)->CommandExists(args)) {
-    return RaiseErrorTable(L, "ERR Invalid command passed to redis.acl_check_cmd()");
-  }
-  lua_pushboolean(L, 1);  // every user may run every command (there are no ACL users yet)
+  std::optional<bool> allowed = A::host(in)->AclAllows(args);
+  if (!allowed) return RaiseErrorTable(L, "ERR Invalid command passed to redis.acl_check_cmd()");
+  lua_pushboolean(L, *allowed ? 1 : 0);
   return 1;
 }
 

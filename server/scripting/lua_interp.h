@@ -22,6 +22,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <optional>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -54,8 +55,9 @@ class ScriptHost {
   // Runs the command `args` (name first) for the script, replying into `reply` (whose RESP
   // version is the script's, see redis.setresp).
   virtual CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) = 0;
-  // Returns whether `args` names a command (redis.acl_check_cmd).
-  virtual bool CommandExists(std::span<const std::string> args) const = 0;
+  // Returns whether the script's caller may run `args` (redis.acl_check_cmd), or nullopt when
+  // it names no command.
+  virtual std::optional<bool> AclAllows(std::span<const std::string> args) const = 0;
 };
 
 class LuaInterp {

@@ -13,6 +13,7 @@
 #include "core/memory.h"
 #include "core/numbers.h"
 #include "core/sha1.h"
+#include "server/acl/acl_conn.h"
 #include "server/cmd_context.h"
 #include "server/conn_state.h"
 #include "server/cycle_clock.h"
@@ -90,14 +91,23 @@ class ScriptHostBase : public ScriptHost {
  public:
   // `conn`: the caller's connection (its script client's), or nullptr for a script run from a
   // pipeline's shard group (connection commands a script may call do not use it).
+  // `caller`: the calling client, whose user the calls are checked against (nullptr: an
+  // unrestricted caller, whose calls are not checked).
   ScriptHostBase(const ServerServices& services, PipelineRunner& runner, io::Connection* conn,
-                 unsigned db, int64_t now_ms, const ScriptFlags& flags, bool read_only)
-      : services_(services), runner_(runner), conn_(conn), flags_(flags),
+                 const ConnState* caller, unsigned db, int64_t now_ms, const ScriptFlags& flags,
+                 bool read_only)
+      : services_(services), runner_(runner), conn_(conn),
+        caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr), flags_(flags),
         read_only_(read_only), db_(db), now_ms_(now_ms) {}
 
-  bool CommandExists(std::span<const std::string> args) const override {
+  std::optional<bool> AclAllows(std::span<const std::string> args) const override {
     SetViews(args);
-    return services_.registry.Lookup(CmdArgs(views_.data(), views_.size())) != nullptr;
+    CmdArgs cargs(views_.data(), views_.size());
+    const CommandSpec* spec = services_.registry.Lookup(cargs);
+    if (spec == nullptr) return std::nullopt;
+    if (caller_ == nullptr) return true;
+    return caller_->user != nullptr &&
+           AclCheck(services_.acl.rules(), *caller_->user, *spec, cargs).reason == AclDenied::kOk;
   }
 
   bool wrote() const { return wrote_; }
@@ -121,6 +131,7 @@ class ScriptHostBase : public ScriptHost {
       reply.SendError("ERR This Redis command is not allowed from script");
       return nullptr;
     }
+    if (caller_ != nullptr && AclRefuses(*spec, cargs, reply)) return nullptr;
     if (spec->HasFlag(kCmdWrite)) {
       if (read_only_) {
         reply.SendError("ERR Write commands are not allowed from read-only scripts.");
@@ -143,6 +154,30 @@ class ScriptHostBase : public ScriptHost {
   }
 
   CmdArgs args() const { return CmdArgs(views_.data(), views_.size()); }
+
+  // Replies Redis's error for a call the caller's user may not make (and logs it, context
+  // "lua"); returns whether it refused.
+  bool AclRefuses(const CommandSpec& spec, CmdArgs cargs, io::ReplyBuilder& reply) {
+    AclVerdict v = caller_->user != nullptr ? AclCheck(services_.acl.rules(), *caller_->user, spec, cargs)
+                                            : AclVerdict{AclDenied::kCommand, 0};
+    if (v.reason == AclDenied::kOk) return false;
+    LogAclDenial(services_, *caller_, v, spec, cargs, AclContext::kLua);
+    switch (v.reason) {
+      case AclDenied::kKey:
+        reply.SendError(
+            "ERR The user executing the script can't access at least one of the keys "
+            "mentioned in the command arguments");
+        break;
+      case AclDenied::kChannel:
+        reply.SendError(
+            "ERR The user executing the script can't publish to the channel mentioned in the "
+            "command");
+        break;
+      default:
+        reply.SendError("ERR The user executing the script can't run this command or subcommand");
+    }
+    return true;
+  }
 
   // Returns the one shard the call runs on whole as a shard command: a kShard command's keys'
   // shard, or a kCoord command's shard route (SORT without patterns); nullopt otherwise.
@@ -190,6 +225,7 @@ class ScriptHostBase : public ScriptHost {
   const ServerServices& services_;
   PipelineRunner& runner_;
   io::Connection* const conn_;
+  const ConnState* const caller_;
   const ScriptFlags& flags_;
   const bool read_only_;
   const unsigned db_;
@@ -211,8 +247,10 @@ class ScriptHostBase : public ScriptHost {
 class ShardHost : public ScriptHostBase {
  public:
   ShardHost(const ServerServices& services, PipelineRunner& runner, io::Connection* conn,
-            unsigned db, int64_t now_ms, const ScriptFlags& flags, bool read_only, Shard& shard)
-      : ScriptHostBase(services, runner, conn, db, now_ms, flags, read_only), shard_(shard) {}
+            const ConnState* caller, unsigned db, int64_t now_ms, const ScriptFlags& flags,
+            bool read_only, Shard& shard)
+      : ScriptHostBase(services, runner, conn, caller, db, now_ms, flags, read_only),
+        shard_(shard) {}
 
   CallStatus Call(std::span<const std::string> args, io::ReplyBuilder& reply) override {
     const CommandSpec* spec = Check(args, reply);
@@ -243,8 +281,8 @@ class CoordHost : public ScriptHostBase {
  public:
   CoordHost(const ServerServices& services, PipelineRunner& runner, ConnCmdContext& ctx,
             const ScriptFlags& flags, bool read_only, KeyLocks* locks)
-      : ScriptHostBase(services, runner, ctx.state.conn, ctx.state.db, ctx.now_ms, flags,
-                       read_only),
+      : ScriptHostBase(services, runner, ctx.state.conn, &ctx.state, ctx.state.db, ctx.now_ms,
+                       flags, read_only),
         locks_(locks) {}
 
   // Learning run: records calls that go outside the declared `keys` of database `db` (their
@@ -393,11 +431,11 @@ LuaInterp::RunStatus StartCallee(const ServerServices& services, LuaInterp& in,
 // `conn`, `db`, `now_ms`: the caller's (conn nullptr from a pipeline's shard group).
 RunOutcome RunOnShard(const ServerServices& services, PipelineRunner& runner,
                       RunningScripts& running, io::ReplyBuilder& out, io::Connection* conn,
-                      unsigned db, int64_t now_ms, const ScriptCallee& callee, bool read_only,
+                      const ConnState* caller, unsigned db, int64_t now_ms, const ScriptCallee& callee, bool read_only,
                       CmdArgs keys, CmdArgs argv, Shard& shard, uint64_t generation) {
   InterpPool& pool = ThreadPool();
   std::unique_ptr<LuaInterp> in = pool.Acquire(generation);
-  ShardHost host(services, runner, conn, db, now_ms, callee.flags(), read_only, shard);
+  ShardHost host(services, runner, conn, caller, db, now_ms, callee.flags(), read_only, shard);
   RunSlot* slot = running.Acquire(shard.index(), NowMs(), callee.function != nullptr);
   host.set_slot(slot);
   in->set_run_slot(slot);
@@ -597,7 +635,7 @@ void ScriptRunner::RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& ca
   }
   ScriptRunner& self = services.scripting;
   RunOutcome outcome =
-      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, ctx.db_index,
+      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, nullptr, ctx.db_index,
                  ctx.now_ms, callee, read_only, keys, argv, ctx.shard,
                  services.scripts.generation());
   if (outcome == RunOutcome::kRerunGlobal) {
@@ -688,7 +726,8 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
     for (std::string_view k : keys) req.Add(LockHashOf(ctx.state.db, k), mode);
     RunOutcome outcome;
     auto run = [&](Shard& shard) {
-      return RunOnShard(services_, runner_, running_, ctx.rb, ctx.state.conn, ctx.state.db,
+      return RunOnShard(services_, runner_, running_, ctx.rb, ctx.state.conn, &ctx.state,
+                        ctx.state.db,
                         ctx.now_ms, callee, read_only, keys, argv, shard, generation);
     };
     if (local != nullptr && local->index() == sid && local->locks().empty()) {

@@ -4,6 +4,7 @@
 
 #include "core/base/clock.h"
 #include "io/connection.h"
+#include "server/acl/acl_conn.h"
 #include "server/cmd_context.h"
 #include "server/pipeline_runner.h"
 #include "server/storage/shard_set.h"
@@ -160,6 +161,18 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     views[i].assign(cmds[i].args.begin(), cmds[i].args.end());
   }
   auto args_of = [&](size_t i) { return CmdArgs(views[i].data(), views[i].size()); };
+  // The user's rules may have changed since the commands were queued: each is checked again,
+  // and a refused one answers -NOPERM in its place while the others run (as Redis 7.0).
+  std::vector<std::string> denied;  // per command: "" or its error
+  bool any_denied = false;
+  if (state.acl_restricted) [[unlikely]] {
+    denied.resize(cmds.size());
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      denied[i] = AclExecDenial(services_, state, *cmds[i].spec, args_of(i));
+      any_denied |= !denied[i].empty();
+    }
+  }
+  auto refused = [&](size_t i) { return any_denied && !denied[i].empty(); };
 
   const bool use_locks = ss.size() > 1;
   KeyLocks locks(ss);
@@ -167,6 +180,7 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     unsigned db = state.db;
     for (size_t i = 0; i < cmds.size(); ++i) {
       const CommandSpec& spec = *cmds[i].spec;
+      if (refused(i)) continue;
       if (spec.switch_db != nullptr) {
         if (std::optional<unsigned> to = spec.switch_db(args_of(i), ss.num_dbs())) db = *to;
         continue;
@@ -178,7 +192,7 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
   int64_t now_ms = NowMs();
   if (use_locks) {
     std::optional<unsigned> one = OneShardExec(locks, cmds, views);
-    if (one) {
+    if (one && !any_denied) {
       co_await ExecOnOneShard(state, locks.request(*one), *one, views, cmds, out);
       co_return;
     }
@@ -202,7 +216,7 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
   // locks on its shards in its own messages (transaction.h).
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     const CommandSpec* spec = cmds[j].spec;
-    if (spec->kind != HandlerKind::kShard) return std::nullopt;
+    if (spec->kind != HandlerKind::kShard || refused(j)) return std::nullopt;
     std::optional<unsigned> sid = runner_.SingleShardOf(*spec, args_of(j));
     if (!sid) return std::nullopt;
     return PendingCmd{spec, args_of(j), *sid};
@@ -215,6 +229,11 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
       continue;
     }
     const CommandSpec& spec = *cmds[i].spec;
+    if (refused(i)) {
+      out.SendError(denied[i]);
+      ++i;
+      continue;
+    }
     ConnCmdContext sub(services_, state, out, now_ms, spec);
     sub.locks = use_locks ? &locks : nullptr;
     sub.in_exec = true;

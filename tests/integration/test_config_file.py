@@ -261,3 +261,25 @@ def test_rewrite_round_trip_of_diagnostics_settings(conf_server):
         "latency-tracking-info-percentiles": "50 99.5", "slowlog-log-slower-than": "5",
         "slowlog-max-len": "64", "latency-monitor-threshold": "7", "latency-tracking": "no"}
     c.close()
+
+
+def test_user_lines_define_acl_users(conf_server):
+    srv = conf_server('user bob on >s3cret ~app:* +get +set\nuser default on nopass ~* &* +@all\n')
+    c = srv.raw()
+    assert c.call("AUTH", "bob", "s3cret") == "OK"
+    assert str(c.call("ACL", "WHOAMI")).startswith("NOPERM")  # only GET and SET
+    assert c.call("SET", "app:1", "v") == "OK"
+    assert str(c.call("SET", "other", "v")).startswith("NOPERM")
+    c.close()
+
+
+@pytest.mark.parametrize("lines", [
+    "user bob on >pw ~* +@all badrule\n",
+    "user bob on >pw\naclfile \"%(dir)s/users.acl\"\n",
+])
+def test_bad_user_lines_stop_start(conf_server, lines):
+    srv = conf_server(start=False)
+    (srv.workdir / "users.acl").write_text("user default on nopass ~* &* +@all\n")
+    srv.conf_path.write_text(srv.conf_path.read_text() + lines % {"dir": srv.workdir})
+    rc, _ = srv.start_failure()
+    assert rc != 0

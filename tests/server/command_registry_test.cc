@@ -218,7 +218,7 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   // DEBUG is one command in Redis 7.0's COMMAND output, so it has no public table.
   EXPECT_THAT(containers, UnorderedElementsAre("client", "config", "command", "memory", "pubsub",
                                                "object", "script", "function", "xinfo",
-                                               "xgroup", "slowlog", "latency"));
+                                               "xgroup", "slowlog", "latency", "acl"));
   EXPECT_THAT(SubcommandNames("client"),
               UnorderedElementsAre("client|id", "client|getname", "client|setname",
                                    "client|setinfo", "client|info", "client|list", "client|kill",
@@ -230,7 +230,9 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   EXPECT_THAT(SubcommandNames("command"),
               UnorderedElementsAre("command|count", "command|info", "command|docs",
                                    "command|list", "command|getkeys", "command|help"));
-  EXPECT_THAT(SubcommandNames("memory"), UnorderedElementsAre("memory|usage", "memory|help"));
+  EXPECT_THAT(SubcommandNames("memory"),
+              UnorderedElementsAre("memory|doctor", "memory|help", "memory|malloc-stats",
+                                   "memory|purge", "memory|stats", "memory|usage"));
   EXPECT_THAT(SubcommandNames("pubsub"),
               UnorderedElementsAre("pubsub|channels", "pubsub|numpat", "pubsub|numsub",
                                    "pubsub|shardchannels", "pubsub|shardnumsub", "pubsub|help"));
