@@ -243,6 +243,27 @@ class TestWakeUps:
         r.xadd("s", {"f": "2"}, id="2-0")
         assert b.read() == [[b"s", [entry("2-0", "f", "2")]]]
 
+    def test_fifo_holds_for_a_consumer_waiting_on_several_shards(self, r, raw_factory):
+        """The first consumer of a group in line gets the entry even when it waits on keys of
+        several shards (it is woken and retries under locks): the consumer of the same group
+        behind it does not take it meanwhile; another group and a reader are served at once."""
+        groups(r, *KEYS)
+        groups(r, KEYS[0], name="g2")
+        cross, single, other, reader = (raw_factory() for _ in range(4))
+        park(cross, r, 1, *xrg("x", *KEYS))
+        park(single, r, 2, *xrg("s", KEYS[0]))
+        park(other, r, 3, *xrg("o", KEYS[0], group="g2"))
+        park(reader, r, 4, "XREAD", "BLOCK", "0", "STREAMS", KEYS[0], "$")
+        r.xadd(KEYS[0], {"f": "1"}, id="1-0")
+        got = [[KEYS[0].encode(), [entry("1-0", "f", "1")]]]
+        assert cross.read() == got
+        assert other.read() == got
+        assert reader.read() == got
+        wait_blocked(r, 1)
+        assert pending_of(r, KEYS[0]) == {"x": ["1-0"]}
+        r.xadd(KEYS[0], {"f": "2"}, id="2-0")
+        assert single.read() == [[KEYS[0].encode(), [entry("2-0", "f", "2")]]]
+
     def test_setid_does_not_wake_but_counts_at_the_next_xadd(self, r, raw_factory):
         groups(r, "s")
         r.xadd("s", {"a": "1"}, id="1-1")
