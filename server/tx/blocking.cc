@@ -101,7 +101,28 @@ void BlockingRegistry::MarkDbsReady(unsigned db1, unsigned db2) {
   for (const std::string& lk : keys) MarkReady(LockKeyDb(lk), LockKeyName(lk));
 }
 
-void BlockingRegistry::BeforeFlush(unsigned db) { MarkDbsReady(db, db); }
+void BlockingRegistry::MarkGroupReadersReady(const std::string& lock_key) {
+  auto q = queues_.find(lock_key);
+  if (q == queues_.end()) return;
+  for (const Entry& e : q->second) {
+    if (e.client->request().kind == BlockRequest::Kind::kStreamReadGroup) {
+      return MarkReady(LockKeyDb(lock_key), LockKeyName(lock_key));
+    }
+  }
+}
+
+void BlockingRegistry::AfterRemove(unsigned db, std::string_view key, RemoveReason) {
+  if (!queues_.empty()) MarkGroupReadersReady(LockKeyOf(db, key));
+}
+
+void BlockingRegistry::BeforeFlush(unsigned db) {
+  if (queues_.empty()) return;
+  std::vector<std::string> keys;
+  for (const auto& [lk, queue] : queues_) {
+    if (LockKeyDb(lk) == db) keys.push_back(lk);
+  }
+  for (const std::string& lk : keys) MarkGroupReadersReady(lk);
+}
 
 void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) { MarkDbsReady(db1, db2); }
 

@@ -13,8 +13,8 @@
 //   UNBLOCK vs disconnect).
 //
 //   Waking: the registry listens to the shard's changes (server/storage/key_change.h): a key
-//   modified, removed (deleted, expired, overwritten, flushed) or swapped while clients wait on
-//   it becomes "ready"; a write its command reports as no change (NoChange: XGROUP SETID,
+//   modified or swapped while clients wait on it becomes "ready", and so does a key removed
+//   (deleted, expired, overwritten, flushed) while a group reader waits on it; a write its command reports as no change (NoChange: XGROUP SETID,
 //   XREADGROUP, XACK ...) does not, as Redis signals none, and XGROUP DESTROY marks its key
 //   ready itself (Wake). Ready keys are served right after the command that made them ready
 //   (PipelineRunner::RunShardCommand), after a transaction releases its intent locks (a key
@@ -325,10 +325,9 @@ class BlockingRegistry : public ChangeListener {
   void AfterWrite(unsigned db, std::string_view key, bool modified) override {
     if (modified && !queues_.empty()) MarkReady(db, key);
   }
-  // A key is gone: blocked XREADGROUP clients answer an error (the others keep waiting).
-  void AfterRemove(unsigned db, std::string_view key, RemoveReason) override {
-    if (!queues_.empty()) MarkReady(db, key);
-  }
+  // A key is gone: its blocked XREADGROUP clients answer an error. Nobody else is woken: a
+  // removal serves no pop or read (and a key loaded quietly after a flush serves nobody).
+  void AfterRemove(unsigned db, std::string_view key, RemoveReason) override;
   // Every key of `db` goes: as AfterRemove for each key clients wait on.
   void BeforeFlush(unsigned db) override;
   // Keys of both databases may now hold what their clients wait for.
@@ -361,6 +360,8 @@ class BlockingRegistry : public ChangeListener {
   void MarkReady(unsigned db, std::string_view key);
   // Marks ready every key of database `db` (or of either of db1, db2) that clients wait on.
   void MarkDbsReady(unsigned db1, unsigned db2);
+  // Marks `lock_key` ready when a blocked XREADGROUP client waits on it.
+  void MarkGroupReadersReady(const std::string& lock_key);
   // Tells the listeners whether this registry wants writes and removals (only while clients
   // wait).
   void UpdateInterest();
