@@ -261,8 +261,10 @@ std::string_view StatusText(OpStatus status) {
     case OpStatus::kStreamXreadGt:
       return "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
              "<consumer> option.";
-    case OpStatus::kStreamBlockUnsupported:
-      return "ERR XREADGROUP BLOCK is not supported yet: no entry to serve without blocking";
+    case OpStatus::kStreamBlockedKeyGone:
+      return "UNBLOCKED the stream key no longer exists";
+    case OpStatus::kStreamBlockedGroupGone:
+      return "NOGROUP the consumer group this client was blocked on no longer exists";
     case OpStatus::kXsetidEntriesAddedBelowLength:
       return "ERR The entries_added specified in XSETID is smaller than the target stream length";
   }

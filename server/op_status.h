@@ -148,7 +148,8 @@ enum class OpStatus : uint8_t {
   kXsetidBelowTop,      // "The ID specified in XSETID is smaller than the target stream..."
   kTimeoutNotInteger,   // "timeout is not an integer or out of range"
   kStreamXreadGt,       // "The > ID can be specified only when calling XREADGROUP using ..."
-  kStreamBlockUnsupported,  // "XREADGROUP BLOCK is not supported yet" (dashkv: nothing to serve)
+  kStreamBlockedKeyGone,    // "UNBLOCKED the stream key no longer exists" (blocked XREADGROUP)
+  kStreamBlockedGroupGone,  // "NOGROUP the consumer group this client was blocked on no longer..."
   kXsetidEntriesAddedBelowLength, // "The entries_added specified in XSETID is smaller than the ta..."
 };
 

@@ -1,6 +1,7 @@
 // Blocking commands (Redis 7.0 semantics): BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX and BZMPOP, and the blocking path of XREAD BLOCK (RunBlockingStreamRead, called by
-// stream_commands.cc). How they park, wake and time out is described in server/tx/blocking.h.
+// BZPOPMAX and BZMPOP, and the blocking path of XREAD BLOCK and XREADGROUP BLOCK
+// (RunBlockingStreamRead, called by stream_commands.cc and stream_readgroup_command.cc). How
+// they park, wake and time out is described in server/tx/blocking.h.
 //
 // Each is a coordinator flagged kCmdBlocking (the server does not wrap it in intent locks):
 //  - keys on one shard: one hop tries the keys in argument order and, if all are empty,
@@ -52,7 +53,7 @@ enum class Shape : uint8_t {
   kKeyValues,         // BLMPOP: [key, [elements]]
   kKeyMemberScore,    // BZPOPMIN, BZPOPMAX: [key, member, score]
   kKeyScoredMembers,  // BZMPOP: [key, [[member, score] ...]]
-  kStreams,           // XREAD: [[key, [entry ...]] ...] (RESP3: a map)
+  kStreams,           // XREAD, XREADGROUP: [[key, [entry ...]] ...] (RESP3: a map)
 };
 
 // Parses a timeout in seconds (fractional allowed) as Redis 7.0 does; returns milliseconds,
@@ -171,9 +172,10 @@ std::optional<unsigned> SingleShard(ShardSet& ss, const BlockRequest& req) {
   return sid;
 }
 
-// Readers lock their keys shared (they change nothing), the others exclusive.
+// Readers lock their keys shared (they change nothing), the others exclusive (XREADGROUP
+// changes its group).
 LockMode ModeOf(const BlockRequest& req) {
-  return ConsumesOnServe(req) ? LockMode::kExclusive : LockMode::kShared;
+  return TakesOnServe(req) == ServeTakes::kNothing ? LockMode::kShared : LockMode::kExclusive;
 }
 
 void AddLocks(KeyLocks& locks, const BlockRequest& req) {
@@ -259,23 +261,40 @@ awaitable<PopResult> Attempt(ShardSet& ss, const BlockRequest& req) {
   if (req.kind == Kind::kListMove && ss.ShardOf(req.keys[0]) != ss.ShardOf(req.dest)) {
     co_return co_await MoveAcrossShards(ss, req, now);
   }
-  const bool consumes = ConsumesOnServe(req);
-  PopResult read;  // readers: every key with entries
-  size_t i = 0, n = req.keys.size();
-  while (i < n) {
-    unsigned sid = ss.ShardOf(req.keys[i]);
-    size_t end = i + 1;
+  const bool consumes = TakesOnServe(req) == ServeTakes::kElements;
+  // The keys in runs on one shard: [runs[j], runs[j + 1]), one hop each.
+  const size_t n = req.keys.size();
+  std::vector<size_t> runs{0};
+  while (runs.back() < n) {
+    const unsigned sid = ss.ShardOf(req.keys[runs.back()]);
+    size_t end = runs.back() + 1;
     while (end < n && ss.ShardOf(req.keys[end]) == sid) ++end;
-    PopResult r = co_await ss.Await(
-        sid, [&](Shard& s) { return TryBlockedKeys(s, req, i, end, now); });
-    if (consumes) {
+    runs.push_back(end);
+  }
+  PopResult read;  // readers: every key with entries
+  // XREADGROUP: a key or group gone on any shard answers the call before any key is served.
+  if (req.kind == Kind::kStreamReadGroup) {
+    for (size_t j = 0; j + 1 < runs.size(); ++j) {
+      const size_t first = runs[j], last = runs[j + 1];
+      read.status = co_await ss.Await(ss.ShardOf(req.keys[first]), [&](Shard& s) {
+        return BlockedKeysError(s, req, first, last, now);
+      });
+      if (read.status != OpStatus::kOk) co_return read;
+    }
+    read.status = OpStatus::kKeyNotFound;
+  }
+  for (size_t j = 0; j + 1 < runs.size(); ++j) {
+    const size_t first = runs[j], last = runs[j + 1];
+    PopResult r = co_await ss.Await(ss.ShardOf(req.keys[first]), [&](Shard& s) {
+      return TryBlockedKeys(s, req, first, last, now);
+    });
+    if (consumes || (r.status != OpStatus::kOk && r.status != OpStatus::kKeyNotFound)) {
       if (r.status != OpStatus::kKeyNotFound) co_return r;
     } else if (r.status == OpStatus::kOk) {
       if (read.streams.empty()) read.key = r.key;
       read.status = OpStatus::kOk;
       for (StreamRead& one : r.streams) read.streams.push_back(std::move(one));
     }
-    i = end;
   }
   co_return read;
 }
@@ -291,8 +310,9 @@ bool ClientLeft(ConnCmdContext& ctx, const BlockedCall& call) {
 // holds the key's locks (a cross-shard retry): their release serves the waiters.
 awaitable<void> GiveBack(ShardSet& ss, const BlockRequest& req, const PopResult& popped,
                          bool locks_held) {
-  if (popped.status != OpStatus::kOk || req.kind == Kind::kListMove || !ConsumesOnServe(req)) {
-    co_return;  // nothing to give back
+  if (popped.status != OpStatus::kOk || req.kind == Kind::kListMove ||
+      TakesOnServe(req) != ServeTakes::kElements) {
+    co_return;  // nothing to give back (XREADGROUP: the entries stay pending, see ReturnPopped)
   }
   const std::string& key = req.keys[popped.key];
   const unsigned sid = ss.ShardOf(key);

@@ -4,6 +4,7 @@
 
 #include "server/tx/blocking.h"
 #include "server/commands/list_ops.h"
+#include "server/commands/stream_readgroup.h"
 #include "server/commands/zset_ops.h"
 #include "server/storage/shard.h"
 #include "server/tx/transaction.h"
@@ -11,6 +12,11 @@
 namespace dashkv {
 
 OpStatus CheckBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int64_t now_ms) {
+  if (req.kind == BlockRequest::Kind::kStreamReadGroup) {
+    // A gone key or group is served: with its error.
+    OpStatus st = BlockedGroupState(shard.db(req.db), req.keys[key], req.group, now_ms);
+    return st == OpStatus::kKeyNotFound ? st : OpStatus::kOk;
+  }
   PrimeIterator it = shard.db(req.db).FindReadOnlyQuiet(req.keys[key], now_ms);
   if (it.is_done()) return OpStatus::kKeyNotFound;
   if (req.kind == BlockRequest::Kind::kStreamRead) {
@@ -33,6 +39,19 @@ PopResult ServeBlockedKey(Shard& shard, const BlockRequest& req, size_t key, int
       PrimeIterator it = *db.FindReadOnlyOfType(k, ObjType::kStream, now_ms);
       out.streams.push_back(
           {key, ReadAfter(AsStream(it->second), req.after[key], static_cast<size_t>(req.count))});
+      break;
+    }
+    case BlockRequest::Kind::kStreamReadGroup: {
+      OpResult<std::vector<CopiedEntry>> read =
+          DeliverToBlockedConsumer(db, k, req.group, req.consumer, req.noack,
+                                   static_cast<size_t>(req.count), now_ms);
+      // Redis signals no change of group state to WATCH.
+      shard.changes().MarkUnmodified();
+      if (!read) {
+        out.status = read.status();
+      } else {
+        out.streams.push_back({key, std::move(*read)});
+      }
       break;
     }
     case BlockRequest::Kind::kListPop: {
@@ -72,6 +91,8 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
   switch (req.kind) {
     case BlockRequest::Kind::kStreamRead:
       return;  // a read took nothing
+    case BlockRequest::Kind::kStreamReadGroup:
+      return;  // the entries stay pending for the consumer, as when Redis's reply is lost
     case BlockRequest::Kind::kListMove:
       return;  // the element is in the destination (blocking.h Design)
     case BlockRequest::Kind::kListPop: {
@@ -113,10 +134,24 @@ void ReturnPopped(Shard& shard, const BlockRequest& req, const PopResult& popped
   }
 }
 
+OpStatus BlockedKeysError(Shard& shard, const BlockRequest& req, size_t first, size_t last,
+                          int64_t now_ms) {
+  if (req.kind != BlockRequest::Kind::kStreamReadGroup) return OpStatus::kOk;
+  for (size_t k = first; k < last; ++k) {
+    OpStatus st = BlockedGroupState(shard.db(req.db), req.keys[k], req.group, now_ms);
+    if (st != OpStatus::kOk && st != OpStatus::kKeyNotFound) return st;
+  }
+  return OpStatus::kOk;
+}
+
 PopResult TryBlockedKeys(Shard& shard, const BlockRequest& req, size_t first, size_t last,
                          int64_t now_ms) {
-  if (!ConsumesOnServe(req)) {  // a reader reads every key with entries
+  if (TakesOnServe(req) != ServeTakes::kElements) {  // readers read every key with entries
     PopResult out;
+    if (OpStatus err = BlockedKeysError(shard, req, first, last, now_ms); err != OpStatus::kOk) {
+      out.status = err;
+      return out;
+    }
     for (size_t k = first; k < last; ++k) {
       // A wrong-typed key counts as empty: the call checked the types before it blocked.
       if (CheckBlockedKey(shard, req, k, now_ms) != OpStatus::kOk) continue;

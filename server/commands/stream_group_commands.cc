@@ -87,10 +87,12 @@ constexpr std::string_view kEntriesReadRange = "ERR value for ENTRIESREAD must b
 
 // Runs f(db, body, now) -> error text (empty: success, the reply is in body) on the shard of
 // `key`, then sends the reply. The key's watchers are not touched (Redis signals no change of
-// group state) unless `*key_created` is set by f.
+// group state) unless `*key_created` is set by f; the clients blocked on the key are served
+// (woken) when f sets `*wake_blocked`.
 template <typename F>
 awaitable<void> OnKeyShard(ConnCmdContext& ctx, std::string_view key, F f,
-                           const bool* key_created = nullptr) {
+                           const bool* key_created = nullptr,
+                           const bool* wake_blocked = nullptr) {
   ShardSet& ss = ctx.shard_set();
   unsigned db = ctx.state.db;
   int64_t now = ctx.now_ms;
@@ -98,6 +100,7 @@ awaitable<void> OnKeyShard(ConnCmdContext& ctx, std::string_view key, F f,
   std::string err = co_await ss.Await(ss.ShardOf(key), [&](Shard& shard) {
     std::string out = f(shard.db(db), body, now);
     if (key_created == nullptr || !*key_created) shard.changes().MarkUnmodified();
+    if (wake_blocked != nullptr && *wake_blocked) shard.blocking().Wake(db, key);
     return out;
   });
   if (!err.empty()) co_return ctx.rb.SendError(err);
@@ -205,6 +208,7 @@ awaitable<void> CmdXGroupSetId(CmdArgs args, ConnCmdContext& ctx) {
 
 // XGROUP DESTROY key group
 awaitable<void> CmdXGroupDestroy(CmdArgs args, ConnCmdContext& ctx) {
+  bool destroyed = false;  // its blocked consumers answer an error, as Redis
   co_await OnKeyShard(ctx, args[2], [&](DbSlice& db, io::ReplyBuilder& rb, int64_t now) {
     StreamValue* s = nullptr;
     StreamGroup* g = nullptr;
@@ -215,10 +219,11 @@ awaitable<void> CmdXGroupDestroy(CmdArgs args, ConnCmdContext& ctx) {
       return std::string();
     }
     s->groups()->Destroy(args[3]);
+    destroyed = true;
     rb.SendLong(1);
     db.Notify(kNotifyStream, "xgroup-destroy", args[2]);
     return std::string();
-  });
+  }, nullptr, &destroyed);
 }
 
 // XGROUP CREATECONSUMER key group consumer
@@ -425,7 +430,9 @@ void RegisterStreamGroupCommands(CommandRegistry* r) {
   r->RegisterShard(std::move(xautoclaim), CmdXAutoClaim);
 
   // Not flagged "blocking" while it never blocks (see XREAD's registration).
-  CommandSpec xreadgroup = Spec("xreadgroup", -7, kW, 0, 0, "5.0.0",
+  // Flagged "blocking" (as Redis): the runner takes no intent locks for it; CmdXReadGroup takes
+  // its own.
+  CommandSpec xreadgroup = Spec("xreadgroup", -7, kW | kCmdBlocking, 0, 0, "5.0.0",
                                 "Returns new or historical messages from a stream for a consumer "
                                 "in a group. Blocks until a message is available otherwise.");
   xreadgroup.keys_fn = XReadGroupKeys;

@@ -1,16 +1,23 @@
-// XREADGROUP (Redis 7.0 semantics, without blocking: with BLOCK it answers as XREAD does when
-// nothing can be served). Keys on one shard run there; keys on several shards are checked in
-// one hop and served in a second one under the command's exclusive locks, so an error on any
-// key changes nothing; the reply is in argument order.
+// XREADGROUP (Redis 7.0 semantics). Keys on one shard are checked and served in one hop; keys on
+// several shards are checked in one hop and served in a second one, under exclusive locks on
+// every key, so an error on any key changes nothing; the reply is in argument order. With BLOCK,
+// every id ">" and nothing to serve, the call parks on the blocking machinery
+// (server/tx/blocking.h), which serves it with the shard ops at the end of this file
+// (stream_readgroup.h).
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "server/cmd_context.h"
+#include "server/commands/blocking_commands.h"
 #include "server/commands/stream_group_util.h"
+#include "server/commands/stream_readgroup.h"
 #include "server/conn_state.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/multi_key.h"
+#include "server/tx/transaction.h"
 #include "server/values/stream_groups.h"
 #include "server/values/stream_value.h"
 
@@ -25,8 +32,8 @@ namespace {
 
 // The parsed arguments of XREADGROUP.
 struct XReadGroupArgs {
-  size_t count = 0;  // 0: no limit
-  bool block = false;
+  size_t count = 0;       // 0: no limit
+  int64_t block_ms = -1;  // BLOCK's milliseconds (0: forever); -1 without BLOCK
   bool noack = false;
   std::string_view group, consumer;
   size_t first_key = 0;
@@ -37,17 +44,23 @@ struct XReadGroupArgs {
   std::vector<std::string_view> id_error;
 };
 
-// Parses XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...
-OpResult<XReadGroupArgs> ParseXReadGroup(CmdArgs args, std::string* error) {
+// Parses XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...; BLOCK is
+// refused from scripts (named as the script wrote the command, as Redis).
+OpResult<XReadGroupArgs> ParseXReadGroup(CmdArgs args, bool from_script, std::string* error) {
   XReadGroupArgs out;
   bool group_given = false;
   for (size_t i = 1; i < args.size(); ++i) {
     const size_t more = args.size() - 1 - i;
     if (EqualsIgnoreCase(args[i], "BLOCK") && more > 0) {
+      if (from_script) {
+        *error = "ERR " + std::string(args[0]) +
+                 " command is not allowed with BLOCK option from scripts";
+        return OpStatus::kSyntaxError;
+      }
       std::optional<int64_t> ms = ParseInt64(args[++i]);
       if (!ms) return OpStatus::kTimeoutNotInteger;
       if (*ms < 0) return OpStatus::kTimeoutNegative;
-      out.block = true;
+      out.block_ms = *ms;
     } else if (EqualsIgnoreCase(args[i], "COUNT") && more > 0) {
       std::optional<int64_t> n = ParseInt64(args[++i]);
       if (!n) return OpStatus::kNotAnInteger;
@@ -95,6 +108,34 @@ OpResult<XReadGroupArgs> ParseXReadGroup(CmdArgs args, std::string* error) {
   return out;
 }
 
+// Whether the call may wait: BLOCK given and every id ">" (a history read answers at once).
+bool MayBlock(const XReadGroupArgs& x) {
+  if (x.block_ms < 0) return false;
+  for (const std::optional<StreamID>& id : x.after) {
+    if (id) return false;
+  }
+  return true;
+}
+
+// Returns whether group `g` of `s` has a live entry after its last-delivered id.
+bool HasNewForGroup(const StreamValue& s, const StreamGroup& g) {
+  return s.length() > 0 && *s.LastLiveId() > g.last_id;
+}
+
+// Delivers the entries new to `g` to consumer `c`, at most `count` (0: all), calling emit(e)
+// for each; returns how many.
+template <typename Emit>
+size_t DeliverNew(StreamValue& s, StreamGroup& g, StreamConsumer* c, bool noack, size_t count,
+                  int64_t now, Emit emit) {
+  StreamID start = g.last_id;
+  start.Incr();  // never the maximum: HasNewForGroup held
+  return s.Range(start, StreamID::Max(), false, count, [&](const StreamValue::Entry& e) {
+    AdvanceGroup(s, g, e.id);
+    if (!noack) g.Deliver(e.id, c, now);
+    emit(e);
+  });
+}
+
 }  // namespace
 
 // The keys of an XREADGROUP call: the first half of the arguments after STREAMS.
@@ -118,6 +159,20 @@ KeyIndexes XReadGroupKeys(CmdArgs args) {
 
 namespace {
 
+// Whether an XREADGROUP call has a BLOCK option (before STREAMS).
+bool XReadGroupBlocks(CmdArgs args) {
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "STREAMS")) return false;
+    if (EqualsIgnoreCase(args[i], "BLOCK")) return true;
+    if (EqualsIgnoreCase(args[i], "COUNT")) {
+      ++i;
+    } else if (EqualsIgnoreCase(args[i], "GROUP")) {
+      i += 2;
+    }
+  }
+  return false;
+}
+
 // Checks key k of `x`: its type and its group. Returns the error text or empty.
 std::string CheckReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_t k,
                               int64_t now) {
@@ -140,9 +195,9 @@ bool ServeReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_
   StreamValue& s = *found->first;
   StreamGroup& g = *found->second;
   const bool history = x.after[k].has_value();
-  bool serve = history;
-  if (!history && s.length() > 0) serve = *s.LastLiveId() > g.last_id;
-  if (!serve) return false;  // Redis creates the consumer only when it serves the key
+  if (!history && !HasNewForGroup(s, g)) {
+    return false;  // Redis creates the consumer only when it serves the key
+  }
   StreamConsumer* c = LookupOrCreateConsumer(db, key, g, x.consumer, now);
   rb.SendBulk(key);
   io::ReplyBuilder body(rb.version());
@@ -165,20 +220,16 @@ bool ServeReadGroupKey(DbSlice& db, CmdArgs args, const XReadGroupArgs& x, size_
       ++n;
     }
   } else {
-    StreamID start = g.last_id;
-    start.Incr();
-    n = s.Range(start, StreamID::Max(), false, x.count, [&](const StreamValue::Entry& e) {
-      AdvanceGroup(s, g, e.id);
-      if (!x.noack) g.Deliver(e.id, c, now);
-      SendEntry(body, e);
-    });
+    n = DeliverNew(s, g, c, x.noack, x.count, now,
+                   [&](const StreamValue::Entry& e) { SendEntry(body, e); });
   }
   rb.StartArray(n);
   rb.SendRaw(body.buffer());
   return true;
 }
 
-// Sends the reply from the per-key results: errors in key order, then the served keys.
+// Sends the reply from the per-key results: errors in key order, then the served keys (a null
+// array when none was served, BLOCK given or not).
 void SendXReadGroup(io::ReplyBuilder& rb, const XReadGroupArgs& x,
                     const std::vector<std::string>& key_errors,
                     const std::vector<std::string>& served) {
@@ -188,9 +239,7 @@ void SendXReadGroup(io::ReplyBuilder& rb, const XReadGroupArgs& x,
   }
   size_t n = 0;
   for (const std::string& r : served) n += !r.empty();
-  if (n == 0) {
-    return x.block ? SendStatus(rb, OpStatus::kStreamBlockUnsupported) : rb.SendNullArray();
-  }
+  if (n == 0) return rb.SendNullArray();
   rb.resp3() ? rb.StartMap(n) : rb.StartArray(n);
   for (const std::string& r : served) {
     if (r.empty()) continue;
@@ -206,12 +255,50 @@ bool AnyError(const XReadGroupArgs& x, const std::vector<std::string>& key_error
   return false;
 }
 
+// Checks the keys of `x` on this shard's database `db` (their argument indexes), stopping at
+// the first error.
+void CheckKeys(DbSlice& db, CmdArgs args, const XReadGroupArgs& x,
+               const std::vector<uint32_t>& indexes, int64_t now,
+               std::vector<std::string>& key_errors) {
+  for (uint32_t i : indexes) {
+    size_t k = i - x.first_key;
+    key_errors[k] = CheckReadGroupKey(db, args, x, k, now);
+    if (!key_errors[k].empty() || !x.id_error[k].empty()) return;
+  }
+}
+
+// Serves the (checked) keys of `x` on this shard; Redis signals no change of group state to
+// WATCH, so the shard's writes are marked unmodified.
+void ServeKeys(Shard& shard, unsigned db, CmdArgs args, const XReadGroupArgs& x,
+               const std::vector<uint32_t>& indexes, int64_t now, io::RespVersion version,
+               std::vector<std::string>& served) {
+  for (uint32_t i : indexes) {
+    size_t k = i - x.first_key;
+    io::ReplyBuilder part(version);
+    if (ServeReadGroupKey(shard.db(db), args, x, k, now, part)) served[k] = part.buffer();
+  }
+  shard.changes().MarkUnmodified();
+}
+
+// The blocked form of the call: keys, group, consumer, NOACK and COUNT.
+std::shared_ptr<BlockRequest> BlockRequestOf(CmdArgs args, const XReadGroupArgs& x) {
+  auto req = std::make_shared<BlockRequest>();
+  req->kind = BlockRequest::Kind::kStreamReadGroup;
+  req->count = static_cast<int64_t>(std::min<size_t>(x.count, INT64_MAX));
+  req->keys.assign(args.begin() + x.first_key, args.begin() + x.first_key + x.num_keys);
+  req->group = std::string(x.group);
+  req->consumer = std::string(x.consumer);
+  req->noack = x.noack;
+  return req;
+}
+
 }  // namespace
 
-// XREADGROUP with every key on this shard.
+// XREADGROUP with every key on this shard (never parks: calls with BLOCK are routed to
+// CmdXReadGroup).
 void CmdXReadGroupShard(CmdArgs args, ShardCmdContext& ctx) {
   std::string err;
-  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, &err);
+  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, ctx.from_script, &err);
   if (!x) return err.empty() ? ctx.SendStatus(x.status()) : ctx.rb.SendError(err);
   std::vector<std::string> key_errors(x->num_keys), served(x->num_keys);
   for (size_t k = 0; k < x->num_keys; ++k) {
@@ -228,39 +315,61 @@ void CmdXReadGroupShard(CmdArgs args, ShardCmdContext& ctx) {
   SendXReadGroup(ctx.rb, *x, key_errors, served);
 }
 
-// XREADGROUP with keys on several shards: one hop checks every key, a second one serves them.
+// XREADGROUP with keys on several shards, with BLOCK, inside EXEC or from a script. Flagged
+// blocking, so the runner takes no intent locks: outside EXEC it takes exclusive locks on its
+// keys itself. With BLOCK (outside EXEC), every id ">" and nothing served, it parks; inside
+// EXEC it answers a null array at once.
 awaitable<void> CmdXReadGroup(CmdArgs args, ConnCmdContext& ctx) {
   std::string err;
-  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, &err);
+  OpResult<XReadGroupArgs> x = ParseXReadGroup(args, ctx.from_script, &err);
   if (!x) co_return err.empty() ? ctx.SendStatus(x.status()) : ctx.rb.SendError(err);
   ShardSet& ss = ctx.shard_set();
   KeysByShard by_shard(ss, args, x->first_key, x->first_key + x->num_keys - 1);
   std::vector<std::string> key_errors(x->num_keys), served(x->num_keys);
-  unsigned db = ctx.state.db;
-  int64_t now = ctx.now_ms;
-  io::RespVersion version = ctx.rb.version();
-  co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
-    for (uint32_t i : by_shard.indexes[shard.index()]) {
-      size_t k = i - x->first_key;
-      key_errors[k] = CheckReadGroupKey(shard.db(db), args, *x, k, now);
+  const unsigned db = ctx.state.db;
+  const int64_t now = ctx.now_ms;
+  const io::RespVersion version = ctx.rb.version();
+  const bool in_tx = ctx.locks != nullptr || ctx.in_exec;
+  std::optional<KeyLocks> locks;
+  if (!in_tx && ss.size() > 1) {
+    locks.emplace(ss);
+    for (size_t k = 0; k < x->num_keys; ++k) {
+      locks->Add(db, args[x->first_key + k], LockMode::kExclusive);
     }
-  });
-  if (!AnyError(*x, key_errors)) {
-    co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
-      for (uint32_t i : by_shard.indexes[shard.index()]) {
-        size_t k = i - x->first_key;
-        io::ReplyBuilder part(version);
-        if (ServeReadGroupKey(shard.db(db), args, *x, k, now, part)) served[k] = part.buffer();
-      }
-      shard.changes().MarkUnmodified();  // Redis signals no change of group state to WATCH
-    });
+    co_await locks->Acquire();
   }
-  SendXReadGroup(ctx.rb, *x, key_errors, served);
+  if (by_shard.shards.size() == 1) {  // check and serve in one hop
+    co_await ss.Await(by_shard.shards[0], [&](Shard& shard) {
+      const std::vector<uint32_t>& mine = by_shard.indexes[shard.index()];
+      CheckKeys(shard.db(db), args, *x, mine, now, key_errors);
+      if (!AnyError(*x, key_errors)) ServeKeys(shard, db, args, *x, mine, now, version, served);
+    });
+  } else {
+    co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
+      CheckKeys(shard.db(db), args, *x, by_shard.indexes[shard.index()], now, key_errors);
+    });
+    if (!AnyError(*x, key_errors)) {
+      co_await ss.AwaitMany(by_shard.shards, [&](Shard& shard) {
+        ServeKeys(shard, db, args, *x, by_shard.indexes[shard.index()], now, version, served);
+      });
+    }
+  }
+  if (locks) locks->Release();
+  bool any = false;
+  for (const std::string& r : served) any |= !r.empty();
+  if (any || in_tx || !MayBlock(*x) || AnyError(*x, key_errors)) {
+    co_return SendXReadGroup(ctx.rb, *x, key_errors, served);
+  }
+  // Nothing new for the group: park. The blocking path checks the keys again before it
+  // registers (an entry added since is served at once).
+  // A deadline past the clock's range never comes: it waits forever (as Redis 7.0 does).
+  int64_t timeout = x->block_ms > INT64_MAX - now ? 0 : x->block_ms;
+  co_await RunBlockingStreamRead(ctx, BlockRequestOf(args, *x), timeout);
 }
 
 std::optional<unsigned> RouteXReadGroup(CmdArgs args, const ServerServices& services) {
   KeyIndexes keys = XReadGroupKeys(args);
-  if (keys.empty()) return std::nullopt;
+  if (keys.empty() || XReadGroupBlocks(args)) return std::nullopt;
   const ShardSet& ss = services.shard_set;
   unsigned sid = ss.ShardOf(args[keys[0]]);
   for (uint32_t k : keys) {
@@ -269,5 +378,36 @@ std::optional<unsigned> RouteXReadGroup(CmdArgs args, const ServerServices& serv
   return sid;
 }
 
-
 }  // namespace dashkv::group_cmd
+
+namespace dashkv {
+
+OpStatus BlockedGroupState(DbSlice& db, std::string_view key, std::string_view group,
+                           int64_t now_ms) {
+  PrimeIterator it = db.FindReadOnlyQuiet(key, now_ms);
+  if (it.is_done() || it->second.type() != ObjType::kStream) {
+    return OpStatus::kStreamBlockedKeyGone;
+  }
+  const StreamValue& s = AsStream(it->second);
+  const StreamGroup* g = s.groups() != nullptr ? s.groups()->Find(group) : nullptr;
+  if (g == nullptr) return OpStatus::kStreamBlockedGroupGone;
+  return group_cmd::HasNewForGroup(s, *g) ? OpStatus::kOk : OpStatus::kKeyNotFound;
+}
+
+OpResult<std::vector<CopiedEntry>> DeliverToBlockedConsumer(
+    DbSlice& db, std::string_view key, std::string_view group, std::string_view consumer,
+    bool noack, size_t count, int64_t now_ms) {
+  OpStatus state = BlockedGroupState(db, key, group, now_ms);
+  if (state != OpStatus::kOk) return state;
+  OpResult<std::pair<StreamValue*, StreamGroup*>> found =
+      group_cmd::FindGroup(db, key, group, now_ms, /*for_write=*/true);
+  StreamValue& s = *found->first;
+  StreamGroup& g = *found->second;
+  StreamConsumer* c = group_cmd::LookupOrCreateConsumer(db, key, g, consumer, now_ms);
+  std::vector<CopiedEntry> out;
+  group_cmd::DeliverNew(s, g, c, noack, count, now_ms,
+                        [&](const StreamValue::Entry& e) { out.push_back(CopyEntry(e)); });
+  return out;
+}
+
+}  // namespace dashkv

@@ -87,11 +87,11 @@ bool BlockingRegistry::Add(const std::shared_ptr<BlockedClient>& client,
 
 void BlockingRegistry::UpdateInterest() {
   if (changes_ != nullptr) {
-    changes_->SetInterest(slot_, queues_.empty() ? 0u : uint32_t{kWantWrites});
+    changes_->SetInterest(slot_, queues_.empty() ? 0u : uint32_t{kWantWrites | kWantRemovals});
   }
 }
 
-void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) {
+void BlockingRegistry::MarkDbsReady(unsigned db1, unsigned db2) {
   if (queues_.empty()) return;
   std::vector<std::string> keys;
   for (const auto& [lk, queue] : queues_) {
@@ -100,6 +100,31 @@ void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) {
   }
   for (const std::string& lk : keys) MarkReady(LockKeyDb(lk), LockKeyName(lk));
 }
+
+void BlockingRegistry::MarkGroupReadersReady(const std::string& lock_key) {
+  auto q = queues_.find(lock_key);
+  if (q == queues_.end()) return;
+  for (const Entry& e : q->second) {
+    if (e.client->request().kind == BlockRequest::Kind::kStreamReadGroup) {
+      return MarkReady(LockKeyDb(lock_key), LockKeyName(lock_key));
+    }
+  }
+}
+
+void BlockingRegistry::AfterRemove(unsigned db, std::string_view key, RemoveReason) {
+  if (!queues_.empty()) MarkGroupReadersReady(LockKeyOf(db, key));
+}
+
+void BlockingRegistry::BeforeFlush(unsigned db) {
+  if (queues_.empty()) return;
+  std::vector<std::string> keys;
+  for (const auto& [lk, queue] : queues_) {
+    if (LockKeyDb(lk) == db) keys.push_back(lk);
+  }
+  for (const std::string& lk : keys) MarkGroupReadersReady(lk);
+}
+
+void BlockingRegistry::AfterSwap(unsigned db1, unsigned db2) { MarkDbsReady(db1, db2); }
 
 std::vector<std::string> BlockingRegistry::Unlink(const BlockedClient* client) {
   auto it = keys_of_.find(client);
@@ -149,8 +174,14 @@ bool BlockingRegistry::Locked(const std::string& lock_key) const {
 
 bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
   if (Locked(lock_key)) return false;
-  // Pops restart the walk after each client served (the key changed); readers change nothing,
-  // so the walk goes on from where it is (`i`): one pass serves every reader.
+  // Pops restart the walk after each client served (the key changed); readers change nothing
+  // and a group reader changes only its group, so the walk goes on from where it is (`i`): one
+  // pass serves every reader and every group. `held`: the groups whose new entries are kept for
+  // a cross-shard consumer of theirs (woken, or retrying): their later consumers are skipped.
+  std::vector<std::string> held;
+  auto is_held = [&](const BlockRequest& req) {
+    return std::find(held.begin(), held.end(), req.group) != held.end();
+  };
   size_t i = 0;
   for (;;) {
     auto it = queues_.find(lock_key);
@@ -158,18 +189,24 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     std::deque<Entry>& queue = it->second;
     for (; i < queue.size(); ++i) {
       const Entry& e = queue[i];
-      const bool consumes = ConsumesOnServe(e.client->request());
+      const BlockRequest& req = e.client->request();
+      const ServeTakes takes = TakesOnServe(req);
+      if (takes == ServeTakes::kGroupEntries && !held.empty() && is_held(req)) continue;
       if (e.client->claimed()) {
         // Served-on-shard clients are claimed only by an interrupt: they take nothing. A
-        // cross-shard one may be retrying: an element is kept for it (see Design); readers
-        // keep nothing.
-        if (e.client->served_on_shard() || !consumes) continue;
-        return true;
+        // cross-shard one may be retrying: an element (its group's entries) is kept for it
+        // (see Design); readers keep nothing.
+        if (e.client->served_on_shard() || takes == ServeTakes::kNothing) continue;
+        if (takes == ServeTakes::kElements) return true;
+        held.push_back(req.group);
+        continue;
       }
-      OpStatus st = CheckBlockedKey(*shard_, e.client->request(), e.key, now_ms);
+      OpStatus st = CheckBlockedKey(*shard_, req, e.key, now_ms);
       if (st == OpStatus::kKeyNotFound) {
-        if (!consumes) continue;  // nothing after this reader's id: the next may have some
-        return true;              // nothing (left) to serve
+        // Nothing (left) to pop; nothing after this reader's id or new to this consumer's
+        // group: the next client may have something.
+        if (takes == ServeTakes::kElements) return true;
+        continue;
       }
       if (st == OpStatus::kOk) break;
       // kWrongType: this client waits for another type; it stays blocked.
@@ -178,18 +215,19 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
     std::shared_ptr<BlockedClient> client = queue[i].client;  // Unlink drops the entry
     const size_t key = queue[i].key;
     const BlockRequest& req = client->request();
-    const bool consumes = ConsumesOnServe(req);
+    const ServeTakes takes = TakesOnServe(req);
     if (client->PeerGone()) {
       // It left; its engine has not seen it yet. It takes nothing (see Design).
       if (client->TryClaim()) client->Finish(WakeReason::kClosed);
       Unlink(client.get());  // queue[i] is now the next client
-      if (consumes) i = 0;
+      if (takes == ServeTakes::kElements) i = 0;
       continue;
     }
     if (!client->served_on_shard()) {
       // A cross-shard client retries under its locks; a popped element waits for it.
       if (client->TryClaim()) client->Finish(WakeReason::kReady);
-      if (consumes) return true;
+      if (takes == ServeTakes::kElements) return true;
+      if (takes == ServeTakes::kGroupEntries) held.push_back(req.group);
       ++i;
       continue;
     }
@@ -197,15 +235,15 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
       return false;
     }
     if (!client->TryClaim()) {  // timing out: its removal serves the key again
-      if (consumes) return true;
+      if (takes == ServeTakes::kElements) return true;
       ++i;
       continue;
     }
     PopResult result = ServeBlockedKey(*shard_, req, key, now_ms);
     shard_->FinishChanges();  // a pushed destination may have waiters of its own
-    Unlink(client.get());
+    Unlink(client.get());     // queue[i] is now the next client
     client->Finish(WakeReason::kServed, std::move(result));
-    if (consumes) i = 0;
+    if (takes == ServeTakes::kElements) i = 0;
   }
 }
 

@@ -6,7 +6,7 @@ import time
 
 import redis
 
-from resp_client import Error
+from resp_client import Error, Map
 
 
 # True when the suite runs against dashkv (not redis-server). Used only where dashkv documents a
@@ -120,3 +120,27 @@ def assert_uniform(samples, population, what):
     crit = chi_square_critical(len(population) - 1)
     assert stat < crit, "%s: chi-square %.1f >= %.1f (%d dof, p < 1e-9); counts %s" % (
         what, stat, crit, len(population) - 1, sorted(counts.values()))
+
+
+def dec(x):
+    """A raw reply with its bulk strings decoded (errors, maps and nesting kept)."""
+    if isinstance(x, Error) or x is None or isinstance(x, (int, str)):
+        return x
+    if isinstance(x, bytes):
+        return x.decode(errors="surrogateescape")
+    if isinstance(x, Map):
+        return Map((dec(k), dec(v)) for k, v in x)
+    return [dec(i) for i in x]
+
+
+class Decoded:
+    """A RawClient whose replies come back decoded (see dec)."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def call(self, *args):
+        return dec(self.client.call(*args))
+
+    def close(self):
+        self.client.close()

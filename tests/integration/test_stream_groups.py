@@ -11,33 +11,12 @@ import pytest
 import redis
 
 from conftest import Server
-from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, arity, assert_err
+from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, Decoded, arity, assert_err, dec
 from resp_client import Error, Map, RawClient
 from test_keyspace_events_types import Events
 
 ERR_ID = "ERR Invalid stream ID specified as stream command argument"
 MAX_ID = "18446744073709551615-18446744073709551615"
-
-
-def dec(x):
-    if isinstance(x, Error) or x is None or isinstance(x, (int, str)):
-        return x
-    if isinstance(x, bytes):
-        return x.decode(errors="surrogateescape")
-    if isinstance(x, Map):
-        return Map((dec(k), dec(v)) for k, v in x)
-    return [dec(i) for i in x]
-
-
-class Decoded:
-    def __init__(self, client):
-        self.client = client
-
-    def call(self, *args):
-        return dec(self.client.call(*args))
-
-    def close(self):
-        self.client.close()
 
 
 @pytest.fixture

@@ -13,37 +13,13 @@ import redis
 
 import persistence_helpers as ph
 from conftest import Server
-from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, arity, assert_err
-from resp_client import Error, Map
+from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, Decoded, arity, assert_err
+from resp_client import Map
 from test_keyspace_events_types import Events
 
 ERR_ID = "ERR Invalid stream ID specified as stream command argument"
 ERR_TOP = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
 MAX_ID = "18446744073709551615-18446744073709551615"
-
-
-def dec(x):
-    """A raw reply with its bulk strings decoded (errors, maps and nesting kept)."""
-    if isinstance(x, Error) or x is None or isinstance(x, (int, str)):
-        return x
-    if isinstance(x, bytes):
-        return x.decode(errors="surrogateescape")
-    if isinstance(x, Map):
-        return Map((dec(k), dec(v)) for k, v in x)
-    return [dec(i) for i in x]
-
-
-class Decoded:
-    """A RawClient whose replies come back decoded (see dec)."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def call(self, *args):
-        return dec(self.client.call(*args))
-
-    def close(self):
-        self.client.close()
 
 
 @pytest.fixture
