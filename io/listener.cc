@@ -171,10 +171,10 @@ void Listener::Admit(tcp::socket socket, Engine& target, bool tls) {
   const bool refused = stats_->live.load(std::memory_order_relaxed) >=
                        static_cast<uint64_t>(limits.maxclients.load(std::memory_order_relaxed));
   bool denied = false;
-  if (!refused && options_.protected_mode) {
+  if (!refused && options_.protected_mode && options_.protected_mode()) {
     boost::system::error_code ec;
     tcp::endpoint remote = socket.remote_endpoint(ec);
-    denied = !ec && !IsLoopback(remote.address()) && options_.protected_mode();
+    denied = !ec && !IsLoopback(remote.address());
   }
   if (refused) stats_->refused.fetch_add(1, std::memory_order_relaxed);
   std::string_view refusal = refused ? kMaxClientsError : denied ? kProtectedModeError : "";

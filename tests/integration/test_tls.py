@@ -202,6 +202,26 @@ def test_blocked_tls_client_that_leaves_is_noticed(tls_factory, certs):
     assert plain.llen("q") == 1  # the gone client took nothing
 
 
+def test_output_limit_disconnects_slow_tls_subscriber(tls_factory, certs):
+    t = tls_factory()
+    plain = t.plain()
+    assert plain.config_set("client-output-buffer-limit", "pubsub 65536 0 0") is True
+    s = _tls_socket(t, certs)
+    s.sendall(b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n")
+    wait_until(lambda: plain.pubsub_numsub("ch") == [("ch", 1)], what="subscribed")
+    payload = "x" * 32768
+
+    def publish_batch():  # returns the receivers of the batch's last message
+        p = plain.pipeline(transaction=False)
+        for _ in range(32):
+            p.publish("ch", payload)
+        return p.execute()[-1]
+
+    # The subscriber never reads: once the kernel buffers are full, output waits in the server.
+    wait_until(lambda: publish_batch() == 0, timeout=30, what="slow subscriber disconnected")
+    s.close()
+
+
 def test_redis_cli_tls(tls_factory, certs):
     t = tls_factory()
 
