@@ -7,6 +7,11 @@
 # Arguments after the image name replace CMD and go straight to the server (ENTRYPOINT is the
 # binary itself, exec form: the server is PID 1 and receives SIGTERM directly). The thread count
 # follows the container's CPU quota (the server reads its cgroup); no flag is needed.
+# Protected mode is off in the image, as in the official Redis image: the container's port is
+# reached from outside its network namespace (published ports arrive from non-loopback
+# addresses), so protection would refuse every client. Anyone who can reach a published port can
+# then use the server: set --requirepass (or publish on 127.0.0.1 only, or keep the port on a
+# private network). `--protected_mode=yes` after the image name turns protection back on.
 # With podman/buildah, build with `--format docker`: the OCI format drops HEALTHCHECK.
 
 # ---- build stage -------------------------------------------------------------------------------
@@ -14,7 +19,7 @@ FROM debian:bookworm AS build
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      cmake ninja-build g++ libabsl-dev libboost-dev libmimalloc-dev libzstd-dev \
+      cmake ninja-build g++ libabsl-dev libboost-dev libmimalloc-dev libzstd-dev libssl-dev \
       libluajit-5.1-dev lua-cjson-dev \
  && rm -rf /var/lib/apt/lists/*
 
@@ -34,7 +39,8 @@ FROM debian:bookworm-slim
 # Only the shared libraries the binary links against (Debian bookworm runtime packages).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libabsl20220623 libmimalloc2.0 libzstd1 libluajit-5.1-2 lua-cjson libstdc++6 libgcc-s1 \
+      libabsl20220623 libmimalloc2.0 libzstd1 libssl3 libluajit-5.1-2 lua-cjson libstdc++6 \
+      libgcc-s1 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system dashkv \
  && useradd --system --gid dashkv --home-dir /data --no-create-home --shell /usr/sbin/nologin dashkv \
@@ -56,5 +62,6 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["bash", "-c", "p=6379; set -- $(tr '\\0' ' ' </proc/1/cmdline); while [ $# -gt 0 ]; do case $1 in --port) p=$2;; --port=*) p=${1#--port=};; esac; shift; done; exec 3<>/dev/tcp/127.0.0.1/$p && printf 'PING\\r\\n' >&3 && IFS= read -r -t 2 l <&3 && [ \"${l%$'\\r'}\" = +PONG ]"]
 
-ENTRYPOINT ["/usr/local/bin/dashkv"]
+# The protected-mode flag sits in ENTRYPOINT, so it stays when arguments replace CMD.
+ENTRYPOINT ["/usr/local/bin/dashkv", "--protected_mode=no"]
 CMD ["--bind", "0.0.0.0", "--port", "6379", "--dir", "/data"]

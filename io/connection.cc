@@ -21,6 +21,7 @@
 #include "core/base/clock.h"
 #include "core/base/logging.h"
 #include "io/engine.h"
+#include "io/tls_stream.h"
 
 namespace dashkv::io {
 namespace {
@@ -66,29 +67,48 @@ bool IsQuit(std::string_view name) {
   return absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), "quit");
 }
 
+// The TCP socket under a stream.
+asio::ip::tcp::socket& TcpSocket(asio::ip::tcp::socket& s) { return s; }
+asio::ip::tcp::socket& TcpSocket(TlsStream& s) { return s.socket(); }
+
+void CloseStreamNow(asio::ip::tcp::socket& s) {
+  boost::system::error_code ec;
+  s.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  s.close(ec);  // cancels a pending read or write: Run() sees an error and returns
+}
+void CloseStreamNow(TlsStream& s) { s.Close(); }
+
 }  // namespace
 
-Connection::Connection(asio::ip::tcp::socket socket, Engine& engine, Service& service,
+Connection::Connection(asio::ip::tcp::socket& socket, Engine& engine, Service& service,
                        ConnectionOptions options)
-    : socket_(std::move(socket)),
-      engine_(engine),
+    : engine_(engine),
       service_(service),
       limits_(options.limits != nullptr ? *options.limits : DefaultClientLimits()),
       id_(next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       created_ms_(NowMs()),
       last_command_ms_(created_ms_) {
   boost::system::error_code ec;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  fd_ = socket.native_handle();
+  socket.set_option(asio::ip::tcp::no_delay(true), ec);
   if (int64_t keepalive = limits_.tcp_keepalive.load(std::memory_order_relaxed); keepalive > 0) {
-    SetKeepAlive(socket_.native_handle(), static_cast<int>(std::min<int64_t>(keepalive, 1 << 30)));
+    SetKeepAlive(fd_, static_cast<int>(std::min<int64_t>(keepalive, 1 << 30)));
   }
-  auto remote = socket_.remote_endpoint(ec);
+  auto remote = socket.remote_endpoint(ec);
   if (!ec) remote_ = FormatEndpoint(remote);
-  auto local = socket_.local_endpoint(ec);
+  auto local = socket.local_endpoint(ec);
   if (!ec) local_ = FormatEndpoint(local);
-  socket_.non_blocking(true, ec);  // for the direct write in Flush(); async ops are unaffected
-  writer_done_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
+  socket.non_blocking(true, ec);  // for the direct write in Flush(); async ops are unaffected
+  writer_done_ = std::make_unique<asio::steady_timer>(socket.get_executor());
 }
+
+template <typename Stream>
+StreamConnection<Stream>::StreamConnection(Stream stream, Engine& engine, Service& service,
+                                           ConnectionOptions options)
+    : Connection(TcpSocket(stream), engine, service, options), stream_(std::move(stream)) {}
+
+template <typename Stream>
+StreamConnection<Stream>::~StreamConnection() = default;
 
 Connection::~Connection() {
   if (watch_) watch_->conn = nullptr;
@@ -111,18 +131,28 @@ void Connection::StopWatchingPeer() {
   watch_->on_close = nullptr;  // a pending wait stays armed and is reused by the next watch
 }
 
-void Connection::ArmPeerWatch() {
+void Connection::PeerClosed(PeerWatch& w) {
+  w.active = false;
+  if (w.on_close) {
+    auto fn = std::move(w.on_close);
+    w.on_close = nullptr;
+    fn();
+  }
+}
+
+template <typename Stream>
+void StreamConnection<Stream>::ArmPeerWatch() {
   watch_->armed = true;
-  socket_.async_wait(asio::ip::tcp::socket::wait_read,
-                     [w = watch_](boost::system::error_code ec) {
+  TcpSocket(stream_).async_wait(asio::ip::tcp::socket::wait_read,
+                                [w = watch_](boost::system::error_code ec) {
     w->armed = false;
     if (w->conn == nullptr || !w->active) return;
-    Connection& c = *w->conn;
+    auto& c = static_cast<StreamConnection&>(*w->conn);
     bool closed = ec || c.closed_;
     while (!closed) {  // drain what the client sent; EOF or an error means it is gone
       char buf[4096];
       boost::system::error_code rec;
-      size_t n = c.socket_.read_some(asio::buffer(buf), rec);
+      size_t n = c.stream_.read_some(asio::buffer(buf), rec);
       if (rec == asio::error::would_block || rec == asio::error::try_again) break;
       if (rec || n == 0) {
         closed = true;
@@ -131,12 +161,7 @@ void Connection::ArmPeerWatch() {
       c.parked_in_.append(buf, n);
     }
     if (!closed) return c.ArmPeerWatch();
-    w->active = false;
-    if (w->on_close) {
-      auto fn = std::move(w->on_close);
-      w->on_close = nullptr;
-      fn();
-    }
+    PeerClosed(*w);
   });
 }
 
@@ -151,8 +176,6 @@ bool Connection::TakeParkedInput() {
   parked_in_.clear();
   return true;
 }
-
-int Connection::fd() { return socket_.is_open() ? socket_.native_handle() : -1; }
 
 size_t Connection::query_buffer_size() const { return in_end_ - in_start_; }
 
@@ -176,9 +199,13 @@ void Connection::Shutdown() {
 void Connection::CloseSocket() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);  // cancels a pending read or write: Run() sees an error and returns
+  fd_ = -1;
+  CloseStream();
+}
+
+template <typename Stream>
+void StreamConnection<Stream>::CloseStream() {
+  CloseStreamNow(stream_);
 }
 
 void Connection::MakeRoom() {
@@ -260,14 +287,15 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
   return result;
 }
 
-asio::awaitable<void> Connection::Run() {
+template <typename Stream>
+asio::awaitable<void> StreamConnection<Stream>::Run() {
   DCHECK(engine_.IsMyThread());
   Register();
   boost::system::error_code ec;
   bool open = true;
   while (open && !closed_) {
     MakeRoom();
-    size_t n = co_await socket_.async_read_some(
+    size_t n = co_await stream_.async_read_some(
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
@@ -314,7 +342,8 @@ asio::awaitable<void> Connection::Run() {
   CloseSocket();
 }
 
-void Connection::Flush() {
+template <typename Stream>
+void StreamConnection<Stream>::Flush() {
   std::string& out = reply_.buffer();
   if (writing_ || push_flush_posted_) {  // behind earlier output: keep the order
     queued_.append(out);
@@ -323,7 +352,7 @@ void Connection::Flush() {
     size_t sent = 0;
     boost::system::error_code ec;
     while (sent < out.size()) {
-      size_t n = socket_.write_some(asio::buffer(out.data() + sent, out.size() - sent), ec);
+      size_t n = stream_.write_some(asio::buffer(out.data() + sent, out.size() - sent), ec);
       if (ec) break;
       sent += n;
     }
@@ -347,18 +376,19 @@ void Connection::SendAsync(std::string_view bytes) {
   // PUBLISHes, say) leaves in one write.
   if (!writing_ && !push_flush_posted_) {
     push_flush_posted_ = true;
-    asio::post(socket_.get_executor(), [this] { FlushPushes(); });
+    asio::post(engine_.context(), [this] { FlushPushes(); });
   }
   CheckOutputLimit();
 }
 
-void Connection::FlushPushes() {
+template <typename Stream>
+void StreamConnection<Stream>::FlushPushes() {
   push_flush_posted_ = false;
   if (!writing_ && !closed_ && !write_failed_ && !queued_.empty()) {
     size_t sent = 0;
     boost::system::error_code ec;
     while (sent < queued_.size()) {
-      size_t n = socket_.write_some(asio::buffer(queued_.data() + sent, queued_.size() - sent),
+      size_t n = stream_.write_some(asio::buffer(queued_.data() + sent, queued_.size() - sent),
                                     ec);
       if (ec) break;
       sent += n;
@@ -375,9 +405,10 @@ void Connection::FlushPushes() {
   if (!writing_ && waiting_for_writer_) writer_done_->cancel();
 }
 
-void Connection::StartWriter() {
+template <typename Stream>
+void StreamConnection<Stream>::StartWriter() {
   writing_ = true;
-  asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+  asio::co_spawn(stream_.get_executor(), WriteLoop(), asio::detached);
 }
 
 void Connection::CheckOutputLimit() {
@@ -399,10 +430,11 @@ void Connection::CheckOutputLimit() {
   CloseSocket();
 }
 
-asio::awaitable<void> Connection::WriteLoop() {
+template <typename Stream>
+asio::awaitable<void> StreamConnection<Stream>::WriteLoop() {
   boost::system::error_code ec;
   while (!pending_.empty()) {
-    co_await asio::async_write(socket_, asio::buffer(pending_),
+    co_await asio::async_write(stream_, asio::buffer(pending_),
                                asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       write_failed_ = true;
@@ -426,5 +458,8 @@ asio::awaitable<void> Connection::WaitForWriter() {
     waiting_for_writer_ = false;
   }
 }
+
+template class StreamConnection<asio::ip::tcp::socket>;
+template class StreamConnection<TlsStream>;
 
 }  // namespace dashkv::io

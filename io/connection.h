@@ -1,5 +1,6 @@
 // Connection: one client socket for its whole life on one engine: read -> parse -> dispatch a
-// batch to the Service -> write all replies with one socket write.
+// batch to the Service -> write all replies with one socket write. StreamConnection<Stream> is
+// the concrete class for one stream type: a plain TCP socket or a TlsStream.
 // Thread: engine-local.
 //
 // Design
@@ -27,6 +28,11 @@
 //  whole replies, so pushes that arrive in one engine loop iteration leave in one write.
 //  Output waiting for the writer is checked against the connection's output limit
 //  (client-output-buffer-limit); a client over it is disconnected.
+//  Connection holds the state and everything that does not touch the stream; the read loop,
+//  the writes and the peer watch live in StreamConnection<Stream>, compiled once per stream
+//  type, so a plain connection runs exactly the code it would without TLS (no branch, no
+//  virtual call per read or write; only the rare paths — a push flush, a close, a peer watch —
+//  enter the stream code through a virtual call).
 #pragma once
 
 #include <utility>
@@ -60,23 +66,20 @@ struct ConnectionOptions {
 
 class Connection {
  public:
-  // REQUIRES: `socket` is open and belongs to engine.context(); runs on that engine.
-  Connection(boost::asio::ip::tcp::socket socket, Engine& engine, Service& service,
-             ConnectionOptions options);
-  ~Connection();
+  virtual ~Connection();
 
   // Calls Service::OnConnect: from now on the server knows the client (CLIENT LIST/KILL). The
   // Listener calls it in the task that receives the socket, before the first read. Idempotent.
   void Register();
   // Serves the client until it disconnects, sends QUIT, or violates the protocol. Calls
   // Register() first (if not done) and Service::OnDisconnect last. Call once, on the engine.
-  boost::asio::awaitable<void> Run();
+  virtual boost::asio::awaitable<void> Run() = 0;
 
   uint64_t id() const { return id_; }
   Engine& engine() { return engine_; }
   const std::string& remote_address() const { return remote_; }  // "ip:port"
   const std::string& local_address() const { return local_; }
-  int fd();
+  int fd() const { return fd_; }  // the TCP socket's descriptor; -1 once closed
   RespVersion resp_version() const { return reply_.version(); }
   void set_resp_version(RespVersion v) { reply_.set_version(v); }
   // Whether the client has authenticated (AUTH/HELLO). While it has not and a password is
@@ -116,7 +119,12 @@ class Connection {
   // must outlive the connection. REQUIRES: called on the connection's engine.
   void set_output_limit(const OutputLimitClass* limit) { output_limit_ = limit; }
 
- private:
+ protected:
+  // Reads the addresses of `socket` and sets its options (no delay, keepalive, non-blocking).
+  // REQUIRES: `socket` is open and belongs to engine.context(); runs on that engine.
+  Connection(boost::asio::ip::tcp::socket& socket, Engine& engine, Service& service,
+             ConnectionOptions options);
+
   enum class BatchEnd : uint8_t {
     kNeedMore,  // every complete command is in the batch; read more
     kCut,       // the batch ended early (QUIT, decoded inline args): parse again after it
@@ -135,24 +143,17 @@ class Connection {
   bool Unauthenticated() const;
   // Forgets consumed input once all of it is consumed; releases an oversized idle buffer.
   void TrimInput();
+  // Closes the stream once (CloseStream); Run() sees an error and returns.
   void CloseSocket();
-  // Sends reply_: directly when the socket takes it all, else hands the rest to the background
-  // writer so that reading (and serving later commands) goes on while the client is slow to
-  // read — a client may send a large pipeline before it reads any reply, as Redis allows.
-  void Flush();
-  // Starts the background writer on pending_. REQUIRES: !writing_.
-  void StartWriter();
+  virtual void CloseStream() = 0;
   // Writes the pushes collected in queued_ (posted by SendAsync): directly when the socket
   // takes them, else through the background writer.
-  void FlushPushes();
-  // The background writer: sends pending_, then whatever was queued meanwhile.
-  boost::asio::awaitable<void> WriteLoop();
+  virtual void FlushPushes() = 0;
   // Disconnects the client when the output waiting for the writer exceeds its output limit.
   void CheckOutputLimit();
   // Waits until the background writer has sent everything (or failed).
   boost::asio::awaitable<void> WaitForWriter();
 
-  boost::asio::ip::tcp::socket socket_;
   Engine& engine_;
   Service& service_;
   const ClientLimits& limits_;
@@ -161,6 +162,7 @@ class Connection {
   std::unique_ptr<ConnectionState> state_;
   std::string remote_, local_;
   uint64_t id_;
+  int fd_ = -1;
   int64_t created_ms_ = 0;
   int64_t last_command_ms_ = 0;
   bool close_requested_ = false;
@@ -200,11 +202,40 @@ class Connection {
     bool armed = false;  // a socket wait is pending
     absl::AnyInvocable<void()> on_close;
   };
-  void ArmPeerWatch();
+  // Waits for the socket to become readable and drains it into parked_in_ (see WatchPeer).
+  virtual void ArmPeerWatch() = 0;
+  // Runs the watch's on_close once (the peer is gone).
+  static void PeerClosed(PeerWatch& watch);
   // Appends bytes read while a command was parked to the input; returns whether there were any.
   bool TakeParkedInput();
   std::shared_ptr<PeerWatch> watch_;
   std::string parked_in_;  // input read by the peer watch, not parsed yet
+};
+
+// The connection for one stream type: boost::asio::ip::tcp::socket or TlsStream (instantiated
+// for both in connection.cc). The stream is ready for data (a TLS handshake has completed).
+template <typename Stream>
+class StreamConnection final : public Connection {
+ public:
+  StreamConnection(Stream stream, Engine& engine, Service& service, ConnectionOptions options);
+  ~StreamConnection() override;
+
+  boost::asio::awaitable<void> Run() override;
+
+ private:
+  void CloseStream() override;
+  void FlushPushes() override;
+  void ArmPeerWatch() override;
+  // Sends reply_: directly when the socket takes it all, else hands the rest to the background
+  // writer so that reading (and serving later commands) goes on while the client is slow to
+  // read — a client may send a large pipeline before it reads any reply, as Redis allows.
+  void Flush();
+  // Starts the background writer on pending_. REQUIRES: !writing_.
+  void StartWriter();
+  // The background writer: sends pending_, then whatever was queued meanwhile.
+  boost::asio::awaitable<void> WriteLoop();
+
+  Stream stream_;
 };
 
 }  // namespace dashkv::io

@@ -10,11 +10,13 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <exception>
 #include <future>
 
 #include "core/base/logging.h"
+#include "io/tls_stream.h"
 
 namespace dashkv::io {
 namespace {
@@ -39,14 +41,40 @@ bool IsMissingAddress(const boost::system::error_code& ec) {
          ec == boost::system::errc::address_family_not_supported;
 }
 
+constexpr std::string_view kMaxClientsError = "-ERR max number of clients reached\r\n";
+
 }  // namespace
+
+const std::string_view kProtectedModeError =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same "
+    "host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need to "
+    "do one of the above things in order for the server to start accepting connections from the "
+    "outside.\r\n";
+
+bool IsLoopback(const asio::ip::address& address) {
+  if (address.is_v4()) return address.to_v4().is_loopback();
+  const asio::ip::address_v6 v6 = address.to_v6();
+  if (v6.is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).is_loopback();
+  }
+  return v6.is_loopback();
+}
 
 Listener::Listener(EnginePool& pool, Service& service, ListenerOptions options)
     : pool_(pool), service_(service), options_(std::move(options)) {}
 
 Listener::~Listener() {
   boost::system::error_code ec;
-  for (auto& a : acceptors_) a->close(ec);
+  for (auto& a : acceptors_) a.acceptor->close(ec);
 }
 
 absl::Status Listener::Start() {
@@ -57,16 +85,20 @@ absl::Status Listener::Start() {
     bool optional = absl::ConsumePrefix(&a, "-");
     if (a == "*") a = "0.0.0.0";
     if (a == "::*") a = "::";
-    if (absl::Status st = Bind(std::string_view(a.data(), a.size()), optional); !st.ok()) {
-      acceptors_.clear();
-      return st;
+    for (bool tls : {false, true}) {
+      if (tls && options_.tls_port == 0) continue;
+      absl::Status st = Bind(std::string_view(a.data(), a.size()), optional, tls);
+      if (!st.ok()) {
+        acceptors_.clear();
+        return st;
+      }
     }
   }
   if (acceptors_.empty()) {
     return absl::UnavailableError(absl::StrCat("no address of '", options_.bind, "' exists"));
   }
-  for (auto& a : acceptors_) {
-    tcp::acceptor* acceptor = a.get();
+  for (Acceptor& a : acceptors_) {
+    Acceptor* acceptor = &a;
     pool_.Post(0, [this, acceptor] {
       asio::co_spawn(pool_[0].context(), AcceptLoop(acceptor), AbortOnException);
     });
@@ -74,12 +106,12 @@ absl::Status Listener::Start() {
   return absl::OkStatus();
 }
 
-absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
+absl::Status Listener::Bind(std::string_view address_sv, bool optional, bool tls) {
   absl::string_view address(address_sv.data(), address_sv.size());
   boost::system::error_code ec;
   asio::ip::address ip = asio::ip::make_address(std::string(address), ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("invalid bind address '", address, "'"));
-  tcp::endpoint endpoint(ip, port_ != 0 ? port_ : options_.port);
+  tcp::endpoint endpoint(ip, tls ? options_.tls_port : port_ != 0 ? port_ : options_.port);
   auto acceptor = std::make_unique<tcp::acceptor>(pool_[0].context());
   auto fail = [&](absl::string_view what) {
     return absl::UnavailableError(
@@ -95,15 +127,16 @@ absl::Status Listener::Bind(std::string_view address_sv, bool optional) {
   }
   if (acceptor->listen(511, ec); ec) return fail("cannot listen on");  // Redis's tcp-backlog
   acceptor->non_blocking(true, ec);  // for AcceptPending's synchronous accepts
-  if (port_ == 0) {
+  if (port_ == 0 && !tls) {
     port_ = acceptor->local_endpoint(ec).port();
     if (ec) return fail("cannot read the port of");
   }
-  acceptors_.push_back(std::move(acceptor));
+  acceptors_.push_back({std::move(acceptor), tls});
   return absl::OkStatus();
 }
 
-asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
+asio::awaitable<void> Listener::AcceptLoop(Acceptor* a) {
+  tcp::acceptor* acceptor = a->acceptor.get();
   std::chrono::steady_clock::time_point last_error_log{};
   for (;;) {
     Engine& target = pool_[next_engine_ % pool_.size()];
@@ -125,11 +158,11 @@ asio::awaitable<void> Listener::AcceptLoop(tcp::acceptor* acceptor) {
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    Admit(std::move(socket), target);
+    Admit(std::move(socket), target, a->tls);
   }
 }
 
-void Listener::Admit(tcp::socket socket, Engine& target) {
+void Listener::Admit(tcp::socket socket, Engine& target, bool tls) {
   ++next_engine_;
   stats_->accepted.fetch_add(1, std::memory_order_relaxed);
   const ClientLimits& limits =
@@ -137,11 +170,36 @@ void Listener::Admit(tcp::socket socket, Engine& target) {
   // As Redis: beyond maxclients the client gets one error line and is closed.
   const bool refused = stats_->live.load(std::memory_order_relaxed) >=
                        static_cast<uint64_t>(limits.maxclients.load(std::memory_order_relaxed));
-  if (!refused) stats_->live.fetch_add(1, std::memory_order_relaxed);
+  bool denied = false;
+  if (!refused && options_.protected_mode && options_.protected_mode()) {
+    boost::system::error_code ec;
+    tcp::endpoint remote = socket.remote_endpoint(ec);
+    denied = !ec && !IsLoopback(remote.address());
+  }
+  if (refused) stats_->refused.fetch_add(1, std::memory_order_relaxed);
+  std::string_view refusal = refused ? kMaxClientsError : denied ? kProtectedModeError : "";
+  if (refusal.empty()) stats_->live.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<TlsContext> context;
+  if (tls) {
+    context = options_.tls->Get();
+    if (context == nullptr) {  // cannot happen: a TLS port is bound only with a context
+      if (refusal.empty()) stats_->live.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+  }
   auto start = [socket = std::move(socket), &target, service = &service_,
-                options = options_.conn, stats = stats_, refused]() mutable {
-    if (refused) return RefuseClient(std::move(socket), stats);
-    auto conn = std::make_unique<Connection>(std::move(socket), target, *service, options);
+                options = options_.conn, stats = stats_, refusal, context = std::move(context),
+                timeout = options_.tls_handshake_timeout]() mutable {
+    if (context != nullptr) {
+      asio::co_spawn(target.context(),
+                     ServeTls(std::move(socket), std::move(context), target, service, options,
+                              std::move(stats), refusal, timeout),
+                     AbortOnException);
+      return;
+    }
+    if (!refusal.empty()) return RefuseClient(std::move(socket), refusal);
+    auto conn = std::make_unique<StreamConnection<tcp::socket>>(std::move(socket), target,
+                                                                *service, options);
     conn->Register();  // known to CLIENT LIST/KILL before its first command
     asio::co_spawn(target.context(), Serve(std::move(conn), std::move(stats)),
                    AbortOnException);
@@ -155,25 +213,58 @@ void Listener::Admit(tcp::socket socket, Engine& target) {
 
 void Listener::AcceptPending() {
   CHECK(Engine::Current() == &pool_[0]) << "Listener::AcceptPending off engine 0";
-  for (auto& acceptor : acceptors_) {
+  for (Acceptor& a : acceptors_) {
     for (;;) {
       Engine& target = pool_[next_engine_ % pool_.size()];
       boost::system::error_code ec;
-      tcp::socket socket = acceptor->accept(target.context(), ec);
+      tcp::socket socket = a.acceptor->accept(target.context(), ec);
       if (ec) break;  // would_block: the backlog is empty (or closed, or out of descriptors)
-      Admit(std::move(socket), target);
+      Admit(std::move(socket), target, a.tls);
     }
   }
 }
 
-void Listener::RefuseClient(tcp::socket socket, const std::shared_ptr<Stats>& stats) {
-  static constexpr std::string_view kError = "-ERR max number of clients reached\r\n";
-  stats->refused.fetch_add(1, std::memory_order_relaxed);
+void Listener::RefuseClient(tcp::socket socket, std::string_view error) {
   boost::system::error_code ec;
   socket.non_blocking(true, ec);
   // Best effort, as Redis: a fresh socket's send buffer takes these few bytes at once.
-  socket.write_some(asio::buffer(kError), ec);
+  asio::write(socket, asio::buffer(error), ec);
+  socket.shutdown(tcp::socket::shutdown_both, ec);
   socket.close(ec);
+}
+
+asio::awaitable<void> Listener::ServeTls(tcp::socket socket, std::shared_ptr<TlsContext> context,
+                                         Engine& target, Service* service,
+                                         ConnectionOptions options, std::shared_ptr<Stats> stats,
+                                         std::string_view refusal,
+                                         std::chrono::milliseconds timeout) {
+  auto stream = std::make_unique<TlsStream>(std::move(socket), std::move(context));
+  // A client that stays silent (or stops half-way) is closed when the timer fires; the flag
+  // keeps the timer's handler off the socket once the handshake has ended either way.
+  auto handshake_over = std::make_shared<bool>(false);
+  asio::steady_timer timer(target.context(), timeout);
+  timer.async_wait([handshake_over, s = &stream->socket()](boost::system::error_code ec) {
+    if (ec || *handshake_over) return;
+    s->close(ec);  // the pending handshake wait completes with operation_aborted
+  });
+  boost::system::error_code ec;
+  co_await stream->async_handshake(asio::redirect_error(asio::use_awaitable, ec));
+  *handshake_over = true;
+  timer.cancel();
+  if (ec || !refusal.empty()) {
+    if (!ec) {  // best effort, as for plain clients
+      co_await asio::async_write(*stream, asio::buffer(refusal),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    }
+    stream->Close();
+    if (refusal.empty()) stats->live.fetch_sub(1, std::memory_order_relaxed);
+    co_return;
+  }
+  auto conn = std::make_unique<StreamConnection<TlsStream>>(std::move(*stream), target, *service,
+                                                            options);
+  stream.reset();
+  conn->Register();
+  co_await Serve(std::move(conn), std::move(stats));
 }
 
 asio::awaitable<void> Listener::Serve(std::unique_ptr<Connection> conn,
@@ -188,7 +279,7 @@ void Listener::Stop() {
   stopped_ = true;
   auto close_all = [this] {
     boost::system::error_code ec;
-    for (auto& a : acceptors_) a->close(ec);
+    for (auto& a : acceptors_) a.acceptor->close(ec);
   };
   Engine* current = Engine::Current();
   if (current == &pool_[0]) {

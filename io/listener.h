@@ -1,7 +1,9 @@
-// Listener: binds the server's TCP addresses, accepts on engine 0 and hands every accepted
-// socket to the next engine round-robin, where its Connection lives for its whole life. Clients
-// beyond ClientLimits::maxclients get Redis's "-ERR max number of clients reached" and are
-// closed; an accept that fails (EMFILE, ENFILE) is retried after 10 ms, never given up.
+// Listener: binds the server's TCP addresses (the plain port and, when set, the TLS port on the
+// same addresses), accepts on engine 0 and hands every accepted socket to the next engine
+// round-robin, where its Connection lives for its whole life. Clients beyond
+// ClientLimits::maxclients get Redis's "-ERR max number of clients reached" and are closed;
+// in protected mode, clients from other than loopback addresses get Redis's "-DENIED ..." and
+// are closed; an accept that fails (EMFILE, ENFILE) is retried after 10 ms, never given up.
 // Thread: Start/Stop from the owning (main) thread; the accept loops run on engine 0; the
 // counters are atomic.
 #pragma once
@@ -10,7 +12,9 @@
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +23,7 @@
 #include "io/connection.h"
 #include "io/engine_pool.h"
 #include "io/service.h"
+#include "io/tls_context.h"
 
 namespace dashkv::io {
 
@@ -28,7 +33,24 @@ struct ListenerOptions {
   std::string bind = "0.0.0.0";
   uint16_t port = 6379;  // 0: an ephemeral port (see port())
   ConnectionOptions conn;
+  // TLS port on the same addresses (0: none). Its connections take the context `tls` holds at
+  // accept time (CONFIG SET swaps it); a handshake not done within tls_handshake_timeout is
+  // dropped. REQUIRES with tls_port: tls outlives the listener and its connections.
+  uint16_t tls_port = 0;
+  const TlsContextSlot* tls = nullptr;
+  std::chrono::milliseconds tls_handshake_timeout{10000};
+  // Protected mode: returns whether clients from non-loopback addresses are refused now (Redis:
+  // protected-mode yes and no password for the default user). Asked at each accept from such an
+  // address, on engine 0. Empty: never.
+  std::function<bool()> protected_mode{};
 };
+
+// Returns whether `address` is a loopback address (127.0.0.0/8, ::1, or IPv4-mapped 127/8):
+// the clients protected mode lets in.
+bool IsLoopback(const boost::asio::ip::address& address);
+
+// Redis's reply to a client that protected mode refuses (one line, with its CRLF).
+extern const std::string_view kProtectedModeError;
 
 // Design
 //  One acceptor per bind address, all on engine 0 (with 2-8 engines one accept loop is far
@@ -47,6 +69,7 @@ class Listener {
   absl::Status Start();
   // Returns the bound port (the actual one when options.port was 0).
   uint16_t port() const { return port_; }
+  uint16_t tls_port() const { return options_.tls_port; }
   // Closes the acceptors (existing connections stay open) and waits until engine 0 has done so.
   // REQUIRES: the pool is still running.
   void Stop();
@@ -69,16 +92,28 @@ class Listener {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> refused{0};
   };
-  absl::Status Bind(std::string_view address, bool optional);
+  struct Acceptor {
+    std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor;
+    bool tls;
+  };
+  // Binds `address` on the plain port (tls false; 0: ephemeral) or on the TLS port.
+  absl::Status Bind(std::string_view address, bool optional, bool tls);
   // Accepts until the acceptor is closed. Runs on engine 0.
-  boost::asio::awaitable<void> AcceptLoop(boost::asio::ip::tcp::acceptor* acceptor);
+  boost::asio::awaitable<void> AcceptLoop(Acceptor* acceptor);
   // Counts an accepted socket and starts its Connection on `target` (or refuses it beyond
-  // maxclients). Runs on engine 0.
-  void Admit(boost::asio::ip::tcp::socket socket, Engine& target);
-  // Sends Redis's "max number of clients reached" error to a client over maxclients and closes
-  // it. Runs on the socket's engine.
-  static void RefuseClient(boost::asio::ip::tcp::socket socket,
-                           const std::shared_ptr<Stats>& stats);
+  // maxclients or in protected mode). Runs on engine 0.
+  void Admit(boost::asio::ip::tcp::socket socket, Engine& target, bool tls);
+  // Sends `error` (best effort) to a refused client and closes it. Runs on the socket's engine.
+  static void RefuseClient(boost::asio::ip::tcp::socket socket, std::string_view error);
+  // Runs the TLS handshake (bounded by `timeout`), then the connection, or sends `refusal`
+  // (when not empty) over TLS and closes. `counted`: the socket counts as live.
+  static boost::asio::awaitable<void> ServeTls(boost::asio::ip::tcp::socket socket,
+                                               std::shared_ptr<TlsContext> context,
+                                               Engine& target, Service* service,
+                                               ConnectionOptions options,
+                                               std::shared_ptr<Stats> stats,
+                                               std::string_view refusal,
+                                               std::chrono::milliseconds timeout);
   // Runs one connection on its engine and keeps the counters.
   static boost::asio::awaitable<void> Serve(std::unique_ptr<Connection> conn,
                                             std::shared_ptr<Stats> stats);
@@ -91,7 +126,7 @@ class Listener {
   bool stopped_ = false;
   // Shared with the connection coroutines, which may outlive the Listener.
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
-  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
+  std::vector<Acceptor> acceptors_;
 };
 
 }  // namespace dashkv::io

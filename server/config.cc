@@ -659,10 +659,10 @@ void Config::AddEntries() {
   entries_.push_back({"client-output-buffer-limit", [this] { return OutputLimitsText(); },
                       [this](std::string_view v) { return SetOutputLimits(v); }});
   fixed("appendonly", "no");
-  fixed("protected-mode", YesNo(false));
   fixed("daemonize", "no");
   fixed("cluster-enabled", "no");
   fixed("io-threads", "1");
+  AddTlsEntries();
 }
 
 const Config::Entry* Config::Find(std::string_view name) const {
@@ -709,15 +709,30 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
   }
   // Apply in order; on the first failure restore the values already changed (Redis's rollback).
   std::vector<std::pair<const Entry*, std::string>> applied;
+  auto roll_back = [&applied] {
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) it->first->set(it->second);
+  };
+  // Entries that take effect together (Entry::apply) apply once, after every value is set.
+  std::vector<std::pair<std::string (Config::*)(std::string_view), std::string_view>> applies;
   for (const auto& [name, value] : pairs) {
     const Entry* e = Find(name);
     std::string previous = e->get();
     std::string err = e->set(value);
     if (!err.empty()) {
-      for (auto it = applied.rbegin(); it != applied.rend(); ++it) it->first->set(it->second);
+      roll_back();
       return err;
     }
     applied.emplace_back(e, std::move(previous));
+    if (e->apply != nullptr &&
+        std::none_of(applies.begin(), applies.end(), [e](const auto& a) { return a.first == e->apply; })) {
+      applies.emplace_back(e->apply, name);
+    }
+  }
+  for (const auto& [apply, name] : applies) {
+    if (std::string err = (this->*apply)(name); !err.empty()) {
+      roll_back();
+      return err;
+    }
   }
   return "";
 }

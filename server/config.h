@@ -21,6 +21,7 @@
 
 #include "io/client_limits.h"
 #include "io/output_limit.h"
+#include "io/tls_context.h"
 #include "server/config_file.h"
 
 namespace dashkv {
@@ -99,6 +100,10 @@ class Config {
     std::function<std::string(std::string_view)> set;
     // A protected config: settable only as enable-protected-configs allows.
     bool protected_config = false;
+    // Runs once per CONFIG SET after all values are set, for entries that take effect together
+    // (the tls-* files); `name` is the first such argument. Returns an error text or "", after
+    // which every value of the call is restored.
+    std::string (Config::*apply)(std::string_view name) = nullptr;
     // For an immutable entry: applies a config file's value at start (null: a fixed value,
     // the file may only repeat it). Same contract as `set`.
     std::function<std::string(std::string_view)> load{};
@@ -245,9 +250,38 @@ class Config {
   // slave/replica, pubsub); returns Redis's CONFIG SET error text, or "" on success.
   std::string SetOutputLimits(std::string_view text);
 
+  // ---- Protected mode and TLS (server/config_tls.cc) ----
+  // protected-mode: while set and the default user has no password, clients from other than
+  // loopback addresses are refused (Redis's -DENIED).
+  std::atomic<bool> protected_mode{true};
+  // Returns whether the default user has no password.
+  bool DefaultUserHasNoPassword() const { return !auth_required.load(std::memory_order_relaxed); }
+  // Returns whether protected mode refuses non-loopback clients now. Any thread.
+  bool ProtectedModeActive() const {
+    return protected_mode.load(std::memory_order_relaxed) && DefaultUserHasNoPassword();
+  }
+  // tls-port (0: no TLS listener). Immutable after Init().
+  uint16_t tls_port = 0;
+  // Milliseconds a TLS client has to complete its handshake (dashkv only).
+  int64_t tls_handshake_timeout_ms = 10000;
+  // The TLS context new connections use (null until ConfigureTls succeeds).
+  io::TlsContextSlot tls_context;
+  // Builds the TLS context from the tls-* settings when tls-port is set (nothing otherwise);
+  // returns the reason (Redis's log text) when it cannot be built.
+  absl::Status ConfigureTls();
+  // Returns the current tls-* settings.
+  io::TlsOptions tls_options() const;
+
  private:
   // Which flag values ApplyFlags takes: every flag's default, or only the flags given.
   enum class FlagPass : uint8_t { kDefaults, kGiven };
+  void InitTls();
+  void AddTlsEntries();
+  // Entry::apply of the tls-* entries: rebuilds the context (when tls-port is set) and swaps it
+  // in for new connections.
+  std::string ApplyTls(std::string_view name);
+  io::TlsOptions tls_;  // guarded by mu_
+  // ---- end of protected mode and TLS ----
 
   const Entry* Find(std::string_view name) const;
   void AddEntries();

@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
     std::cerr << st.message() << std::endl;
     return 1;
   }
+  if (absl::Status st = config.ConfigureTls(); !st.ok()) {
+    LOG(ERROR) << st.message();
+    LOG(ERROR) << "Failed to configure TLS. Check logs for more info.";
+    return 1;
+  }
 
   dashkv::io::EngineOptions engine_options;
   engine_options.spin_us = config.spin_us;
@@ -65,6 +70,11 @@ int main(int argc, char** argv) {
   listener_options.bind = config.bind;
   listener_options.port = config.port;
   listener_options.conn.limits = &config.client_limits;
+  listener_options.tls_port = config.tls_port;
+  listener_options.tls = &config.tls_context;
+  listener_options.tls_handshake_timeout =
+      std::chrono::milliseconds(config.tls_handshake_timeout_ms);
+  listener_options.protected_mode = [&config] { return config.ProtectedModeActive(); };
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
   server->clients().set_accept_pending([l = listener.get()] { l->AcceptPending(); });
   // Stops everything in order and returns `rc`: the pool (whose io_contexts own the

@@ -189,7 +189,7 @@ TEST_F(ConfigTest, SetTakesEffectOrIsRefused) {
                   "') - can't set protected config");
   }
   for (const char* name : {"port", "bind", "databases", "loglevel", "appendonly", "io-threads",
-                           "daemonize", "cluster-enabled", "protected-mode"}) {
+                           "daemonize", "cluster-enabled"}) {
     EXPECT_EQ(config_.Set({{name, "1"}}),
               std::string("ERR CONFIG SET failed (possibly related to argument '") + name +
                   "') - can't set immutable config");
