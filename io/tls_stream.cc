@@ -62,17 +62,18 @@ TlsStream::Want TlsStream::Classify(int ret, boost::system::error_code& ec) {
   return Want::kNothing;
 }
 
-TlsStream::Want TlsStream::TryRead(const asio::mutable_buffer& buf, boost::system::error_code& ec,
-                                   size_t* n) {
+template <typename Fn>
+TlsStream::Want TlsStream::Transfer(size_t size, boost::system::error_code& ec, size_t* n,
+                                    Fn&& op) {
   *n = 0;
   if (failed_ || ssl_ == nullptr) {
     ec = asio::error::connection_aborted;
     return Want::kNothing;
   }
-  if (buf.size() == 0) return Want::kNothing;
+  if (size == 0) return Want::kNothing;
   ERR_clear_error();
   errno = 0;
-  int r = SSL_read(ssl_, buf.data(), static_cast<int>(std::min<size_t>(buf.size(), INT_MAX)));
+  int r = op(static_cast<int>(std::min<size_t>(size, INT_MAX)));
   if (r > 0) {
     *n = static_cast<size_t>(r);
     return Want::kNothing;
@@ -80,22 +81,14 @@ TlsStream::Want TlsStream::TryRead(const asio::mutable_buffer& buf, boost::syste
   return Classify(r, ec);
 }
 
+TlsStream::Want TlsStream::TryRead(const asio::mutable_buffer& buf, boost::system::error_code& ec,
+                                   size_t* n) {
+  return Transfer(buf.size(), ec, n, [&](int len) { return SSL_read(ssl_, buf.data(), len); });
+}
+
 TlsStream::Want TlsStream::TryWrite(const asio::const_buffer& buf, boost::system::error_code& ec,
                                     size_t* n) {
-  *n = 0;
-  if (failed_ || ssl_ == nullptr) {
-    ec = asio::error::connection_aborted;
-    return Want::kNothing;
-  }
-  if (buf.size() == 0) return Want::kNothing;
-  ERR_clear_error();
-  errno = 0;
-  int r = SSL_write(ssl_, buf.data(), static_cast<int>(std::min<size_t>(buf.size(), INT_MAX)));
-  if (r > 0) {
-    *n = static_cast<size_t>(r);
-    return Want::kNothing;
-  }
-  return Classify(r, ec);
+  return Transfer(buf.size(), ec, n, [&](int len) { return SSL_write(ssl_, buf.data(), len); });
 }
 
 TlsStream::Want TlsStream::TryHandshake(boost::system::error_code& ec) {

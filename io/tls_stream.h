@@ -89,6 +89,10 @@ class TlsStream {
   Want TryHandshake(boost::system::error_code& ec);
   // Maps the result `ret` of an SSL call to what it waits for, or to ec.
   Want Classify(int ret, boost::system::error_code& ec);
+  // The shared steps of TryRead and TryWrite around `op(len)` (SSL_read or SSL_write of at most
+  // `size` bytes): refuses on a failed stream, counts the bytes moved, classifies a failure.
+  template <typename Fn>
+  Want Transfer(size_t size, boost::system::error_code& ec, size_t* n, Fn&& op);
 
   template <typename Buffer, typename Buffers>
   static Buffer FirstBuffer(const Buffers& buffers) {
