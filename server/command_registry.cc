@@ -7,6 +7,7 @@
 
 namespace dashkv {
 
+// kCmdMayReplicate is left out: Redis 7.0's COMMAND INFO does not list it.
 std::vector<std::string_view> FlagNames(uint32_t flags) {
   static constexpr std::pair<CommandFlag, std::string_view> kNames[] = {
       {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"},
@@ -16,7 +17,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdSkipMonitor, "skip_monitor"},
       {kCmdFast, "fast"},           {kCmdNoAuth, "no_auth"},
       {kCmdBlocking, "blocking"},   {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"}, {kCmdMayReplicate, "may_replicate"},
+      {kCmdAllowBusy, "allow_busy"},
       {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoMandatoryKeys, "no_mandatory_keys"},
   };
   std::vector<std::string_view> out;
@@ -195,6 +196,7 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterInfoCommand(registry);
   RegisterSlowlogCommands(registry);
   RegisterLatencyCommands(registry);
+  RegisterMonitorCommand(registry);
   RegisterStringCommands(registry);
   RegisterLcsCommand(registry);
   RegisterSwapDbCommand(registry);

@@ -370,6 +370,7 @@ void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterSlowlogCommands(CommandRegistry* registry);  // SLOWLOG
 void RegisterLatencyCommands(CommandRegistry* registry);  // LATENCY
+void RegisterMonitorCommand(CommandRegistry* registry);  // MONITOR
 void RegisterLcsCommand(CommandRegistry* registry);
 void RegisterSwapDbCommand(CommandRegistry* registry);
 void RegisterListCommands(CommandRegistry* registry);

@@ -68,6 +68,13 @@ class ConnState : public io::ConnectionState {
   bool acl_restricted = false;
   bool no_evict = false;
   bool no_touch = false;
+  // CLIENT REPLY. kSkipNext: the next command's reply is dropped; kSkipping: while that command
+  // runs (it may itself turn replies on). The dispatch drops the reply of a command after
+  // which the mode is not kOn (server/server.cc).
+  enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkipping };
+  ReplyMode reply_mode = ReplyMode::kOn;
+  bool monitor = false;  // in MONITOR mode (server/observability/monitor.h)
+  uint64_t monitor_since = 0;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).
   bool in_multi = false;
   bool multi_error = false;  // a command was refused while queueing: EXEC aborts

@@ -60,9 +60,11 @@ Server::Server(Config& config, io::EnginePool& pool,
       scripts_(std::make_unique<ScriptStore>()),
       functions_(std::make_unique<FunctionStore>()),
       acl_(std::make_unique<AclRegistry>(registry_, &config.auth_required)),
+      pause_(pool),
+      monitor_(pool),
       services_{config_,  pool_,       *shard_set_, *pubsub_,   registry_,  stats_,
                 clients_, multi_,      *snapshots_, *scripts_,  *functions_, scripting_,
-                *acl_},
+                *acl_,    pause_,      monitor_},
       runner_(services_),
       multi_(services_, runner_),
       scripting_(services_, runner_) {
@@ -77,6 +79,7 @@ Server::Server(Config& config, io::EnginePool& pool,
   notifiers_.resize(shard_set_->size());
   shard_set_->RunOnAllBlocking([this](Shard& shard) {
     shard.changes().set_notify_classes(&config_.notify_classes);
+    shard.changes().set_pause_end(pause_.end_ms());
     auto notifier = std::make_unique<KeyspaceNotifier>(pubsub_.get(), &pool_, shard.index(),
                                                        &config_.notify_classes);
     notifier->Attach(&shard.changes());
@@ -172,6 +175,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
 }
 
 void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
+  monitor_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
   pubsub_->UnsubscribeAll(static_cast<ConnState&>(state));
   multi_.Discard(static_cast<ConnState&>(state));
   clients_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
@@ -231,9 +235,12 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   const RunningScripts& running = services_.scripting.running();
   size_t busy_refused = SIZE_MAX;  // the command of the batch last refused by a busy script
   bool busy_function = false;      // and whether that script is a function
+  // Under CLIENT REPLY OFF/SKIP or a CLIENT PAUSE commands run one by one: the one at this
+  // index may still form a shard group of its own (SIZE_MAX: no such limit).
+  size_t one_at = SIZE_MAX;
   // A single-shard command that passes the gates outside MULTI joins a shard group.
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
-    if (state.in_multi) return std::nullopt;
+    if (state.in_multi || (one_at != SIZE_MAX && j != one_at)) return std::nullopt;
     const CommandSpec* spec = registry_.Find(batch[j][0]);
     if (spec == nullptr || !spec->ArityOk(batch[j].size()) || rejected(*spec, batch[j])) {
       return std::nullopt;
@@ -258,8 +265,72 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     state.last_cmd = spec;
     return PendingCmd{spec, batch[j], *sid};
   };
+  // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
+  size_t dropped_from = SIZE_MAX;
+  auto drop_reply = [&] {
+    if (dropped_from == SIZE_MAX) return;
+    if (state.reply_mode != ConnState::ReplyMode::kOn) out.buffer().resize(dropped_from);
+    if (state.reply_mode == ConnState::ReplyMode::kSkipping) {
+      state.reply_mode = ConnState::ReplyMode::kOn;
+    }
+    dropped_from = SIZE_MAX;
+  };
+  // MONITOR: the feed lines of the queued commands an EXEC runs, sent after it if it ran them
+  // (its reply, from `exec_reply_at`, is an array).
+  std::string exec_feed;
+  size_t exec_reply_at = SIZE_MAX;
+  size_t exec_index = 0;
+  auto feed_exec = [&] {
+    if (exec_reply_at == SIZE_MAX) return;
+    const std::string& buf = out.buffer();
+    const bool ran = exec_reply_at < buf.size() && buf[exec_reply_at] == '*' &&
+                     buf.compare(exec_reply_at, 3, "*-1") != 0;
+    if (!ran) exec_feed.clear();
+    MonitorFeed::AppendLine(&exec_feed, NowUs(), state.db, conn.remote_address(),
+                            batch[exec_index]);
+    monitor_.Send(std::move(exec_feed));
+    exec_feed.clear();
+    exec_reply_at = SIZE_MAX;
+  };
   size_t i = 0;
   while (i < batch.size()) {
+    feed_exec();
+    drop_reply();
+    one_at = SIZE_MAX;
+    if (state.reply_mode != ConnState::ReplyMode::kOn || pause_.maybe_active() ||
+        monitor_.active()) [[unlikely]] {
+      // A paused command waits here; one that is refused replies at once, as in Redis.
+      const CommandSpec* spec = registry_.Lookup(batch[i]);
+      const bool runs =
+          spec != nullptr && spec->ArityOk(batch[i].size()) && !rejected(*spec, batch[i]);
+      // A monitor may not touch the keyspace (Redis treats it as a replica).
+      const bool monitor_refused =
+          runs && state.monitor && (spec->flags & (kCmdReadOnly | kCmdWrite | kCmdMayReplicate));
+      if (runs && !monitor_refused && pause_.maybe_active()) {
+        co_await WaitWhilePaused(state, *spec, batch[i], out);
+        if (conn.fd() < 0) break;  // killed while held
+        now_ms = NowMs();
+      }
+      if (state.reply_mode != ConnState::ReplyMode::kOn) {
+        dropped_from = out.size();
+        if (state.reply_mode == ConnState::ReplyMode::kSkipNext) {
+          state.reply_mode = ConnState::ReplyMode::kSkipping;
+        }
+      }
+      if (monitor_refused) {
+        out.SendError("ERR Replica can't interact with the keyspace");
+        stats_.RecordRejected(my_engine, spec, out);
+        state.multi_error |= state.in_multi;
+        ++i;
+        continue;
+      }
+      if (runs && monitor_.active() && MonitorFeed::Feeds(*spec) &&
+          (!state.in_multi || spec->HasFlag(kCmdMultiControl))) {
+        FeedMonitors(state, *spec, batch[i], &exec_feed, &exec_reply_at, out.size());
+        exec_index = i;
+      }
+      one_at = i;
+    }
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, batch.size(), as_shard_cmd); j > i) {
       co_await runner_.RunShardGroup(state, out, now_ms);
       i = j;
@@ -307,7 +378,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       continue;
     }
     state.last_cmd = spec;
-    if (spec->batch_handler != nullptr) {
+    if (spec->batch_handler != nullptr && one_at == SIZE_MAX) {
       // A pipelined run of the same batchable command: one call of its batch handler.
       size_t end = i;
       while (end < batch.size() && registry_.Find(batch[end][0]) == spec &&
@@ -331,9 +402,65 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     // It may have changed users (ACL SETUSER, AUTH ...): the next commands see the change.
     if (state.acl_generation != acl_->generation()) [[unlikely]] RefreshUser(state);
   }
+  feed_exec();
+  drop_reply();
   EngineStats& es = stats_.engine(my_engine);
   BumpCounter(es.commands_processed, batch.size());
   BumpCounter(es.error_replies, out.error_count() - errors_before);
+}
+
+void Server::FeedMonitors(const ConnState& state, const CommandSpec& spec, CmdArgs args,
+                          std::string* exec_feed, size_t* exec_reply_at, size_t reply_at) {
+  const int64_t now_us = NowUs();
+  const std::string& client = state.conn->remote_address();
+  if (spec.name == "exec" && state.in_multi) {
+    // Its queued commands are fed once it has run them, then EXEC itself.
+    std::vector<std::string_view> views;
+    for (const QueuedCmd& q : state.queued) {
+      if (!MonitorFeed::Feeds(*q.spec)) continue;
+      views.assign(q.args.begin(), q.args.end());
+      MonitorFeed::AppendLine(exec_feed, now_us, state.db, client, views);
+    }
+    *exec_reply_at = reply_at;
+    return;
+  }
+  std::string line;
+  MonitorFeed::AppendLine(&line, now_us, state.db, client, args);
+  monitor_.Send(std::move(line));
+}
+
+asio::awaitable<void> Server::WaitWhilePaused(ConnState& state, const CommandSpec& spec,
+                                              CmdArgs args, io::ReplyBuilder& out) {
+  // As Redis 7.0: a pause of kind ALL holds every command; WRITE holds the commands that may
+  // write or replicate (also when MULTI would queue them), and an EXEC whose queue holds one.
+  constexpr uint32_t kMayWrite = kCmdWrite | kCmdMayReplicate;
+  bool may_write = (spec.flags & kMayWrite) != 0;
+  if (may_write && spec.tx_scope == TxScope::kScript && args.size() > 1) {
+    // A script or function declared `no-writes` is not held (EVAL, EVALSHA, FCALL).
+    ScriptFlags flags;
+    if (spec.name == "eval") {
+      ParseShebang(args[1], &flags);
+    } else if (spec.name == "evalsha") {
+      if (auto script = scripts_->Find(args[1])) flags = script->flags;
+    } else if (auto fn = functions_->Find(args[1])) {
+      flags = fn->flags;
+    }
+    may_write = !flags.no_writes;
+  }
+  if (spec.name == "exec") {
+    for (const QueuedCmd& q : state.queued) may_write |= (q.spec->flags & kMayWrite) != 0;
+  }
+  const ClientPause::Kind holds = may_write ? ClientPause::Kind::kWrite : ClientPause::Kind::kAll;
+  if (pause_.InForce(NowMs()) < holds) co_return;
+  // The replies of the batch's earlier commands go out now, as Redis sends them before it
+  // holds the client.
+  if (!out.empty()) {
+    state.conn->SendAsync(out.buffer());
+    out.Clear();
+  }
+  stats_.blocked_clients().fetch_add(1, std::memory_order_relaxed);
+  co_await pause_.WaitWhile(state.conn->engine().index(), holds);
+  stats_.blocked_clients().fetch_sub(1, std::memory_order_relaxed);
 }
 
 asio::awaitable<void> Server::RunBatch(const CommandSpec& spec, std::span<const io::CmdArgs> run,
@@ -379,8 +506,10 @@ void Server::StartBackgroundTasks() {
             int64_t now = NowMs();
             // Skipped while a busy script's nested polls run this loop: keys do not expire
             // under a running script.
+            // Nor while a CLIENT PAUSE keeps the data set static.
             if (now - last_expire_ms >= 1000 / config_.hz.load(std::memory_order_relaxed) &&
-                !scripting_.running().IsShardBusy(shard.index())) {
+                !scripting_.running().IsShardBusy(shard.index()) &&
+                pause_.InForce(now) == ClientPause::Kind::kNone) {
               const uint64_t cycle_start = CycleClock::Now();
               shard.ActiveExpireCycle(now);
               stats_.RecordLatencyEvent(

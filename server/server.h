@@ -17,6 +17,8 @@
 #include "io/engine_pool.h"
 #include "io/service.h"
 #include "server/acl/acl_registry.h"
+#include "server/client_pause.h"
+#include "server/observability/monitor.h"
 #include "server/client_registry.h"
 #include "server/command_registry.h"
 #include "server/config.h"
@@ -75,6 +77,14 @@ class Server : public io::Service {
                   io::ReplyBuilder& out);
   // Resolves a command: returns its spec, or nullptr after replying with the error.
   const CommandSpec* Resolve(CmdArgs args, io::ReplyBuilder& out);
+  // Feeds a command about to run to the monitors; an EXEC's queued commands go to `exec_feed`
+  // (and its reply's offset `reply_at` to `exec_reply_at`), sent once it has run.
+  void FeedMonitors(const ConnState& state, const CommandSpec& spec, CmdArgs args,
+                    std::string* exec_feed, size_t* exec_reply_at, size_t reply_at);
+  // Holds the command while a CLIENT PAUSE that stops it is in force (server/client_pause.h).
+  // Sends the replies written so far in `out` first.
+  boost::asio::awaitable<void> WaitWhilePaused(ConnState& state, const CommandSpec& spec,
+                                               CmdArgs args, io::ReplyBuilder& out);
   // Runs a pipelined run of calls of one command with a batch handler (one reply each).
   boost::asio::awaitable<void> RunBatch(const CommandSpec& spec, std::span<const io::CmdArgs> run,
                                         ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
@@ -92,6 +102,8 @@ class Server : public io::Service {
   std::unique_ptr<ScriptStore> scripts_;
   std::unique_ptr<FunctionStore> functions_;
   std::unique_ptr<AclRegistry> acl_;
+  ClientPause pause_;
+  MonitorFeed monitor_;
   ServerServices services_;
   PipelineRunner runner_;
   MultiExec multi_;

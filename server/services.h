@@ -9,7 +9,9 @@ class EnginePool;
 }  // namespace io
 
 class AclRegistry;
+class ClientPause;
 class ClientRegistry;
+class MonitorFeed;
 class FunctionStore;
 class CommandRegistry;
 class Config;
@@ -35,6 +37,8 @@ struct ServerServices {
   FunctionStore& functions;
   ScriptRunner& scripting;
   AclRegistry& acl;
+  ClientPause& pause;
+  MonitorFeed& monitor;
 };
 
 }  // namespace dashkv

@@ -7,6 +7,8 @@
 #include "server/tx/blocking.h"
 #include "server/acl/acl_conn.h"
 #include "server/cmd_context.h"
+#include "server/commands/client_flow_commands.h"
+#include "server/observability/monitor.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
 #include "server/pubsub/pubsub.h"
@@ -165,6 +167,8 @@ void CmdReset(CmdArgs, ConnCmdContext& ctx) {
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
+  ctx.state.reply_mode = ConnState::ReplyMode::kOn;
+  ctx.services().monitor.Remove(ctx.state.conn->engine().index(), &ctx.state);
   // Back to the default user, authenticated only if it needs no password (as Redis).
   AclRegistry& acl = ctx.services().acl;
   const uint64_t generation = acl.generation();
@@ -188,10 +192,12 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.pubsub) {
     for (size_t k = 0; k < kPubSubKinds; ++k) subs[k] = state.pubsub->names[k].size();
   }
-  std::string flags;
+  std::string flags;  // in Redis's order
+  if (state.monitor) flags += 'O';
+  if (InSubscribedMode(state)) flags += 'P';
   if (state.in_multi) flags += 'x';
   if (state.blocked) flags += 'b';
-  if (InSubscribedMode(state)) flags += 'P';
+  if (state.no_evict) flags += 'e';
   if (flags.empty()) flags = "N";
   const int64_t multi = state.in_multi ? static_cast<int64_t>(state.queued.size()) : -1;
   return StrCat(
@@ -387,10 +393,14 @@ void ClientHelp(CmdArgs, ConnCmdContext& ctx) {
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
       "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
       "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
       "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
       "SETNAME <name>", "    Assign the name <name> to the current connection.",
       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
       "    Unblock the specified blocked client.",
+      "UNPAUSE", "    Stop the current client pause, resuming traffic.",
       "HELP", "    Print this help.",
   };
   SendHelp(ctx.rb, kHelp);
@@ -509,6 +519,7 @@ void RegisterConnectionCommands(CommandRegistry* registry) {
   client.since = "2.4.0";
   client.group = "connection";
   client.subcommands = ClientSubcommands();
+  for (CommandSpec& sub : ClientFlowSubcommands()) client.subcommands.push_back(std::move(sub));
   registry->Register(std::move(client));
 }
 

@@ -237,7 +237,7 @@ awaitable<void> CmdScan(CmdArgs args, ConnCmdContext& ctx) {
             PrimeIterator found = slice->FindReadOnly(name, now);
             if (!found.is_done() && TypeName(found->second) == type) keys.push_back(name);
           } else if (DbSlice::IsExpired(it, now)) {
-            slice->Erase(it, RemoveReason::kExpired);
+            if (!slice->KeysFrozen(now)) slice->Erase(it, RemoveReason::kExpired);
           } else {
             keys.emplace_back(key);
           }

@@ -325,7 +325,7 @@ void RegisterHllCommands(CommandRegistry* r) {
   pfadd.key_specs = {KeySpec::AtIndex({"RW", "insert"}, 1)};
   r->RegisterShard(std::move(pfadd), CmdPfAdd);
 
-  CommandSpec pfcount = Spec("pfcount", -2, kCmdReadOnly | kCmdLocksExclusive, 1, -1,
+  CommandSpec pfcount = Spec("pfcount", -2, kCmdReadOnly | kCmdLocksExclusive | kCmdMayReplicate, 1, -1,
                              {"read", "hyperloglog", "slow"},
                              "Return the approximated cardinality of the set(s) observed by the "
                              "HyperLogLog at key(s).");

@@ -152,12 +152,15 @@ std::vector<CommandSpec> ScriptSubcommands() {
 }  // namespace
 
 void RegisterScriptCommands(CommandRegistry* r) {
-  CommandSpec eval = EvalSpec("eval", 0, CmdEval, "2.6.0", "Executes a server-side Lua script.");
+  // EVAL, EVALSHA and FCALL may write: Redis flags them may_replicate (CLIENT PAUSE WRITE
+  // holds them); the _RO forms are not.
+  CommandSpec eval = EvalSpec("eval", kCmdMayReplicate, CmdEval, "2.6.0",
+                              "Executes a server-side Lua script.");
   eval.shard_route = ScriptRunner::RouteEval;
   eval.shard_handler = ScriptRunner::EvalOnShard;
   eval.locks_all_shards = ScriptRunner::EvalLocksAllShards;
   r->Register(std::move(eval));
-  CommandSpec evalsha = EvalSpec("evalsha", 0, CmdEvalSha, "2.6.0",
+  CommandSpec evalsha = EvalSpec("evalsha", kCmdMayReplicate, CmdEvalSha, "2.6.0",
                                  "Executes a server-side Lua script by SHA1 digest.");
   evalsha.shard_route = ScriptRunner::RouteEvalSha;
   evalsha.shard_handler = ScriptRunner::EvalShaOnShard;
@@ -175,7 +178,8 @@ void RegisterScriptCommands(CommandRegistry* r) {
   evalsha_ro.shard_handler = ScriptRunner::EvalShaOnShard;
   evalsha_ro.locks_all_shards = ScriptRunner::EvalShaLocksAllShards;
   r->Register(std::move(evalsha_ro));
-  CommandSpec fcall = EvalSpec("fcall", 0, CmdFCall, "7.0.0", "Invokes a function.");
+  CommandSpec fcall =
+      EvalSpec("fcall", kCmdMayReplicate, CmdFCall, "7.0.0", "Invokes a function.");
   fcall.shard_route = ScriptRunner::RouteFCall;
   fcall.shard_handler = ScriptRunner::FCallOnShard;
   fcall.locks_all_shards = ScriptRunner::FCallLocksAllShards;

@@ -17,6 +17,7 @@
 #include "server/cmd_context.h"
 #include "server/conn_state.h"
 #include "server/cycle_clock.h"
+#include "server/observability/monitor.h"
 #include "server/persistence/snapshot_manager.h"
 #include "server/pipeline_runner.h"
 #include "server/scripting/function_store.h"
@@ -149,6 +150,11 @@ class ScriptHostBase : public ScriptHost {
         SendStatus(reply, OpStatus::kOutOfMemory);
         return nullptr;
       }
+    }
+    if (services_.monitor.active() && MonitorFeed::Feeds(*spec)) [[unlikely]] {
+      std::string line;
+      MonitorFeed::AppendLine(&line, NowUs(), db_, "lua", cargs);
+      services_.monitor.Send(std::move(line));
     }
     return spec;
   }

@@ -40,7 +40,8 @@ PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
   PrimeIterator it = table_.Find(key);
   if (it.is_done()) return it;
   if (IsExpired(it, now_ms)) {
-    Erase(it, RemoveReason::kExpired);
+    // A CLIENT PAUSE keeps the data set static: the key reads as missing but stays.
+    if (!changes_->keys_frozen(now_ms)) Erase(it, RemoveReason::kExpired);
     return table_.end();
   }
 #ifndef NDEBUG
@@ -242,7 +243,7 @@ PrimeIterator DbSlice::RandomEntry(int64_t now_ms) {
 #endif
       return it;
     }
-    Erase(it, RemoveReason::kExpired);
+    if (!changes_->keys_frozen(now_ms)) Erase(it, RemoveReason::kExpired);
   }
   // Mostly expired keys: fall back to the first live entry.
   for (PrimeIterator it = table_.begin(); !it.is_done(); ++it) {

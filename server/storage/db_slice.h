@@ -90,6 +90,9 @@ class DbSlice {
   // Sets the absolute deadline of the entry (ms since the epoch), or removes it (0).
   // REQUIRES: `it` came from a mutable lookup.
   void SetExpire(PrimeIterator it, int64_t deadline_ms);
+  // Whether a CLIENT PAUSE keeps expired keys in place at `now_ms`: they read as missing but
+  // are not deleted (server/client_pause.h).
+  bool KeysFrozen(int64_t now_ms) const { return changes_->keys_frozen(now_ms); }
   // Returns whether the entry's deadline has passed.
   static bool IsExpired(const PrimeIterator& it, int64_t now_ms) {
     return it->first.HasExpire() && it->first.ExpireTimeMs() <= now_ms;

@@ -93,6 +93,14 @@ class ChangeListeners {
   // server's notify-keyspace-events setting, given at start-up. Any thread may change it.
   void set_notify_classes(const std::atomic<uint32_t>* classes) { notify_classes_ = classes; }
 
+  // Where to read the end (ms since the epoch; 0: none) of a CLIENT PAUSE, during which keys
+  // do not expire (server/client_pause.h). Given at start-up.
+  void set_pause_end(const std::atomic<int64_t>* end_ms) { pause_end_ms_ = end_ms; }
+  // Whether a pause keeps expired keys in place at `now_ms` (read only when a key has expired).
+  bool keys_frozen(int64_t now_ms) const {
+    return pause_end_ms_ != nullptr && pause_end_ms_->load(std::memory_order_relaxed) > now_ms;
+  }
+
   bool wants(ChangeInterest what) const { return (wanted_ & what) != 0; }
   bool notifies(NotifyClass cls) const {
     return (notify_classes_->load(std::memory_order_relaxed) & cls) != 0;
@@ -151,6 +159,7 @@ class ChangeListeners {
   uint32_t wanted_ = 0;          // union of interest_
   static inline const std::atomic<uint32_t> kNoClasses{0};
   const std::atomic<uint32_t>* notify_classes_ = &kNoClasses;
+  const std::atomic<int64_t>* pause_end_ms_ = nullptr;
   std::vector<Pending> pending_;
   std::atomic<uint64_t> change_count_{0};
 };
