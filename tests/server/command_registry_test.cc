@@ -223,6 +223,7 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
               UnorderedElementsAre("client|id", "client|getname", "client|setname",
                                    "client|setinfo", "client|info", "client|list", "client|kill",
                                    "client|unblock", "client|no-evict", "client|no-touch",
+                                   "client|pause", "client|unpause", "client|reply",
                                    "client|help"));
   EXPECT_THAT(SubcommandNames("config"),
               UnorderedElementsAre("config|get", "config|set", "config|resetstat",
