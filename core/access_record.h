@@ -70,7 +70,8 @@ void SetRecordSlow(CompactObj& key, CompactObj& value, uint32_t record, AccessMo
 inline void SetRecord(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode) {
   if (key.HasAuxRoom()) [[likely]] {
     key.set_aux(record);
-  } else {
+  } else if (value.aux() != record || record == 0) {
+    // (Equal and non-zero: the value holds it and the lossy form was written with it.)
     SetRecordSlow(key, value, record, mode);
   }
 }

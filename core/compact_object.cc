@@ -125,7 +125,7 @@ void CompactObj::SetString(std::string_view s) {
   std::memcpy(old.buf_, buf_, sizeof(buf_));
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   Encode(s, /*prefer_int=*/true);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 void CompactObj::SetInt(int64_t v) {
@@ -135,7 +135,7 @@ void CompactObj::SetInt(int64_t v) {
   Store64(buf_, static_cast<uint64_t>(v));
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(kKindInt);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 void CompactObj::SetObject(ObjType type, uint8_t encoding, ObjectBase* owned) {
@@ -148,7 +148,7 @@ void CompactObj::SetObject(ObjType type, uint8_t encoding, ObjectBase* owned) {
   buf_[9] = static_cast<char>(encoding);
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(kKindObject);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 size_t CompactObj::StringSize() const {
@@ -249,7 +249,7 @@ size_t CompactObj::MallocUsed() const {
 absl::Span<char> CompactObj::ResizeString(size_t new_size) {
   const uint32_t spare = aux();
   absl::Span<char> out = ResizeBytes(new_size);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
   return out;
 }
 
@@ -323,7 +323,7 @@ ObjectBase* CompactObj::ReleaseObject() {
   std::memset(buf_, 0, kTag);
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(0);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
   return p;
 }
 
@@ -338,7 +338,7 @@ void CompactObj::SetExpireTimeMs(int64_t deadline_ms) {
   DCHECK(IsString());
   const uint32_t spare = aux();
   EncodeExpire(deadline_ms);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 void CompactObj::EncodeExpire(int64_t deadline_ms) {
@@ -379,7 +379,7 @@ void CompactObj::ClearExpire() {
   CompactObj old;
   std::memcpy(old.buf_, buf_, sizeof(buf_));
   Encode(s, /*prefer_int=*/false);
-  set_aux(spare);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 char* CompactObj::HeapBlock() const {

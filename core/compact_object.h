@@ -210,21 +210,21 @@ class CompactObj {
 
   // Returns whether bytes 12..14 are free in the current form (see Design).
   bool HasAuxRoom() const {
-    const uint8_t k = Kind();
-    return k <= kAuxInlineMax || k >= kKindInt;
+    // Kinds 13..17 (inline raw of 13..15 bytes, packed) have no room: one compare.
+    return static_cast<uint8_t>(Kind() - (kAuxInlineMax + 1)) >= kKindInt - (kAuxInlineMax + 1);
   }
   // Returns the 24 spare bits, or 0 when the form has no room for them.
   uint32_t aux() const {
     if (!HasAuxRoom()) return 0;
-    return static_cast<uint8_t>(buf_[kAux]) | static_cast<uint8_t>(buf_[kAux + 1]) << 8 |
-           static_cast<uint32_t>(static_cast<uint8_t>(buf_[kAux + 2])) << 16;
+    uint32_t w;
+    __builtin_memcpy(&w, buf_ + kAux, sizeof(w));  // bytes 12..15: the spare bytes and the tag
+    return w & kAuxMask;
   }
   // Stores the low 24 bits of `v` in the spare bytes; a no-op when the form has no room.
   void set_aux(uint32_t v) {
     if (!HasAuxRoom()) return;
-    buf_[kAux] = static_cast<char>(v);
-    buf_[kAux + 1] = static_cast<char>(v >> 8);
-    buf_[kAux + 2] = static_cast<char>(v >> 16);
+    const uint32_t w = (v & kAuxMask) | static_cast<uint32_t>(Tag()) << 24;  // the tag stays
+    __builtin_memcpy(buf_ + kAux, &w, sizeof(w));
   }
 
   uint8_t user_flags() const { return static_cast<uint8_t>(Tag() >> kUserShift); }
@@ -237,6 +237,7 @@ class CompactObj {
   static constexpr size_t kTag = 15;
   static constexpr size_t kAux = 12;           // first spare byte
   static constexpr uint8_t kAuxInlineMax = 12;  // longest inline raw string leaving them free
+  static constexpr uint32_t kAuxMask = (1u << 24) - 1;
   static constexpr uint8_t kKindMask = 0x1f;
   static constexpr uint8_t kRawBit = 0x20;
   static constexpr int kUserShift = 6;

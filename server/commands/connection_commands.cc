@@ -192,6 +192,7 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.in_multi) flags += 'x';
   if (state.blocked) flags += 'b';
   if (InSubscribedMode(state)) flags += 'P';
+  if (state.no_evict) flags += 'e';
   if (flags.empty()) flags = "N";
   const int64_t multi = state.in_multi ? static_cast<int64_t>(state.queued.size()) : -1;
   return StrCat(
