@@ -194,6 +194,17 @@ class TestEviction:
         assert r.dbsize() < n
         assert peak <= limit + 1024 * 1024, (peak, limit)
 
+    def test_skewed_keyspace_stays_under_the_limit(self, r, limited):
+        # One hash tag: every key on one shard (dashkv), which must still keep the total under
+        # the limit.
+        limit = limited("allkeys-lru")
+        peak = 0
+        for start in range(0, 3 * keys_to_fill(), 500):
+            assert write_keys(r, "{hot}k", 500, start=start) == 0
+            peak = max(peak, info(r, "memory", "used_memory"))
+        assert info(r, "stats", "evicted_keys") > 0
+        assert peak <= limit + 1024 * 1024, (peak, limit)
+
     @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-lfu", "volatile-random",
                                         "volatile-ttl"])
     def test_volatile_policies_evict_only_keys_with_ttl(self, r, limited, policy):
