@@ -65,7 +65,7 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                                      io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
                                      const ConnState* client) {
-  if (cmd.spec->HasFlag(kCmdDenyOom) && shard.evictor().pressure() &&
+  if (shard.evictor().pressure() && cmd.spec->HasFlag(kCmdDenyOom) &&
       !shard.evictor().MakeRoom(now_ms)) [[unlikely]] {
     // Over maxmemory with nothing left to evict (server/storage/evictor.h).
     SendStatus(rb, OpStatus::kOutOfMemory);

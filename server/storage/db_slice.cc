@@ -40,16 +40,16 @@ const EvictionSettings kDefaultEviction;
 DbSlice::DbSlice(unsigned db_index, ShardStats* stats, ChangeListeners* changes)
     : stats_(stats), changes_(changes), db_index_(db_index), eviction_(&kDefaultEviction) {}
 
-void DbSlice::TouchLfu(PrimeIterator it, int64_t now_ms) {
+void DbSlice::TouchLfu(CompactObj& key, CompactObj& value, int64_t now_ms) {
   const EvictionSettings& e = *eviction_;
-  const uint32_t record = GetRecord(it->first, it->second, AccessMode::kLfu, now_ms);
+  const uint32_t record = GetRecord(key, value, AccessMode::kLfu, now_ms);
   uint8_t counter = LfuDecayed(record, now_ms, e.lfu_decay_time.load(std::memory_order_relaxed));
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
   const double r = static_cast<double>(rng_ >> 11) * 0x1.0p-53;
   counter = LfuLogIncr(counter, e.lfu_log_factor.load(std::memory_order_relaxed), r);
-  dashkv::SetRecord(it->first, it->second, (LfuMinutes(now_ms) << 8) | counter, AccessMode::kLfu);
+  dashkv::SetRecord(key, value, (LfuMinutes(now_ms) << 8) | counter, AccessMode::kLfu);
 }
 
 PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
@@ -79,9 +79,16 @@ PrimeIterator DbSlice::FindReadOnly(std::string_view key, int64_t now_ms, Access
 
 OpResult<PrimeIterator> DbSlice::FindReadOnlyOfType(std::string_view key, ObjType type,
                                                     int64_t now_ms) {
-  PrimeIterator it = FindReadOnly(key, now_ms);
-  if (it.is_done()) return OpStatus::kKeyNotFound;
-  if (it->second.type() != type) return OpStatus::kWrongType;
+  PrimeIterator it = FindReadOnlyQuiet(key, now_ms);
+  if (it.is_done()) {
+    ++stats_->keyspace_misses;
+    Notify(kNotifyKeyMiss, "keymiss", key);
+    return OpStatus::kKeyNotFound;
+  }
+  ++stats_->keyspace_hits;
+  PrimeTable::iterator::Ref entry = *it;  // the slot's address, computed once
+  TouchEntry(entry.first, entry.second, now_ms);
+  if (entry.second.type() != type) return OpStatus::kWrongType;
   return it;
 }
 
@@ -105,9 +112,10 @@ OpResult<PrimeIterator> DbSlice::FindMutableOfType(std::string_view key, ObjType
     Erase(it, RemoveReason::kExpired);
     return OpStatus::kKeyNotFound;
   }
-  if (it->second.type() != type) return OpStatus::kWrongType;
+  PrimeTable::iterator::Ref entry = *it;
+  if (entry.second.type() != type) return OpStatus::kWrongType;
   WillChange(key, it, 0);
-  Touch(it, now_ms);
+  TouchEntry(entry.first, entry.second, now_ms);
   return it;
 }
 
@@ -128,9 +136,10 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
     if (!IsExpired(it, now_ms)) {
-      if (type && it->second.type() != *type) return OpStatus::kWrongType;
+      PrimeTable::iterator::Ref entry = *it;
+      if (type && entry.second.type() != *type) return OpStatus::kWrongType;
       WillChange(key, it, hash);
-      Touch(it, now_ms);
+      TouchEntry(entry.first, entry.second, now_ms);
       return AddResult{it, false};
     }
     Erase(it, RemoveReason::kExpired);
@@ -212,16 +221,22 @@ bool DbSlice::EraseKey(std::string_view key, int64_t now_ms, RemoveReason reason
 
 void DbSlice::SetExpire(PrimeIterator it, int64_t deadline_ms) {
   CompactObj& key = it->first;
-  // A key of 13..17 bytes moves between a form with room for the access record and one
-  // without: the record moves with it (core/access_record.h).
+  const bool had = key.HasExpire();
+  if (deadline_ms > 0 && had) {  // in place: the key keeps its form
+    key.SetExpireTimeMs(deadline_ms);
+    return;
+  }
+  if (deadline_ms <= 0 && !had) return;
+  // The key changes form (heap + expiry <-> its smallest form). A key of 13..17 bytes moves
+  // between a form with room for the access record and one without: the record moves with it
+  // (core/access_record.h).
   const bool had_room = key.HasAuxRoom();
   const AccessMode mode = eviction_->access_mode();
   const uint32_t record = had_room ? key.aux() : GetRecord(key, it->second, mode, NowMs());
-  bool had = key.HasExpire();
   if (deadline_ms > 0) {
     key.SetExpireTimeMs(deadline_ms);
-    if (!had) ++expires_;
-  } else if (had) {
+    ++expires_;
+  } else {
     key.ClearExpire();
     --expires_;
   }

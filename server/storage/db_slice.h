@@ -111,8 +111,8 @@ class DbSlice {
   }
   // Updates the access record of the entry for an access now (the lookups do; TOUCH too).
   void Touch(PrimeIterator it, int64_t now_ms) {
-    if (eviction_->access_mode() == AccessMode::kLfu) [[unlikely]] return TouchLfu(it, now_ms);
-    dashkv::SetRecord(it->first, it->second, LruClock(now_ms), AccessMode::kLru);
+    PrimeTable::iterator::Ref entry = *it;
+    TouchEntry(entry.first, entry.second, now_ms);
   }
   // The policy settings the access record follows (the server's; defaults until set).
   void set_eviction(const EvictionSettings* settings) { eviction_ = settings; }
@@ -197,7 +197,14 @@ class DbSlice {
     NoteMutable(key);
 #endif
   }
-  void TouchLfu(PrimeIterator it, int64_t now_ms);
+  // Touch on the entry's objects (a lookup that holds them already).
+  void TouchEntry(CompactObj& key, CompactObj& value, int64_t now_ms) {
+    if (eviction_->access_mode() == AccessMode::kLfu) [[unlikely]] {
+      return TouchLfu(key, value, now_ms);
+    }
+    dashkv::SetRecord(key, value, LruClock(now_ms), AccessMode::kLru);
+  }
+  void TouchLfu(CompactObj& key, CompactObj& value, int64_t now_ms);
   // Notes an insert for the slot credit.
   void NoteInsert() { high_water_ = std::max(high_water_, table_.size()); }
 

@@ -45,10 +45,13 @@ class Evictor {
   Evictor& operator=(const Evictor&) = delete;
 
   // The server's budget, given at start-up; nullptr (in-process tests): never evicts.
-  void set_budget(MemoryBudget* budget) { budget_ = budget; }
+  void set_budget(MemoryBudget* budget) {
+    budget_ = budget;
+    pressure_ = budget != nullptr ? budget->pressure_flag() : &kNoPressure;
+  }
   MemoryBudget* budget() const { return budget_; }
   // Whether the server was over maxmemory under an evicting policy at the last check.
-  bool pressure() const { return budget_ != nullptr && budget_->pressure(); }
+  bool pressure() const { return pressure_->load(std::memory_order_relaxed); }
 
   // Frees memory before a write command while the server is over maxmemory: evicts this
   // shard's share (by evictable keys) of the overage. Returns false when
@@ -86,8 +89,10 @@ class Evictor {
   // Returns the time a step may take (Redis's evictionTimeLimitUs), in microseconds.
   uint64_t StepLimitUs() const;
 
+  static inline const std::atomic<bool> kNoPressure{false};
   Shard* shard_;
   MemoryBudget* budget_ = nullptr;
+  const std::atomic<bool>* pressure_ = &kNoPressure;  // the budget's flag: one load per write
   std::vector<Candidate> pool_;  // ascending score: the best candidate is last
   std::vector<uint64_t> cursors_;  // per database: the walk of sparse volatile keys
   absl::InsecureBitGen gen_;

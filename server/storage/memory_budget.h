@@ -47,6 +47,7 @@ class MemoryBudget {
   // Whether the last check found the process over the limit under an evicting policy (one
   // relaxed load): the shards then evict before each write.
   bool pressure() const { return pressure_.load(std::memory_order_relaxed); }
+  const std::atomic<bool>* pressure_flag() const { return &pressure_; }
   void set_pressure(bool on) {
     if (pressure() != on) pressure_.store(on, std::memory_order_relaxed);
   }
