@@ -120,22 +120,27 @@ CompactObj CompactObj::Clone() const {
 }
 
 void CompactObj::SetString(std::string_view s) {
+  const uint32_t spare = aux();
   CompactObj old;  // takes the old content, freed after `s` (which may alias it) is copied
   std::memcpy(old.buf_, buf_, sizeof(buf_));
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   Encode(s, /*prefer_int=*/true);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 void CompactObj::SetInt(int64_t v) {
+  const uint32_t spare = aux();
   Free();
   std::memset(buf_, 0, kTag);
   Store64(buf_, static_cast<uint64_t>(v));
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(kKindInt);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 void CompactObj::SetObject(ObjType type, uint8_t encoding, ObjectBase* owned) {
   DCHECK(owned != nullptr);
+  const uint32_t spare = aux();
   Free();
   std::memset(buf_, 0, kTag);
   std::memcpy(buf_, &owned, sizeof(owned));
@@ -143,6 +148,7 @@ void CompactObj::SetObject(ObjType type, uint8_t encoding, ObjectBase* owned) {
   buf_[9] = static_cast<char>(encoding);
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(kKindObject);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 size_t CompactObj::StringSize() const {
@@ -241,6 +247,13 @@ size_t CompactObj::MallocUsed() const {
 }
 
 absl::Span<char> CompactObj::ResizeString(size_t new_size) {
+  const uint32_t spare = aux();
+  absl::Span<char> out = ResizeBytes(new_size);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
+  return out;
+}
+
+absl::Span<char> CompactObj::ResizeBytes(size_t new_size) {
   DCHECK(IsString());
   DCHECK(!HasExpire());
   CHECK(new_size <= std::numeric_limits<uint32_t>::max());
@@ -306,9 +319,11 @@ ObjectBase* CompactObj::GetObject() const {
 ObjectBase* CompactObj::ReleaseObject() {
   DCHECK_EQ(Kind(), kKindObject);
   ObjectBase* p = GetObject();
+  const uint32_t spare = aux();
   std::memset(buf_, 0, kTag);
   buf_[kTag] = static_cast<char>(Tag() & ~kRawBit);
   SetKind(0);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
   return p;
 }
 
@@ -321,6 +336,12 @@ int64_t CompactObj::ExpireTimeMs() const {
 
 void CompactObj::SetExpireTimeMs(int64_t deadline_ms) {
   DCHECK(IsString());
+  const uint32_t spare = aux();
+  EncodeExpire(deadline_ms);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
+}
+
+void CompactObj::EncodeExpire(int64_t deadline_ms) {
   uint8_t k = Kind();
   if (k == kKindHeapExpire) {
     std::memcpy(HeapBlock(), &deadline_ms, sizeof(deadline_ms));
@@ -347,6 +368,7 @@ void CompactObj::SetExpireTimeMs(int64_t deadline_ms) {
 
 void CompactObj::ClearExpire() {
   if (!HasExpire()) return;
+  const uint32_t spare = aux();
   std::string_view s{HeapData(), StringSize()};
   if (NeedsHeap(s)) {  // stay in the same block, bytes shifted to its start
     char* block = HeapBlock();
@@ -357,6 +379,7 @@ void CompactObj::ClearExpire() {
   CompactObj old;
   std::memcpy(old.buf_, buf_, sizeof(buf_));
   Encode(s, /*prefer_int=*/false);
+  if (spare != 0) set_aux(spare);  // a new form's spare bytes are 0 already
 }
 
 char* CompactObj::HeapBlock() const {

@@ -11,6 +11,13 @@
 //                    mutators, cleared by SetString/SetInt)
 //     tag bits 6..7  user flags, free for the server (e.g. "touched", "has watchers"); kept by
 //                    every setter, by moves and by Clone()
+//     bytes 12..14   "aux": 24 spare bits in every form whose payload leaves them unused (inline
+//                    raw strings of <= 12 bytes, int, heap, heap + expiry, object); the server
+//                    keeps a key's access record there (core/access_record.h). Not part of the
+//                    string: Hash(), EqualsString() and Equals() never read them. Setters that
+//                    change the form keep them when the new form has room too (a form without
+//                    room loses them; a form that gains room starts at 0); moves and Clone()
+//                    copy them
 //
 //     inline raw     bytes 0..n-1 (n <= 15)
 //     packed         7 bits per char (every byte < 0x80): chars 0..7 in bits 0..55, chars 8..15
@@ -201,6 +208,25 @@ class CompactObj {
   // expiry.
   void ClearExpire();
 
+  // Returns whether bytes 12..14 are free in the current form (see Design).
+  bool HasAuxRoom() const {
+    // Kinds 13..17 (inline raw of 13..15 bytes, packed) have no room: one compare.
+    return static_cast<uint8_t>(Kind() - (kAuxInlineMax + 1)) >= kKindInt - (kAuxInlineMax + 1);
+  }
+  // Returns the 24 spare bits, or 0 when the form has no room for them.
+  uint32_t aux() const {
+    if (!HasAuxRoom()) return 0;
+    uint32_t w;
+    __builtin_memcpy(&w, buf_ + kAux, sizeof(w));  // bytes 12..15: the spare bytes and the tag
+    return w & kAuxMask;
+  }
+  // Stores the low 24 bits of `v` in the spare bytes; a no-op when the form has no room.
+  void set_aux(uint32_t v) {
+    if (!HasAuxRoom()) return;
+    const uint32_t w = (v & kAuxMask) | static_cast<uint32_t>(Tag()) << 24;  // the tag stays
+    __builtin_memcpy(buf_ + kAux, &w, sizeof(w));
+  }
+
   uint8_t user_flags() const { return static_cast<uint8_t>(Tag() >> kUserShift); }
   // REQUIRES: (f & ~kUserFlagsMask) == 0.
   void set_user_flags(uint8_t f) {
@@ -209,6 +235,9 @@ class CompactObj {
 
  private:
   static constexpr size_t kTag = 15;
+  static constexpr size_t kAux = 12;           // first spare byte
+  static constexpr uint8_t kAuxInlineMax = 12;  // longest inline raw string leaving them free
+  static constexpr uint32_t kAuxMask = (1u << 24) - 1;
   static constexpr uint8_t kKindMask = 0x1f;
   static constexpr uint8_t kRawBit = 0x20;
   static constexpr int kUserShift = 6;
@@ -236,6 +265,9 @@ class CompactObj {
   // Stores `s` in its smallest form. REQUIRES: nothing owned (after Free()).
   void Encode(std::string_view s, bool prefer_int);
   void EncodeHeap(std::string_view s, size_t capacity, bool with_expire, int64_t deadline);
+  // ResizeString and SetExpireTimeMs without keeping the spare bytes (their callers do).
+  absl::Span<char> ResizeBytes(size_t new_size);
+  void EncodeExpire(int64_t deadline_ms);
 
   char buf_[16];
 };

@@ -31,6 +31,11 @@ ABSL_FLAG(std::string, maxmemory, "",
           "Memory limit (e.g. 4gb). Writes past it get -OOM. Empty: none, or 90% of the "
           "container's memory limit when one is set.");
 ABSL_FLAG(std::string, maxmemory_policy, "noeviction", "Redis maxmemory-policy.");
+ABSL_FLAG(int32_t, maxmemory_samples, 5, "Keys sampled per database per eviction step (>= 1).");
+ABSL_FLAG(int32_t, maxmemory_eviction_tenacity, 10,
+          "Time an eviction step may take: 10 = 500 us, 100 = unlimited (0..100).");
+ABSL_FLAG(int32_t, lfu_log_factor, 10, "LFU counter's logarithm factor (>= 0).");
+ABSL_FLAG(int32_t, lfu_decay_time, 1, "Minutes per LFU counter decrement (>= 0; 0: never).");
 ABSL_FLAG(std::string, dir, ".", "Working directory for snapshots.");
 ABSL_FLAG(std::string, dbfilename, "dump.rdb", "Snapshot file name.");
 ABSL_FLAG(std::string, save, "3600 1 300 100 60 10000",
@@ -245,14 +250,6 @@ std::optional<MaxmemoryPolicy> ParseMaxmemoryPolicy(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsLfuPolicy(MaxmemoryPolicy policy) {
-  return policy == MaxmemoryPolicy::kAllKeysLfu || policy == MaxmemoryPolicy::kVolatileLfu;
-}
-
-bool IsLruPolicy(MaxmemoryPolicy policy) {
-  return policy == MaxmemoryPolicy::kAllKeysLru || policy == MaxmemoryPolicy::kVolatileLru;
-}
-
 std::string Config::OutputLimitsText() const {
   std::string out;
   for (size_t c = 0; c < std::size(output_limits); ++c) {
@@ -370,12 +367,19 @@ void Config::ApplyFlags(FlagPass pass) {
   }
   if (auto v = pick(FLAGS_maxmemory_policy)) {
     if (std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(*v)) {
-      maxmemory_policy_ = *policy;
+      eviction.policy = *policy;
     } else {
       ABSL_RAW_LOG(ERROR, "--maxmemory_policy: unknown policy '%s', using noeviction",
                    v->c_str());
     }
   }
+  // Out-of-range values are clamped into Redis's ranges.
+  if (auto v = pick(FLAGS_maxmemory_samples)) eviction.samples = std::max(*v, 1);
+  if (auto v = pick(FLAGS_maxmemory_eviction_tenacity)) {
+    eviction.tenacity = std::clamp(*v, 0, 100);
+  }
+  if (auto v = pick(FLAGS_lfu_log_factor)) eviction.lfu_log_factor = std::max(*v, 0);
+  if (auto v = pick(FLAGS_lfu_decay_time)) eviction.lfu_decay_time = std::max(*v, 0);
   if (auto v = pick(FLAGS_client_output_buffer_limit)) {
     std::string limits_err = SetOutputLimits(*v);
     if (!limits_err.empty()) {
@@ -481,6 +485,10 @@ void Config::AddEntries() {
   atomic_int_entry({"acllog-max-len"}, &acllog_max_len, 0, INT64_MAX);
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
+  atomic_int_entry({"maxmemory-samples"}, &eviction.samples, 1, INT32_MAX);
+  atomic_int_entry({"maxmemory-eviction-tenacity"}, &eviction.tenacity, 0, 100);
+  atomic_int_entry({"lfu-log-factor"}, &eviction.lfu_log_factor, 0, INT32_MAX);
+  atomic_int_entry({"lfu-decay-time"}, &eviction.lfu_decay_time, 0, INT32_MAX);
   entries_.push_back({"maxmemory-policy", [this] { return maxmemory_policy(); },
                       [this](std::string_view v) {
                         std::optional<MaxmemoryPolicy> policy = ParseMaxmemoryPolicy(v);
@@ -489,7 +497,7 @@ void Config::AddEntries() {
                                            StrCat("argument(s) must be one of the following: ",
                                                   PolicyNameList()));
                         }
-                        maxmemory_policy_ = *policy;
+                        eviction.policy = *policy;
                         return std::string();
                       }});
   entries_.push_back({"notify-keyspace-events",

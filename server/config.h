@@ -23,29 +23,14 @@
 #include "io/output_limit.h"
 #include "io/tls_context.h"
 #include "server/config_file.h"
+#include "server/storage/eviction_settings.h"
 
 namespace dashkv {
-
-// maxmemory-policy: which keys go when maxmemory is reached (Redis's eight policies).
-enum class MaxmemoryPolicy : uint8_t {
-  kNoEviction,
-  kAllKeysLru,
-  kVolatileLru,
-  kAllKeysLfu,
-  kVolatileLfu,
-  kAllKeysRandom,
-  kVolatileRandom,
-  kVolatileTtl,
-};
 
 // Returns the policy's Redis name ("allkeys-lru").
 std::string_view MaxmemoryPolicyName(MaxmemoryPolicy policy);
 // Returns the policy named `name` (any case), or nullopt.
 std::optional<MaxmemoryPolicy> ParseMaxmemoryPolicy(std::string_view name);
-// Returns whether `policy` evicts by access frequency (allkeys-lfu, volatile-lfu).
-bool IsLfuPolicy(MaxmemoryPolicy policy);
-// Returns whether `policy` evicts by access recency (allkeys-lru, volatile-lru).
-bool IsLruPolicy(MaxmemoryPolicy policy);
 
 // One point of the `save` schedule: snapshot when at least `changes` writes happened in the last
 // `seconds` seconds.
@@ -148,6 +133,9 @@ class Config {
 
   // Settings read on hot paths.
   std::atomic<int64_t> maxmemory{0};
+  // maxmemory-policy, maxmemory-samples, maxmemory-eviction-tenacity, lfu-log-factor,
+  // lfu-decay-time: read by the shards on every lookup and eviction.
+  EvictionSettings eviction;
   // Client settings read by every connection and by the listener (io/client_limits.h).
   io::ClientLimits client_limits;
   std::atomic<int64_t>& proto_max_bulk_len = client_limits.max_bulk_len;
@@ -238,7 +226,7 @@ class Config {
   std::string requirepass() const;
   // Returns maxmemory-policy.
   MaxmemoryPolicy eviction_policy() const {
-    return maxmemory_policy_.load(std::memory_order_relaxed);
+    return eviction.policy.load(std::memory_order_relaxed);
   }
   // Returns maxmemory-policy's Redis name, as CONFIG GET and INFO print it.
   std::string maxmemory_policy() const {
@@ -314,7 +302,6 @@ class Config {
   std::vector<double> latency_percentiles_{50.0, 99.0, 99.9};
   // Recomputes observe_ticks from the slow log and latency monitor thresholds.
   void UpdateObserveTicks();
-  std::atomic<MaxmemoryPolicy> maxmemory_policy_{MaxmemoryPolicy::kNoEviction};
 };
 
 // Returns the names of the flags on a command line (as absl spells them: "--nopin_cpus" is

@@ -65,6 +65,13 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                                      io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
                                      const ConnState* client) {
+  if (shard.evictor().pressure() && cmd.spec->HasFlag(kCmdDenyOom) &&
+      !shard.evictor().MakeRoom(now_ms)) [[unlikely]] {
+    // Over maxmemory with nothing left to evict (server/storage/evictor.h).
+    SendStatus(rb, OpStatus::kOutOfMemory);
+    stats_.RecordRejected(shard.index(), cmd.spec, rb);
+    return;
+  }
   ShardCmdContext ctx(shard, db, rb, now_ms, *cmd.spec, services_.config);
   ctx.services = &services_;
   ctx.from_script = from_script;

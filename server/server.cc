@@ -77,7 +77,10 @@ Server::Server(Config& config, io::EnginePool& pool,
   // The server's change listeners on every shard, after the shard's own (stats, WATCH,
   // blocking): keyspace notifications.
   notifiers_.resize(shard_set_->size());
+  memory_ = std::make_unique<MemoryBudget>(shard_set_->size(), &config_.maxmemory,
+                                           &config_.eviction);
   shard_set_->RunOnAllBlocking([this](Shard& shard) {
+    shard.set_memory_budget(memory_.get());
     shard.changes().set_notify_classes(&config_.notify_classes);
     shard.changes().set_pause_end(pause_.end_ms());
     auto notifier = std::make_unique<KeyspaceNotifier>(pubsub_.get(), &pool_, shard.index(),
@@ -203,10 +206,19 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   const unsigned my_engine = conn.engine().index();
   int64_t now_ms = NowMs();
   const uint64_t errors_before = out.error_count();
-  // Admission gates, evaluated once per batch: authentication and maxmemory.
+  // Admission gates, evaluated once per batch: authentication and maxmemory. Over maxmemory,
+  // noeviction refuses the batch's kCmdDenyOom commands here; an evicting policy admits them
+  // and evicts first on the shard that runs each (PipelineRunner::RunShardCommand), or on this
+  // thread's shard for a command that runs here (below).
   bool need_auth = config_.auth_required.load(std::memory_order_relaxed) && !state.authenticated;
-  int64_t maxmemory = config_.maxmemory.load(std::memory_order_relaxed);
-  bool over_memory = maxmemory > 0 && UsedMemory() > maxmemory;
+  bool over_memory = false;
+  bool evict_first = false;
+  if (config_.maxmemory.load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    const bool over = memory_->Refresh() > 0;
+    const bool evicting = memory_->policy() != MaxmemoryPolicy::kNoEviction;
+    over_memory = over && !evicting;
+    evict_first = over && evicting;
+  }
   // Loading, or a failed save with stop-writes-on-bgsave-error: one load per batch.
   const uint32_t gate = snapshots_->gate();
   auto gate_refuses = [&](const CommandSpec& spec) -> OpStatus {
@@ -365,6 +377,13 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       state.multi_error |= state.in_multi;  // a refused command inside MULTI aborts the EXEC
       continue;
     }
+    if (evict_first && spec->HasFlag(kCmdDenyOom) && Shard::Current() != nullptr &&
+        !Shard::Current()->evictor().MakeRoom(now_ms)) [[unlikely]] {
+      SendStatus(out, OpStatus::kOutOfMemory);
+      stats_.RecordRejected(my_engine, spec, out);
+      state.multi_error |= state.in_multi;
+      continue;
+    }
     if (busy_refused == i - 1 ||
         (running.any_busy() &&
          running.Refuses(*spec, args, my_engine, *shard_set_, &busy_function))) [[unlikely]] {
@@ -517,6 +536,11 @@ void Server::StartBackgroundTasks() {
                                                                            cycle_start) /
                                                        CycleClock::TicksPerUsec() / 1000));
               last_expire_ms = now;
+            }
+            // No eviction either while a CLIENT PAUSE keeps the data set static.
+            if (config_.maxmemory.load(std::memory_order_relaxed) > 0 &&
+                pause_.InForce(now) == ClientPause::Kind::kNone) {
+              shard.evictor().Cron(now);
             }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();

@@ -27,6 +27,7 @@
 #include "server/scripting/script_runner.h"
 #include "server/server_stats.h"
 #include "server/services.h"
+#include "server/storage/memory_budget.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/multi_exec.h"
 
@@ -96,6 +97,8 @@ class Server : public io::Service {
   ClientRegistry clients_;
   // One per shard, registered with its change listeners; outlives the shards.
   std::vector<std::unique_ptr<KeyspaceNotifier>> notifiers_;
+  // maxmemory as the shards share it (eviction, server/storage/memory_budget.h).
+  std::unique_ptr<MemoryBudget> memory_;
   std::unique_ptr<ShardSet> shard_set_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<SnapshotManager> snapshots_;

@@ -125,12 +125,16 @@ awaitable<void> DebugObject(CmdArgs args, ConnCmdContext& ctx) {
     PrimeIterator it = shard.db(db).FindReadOnlyQuiet(key, now);
     if (it.is_done()) return out;
     const CompactObj& value = it->second;
+    // As Redis: the raw record and the idle time it gives read as an LRU clock, whatever the
+    // policy.
+    const uint32_t record = shard.db(db).Record(it, now);
     char addr[32];
     snprintf(addr, sizeof(addr), "%p", static_cast<const void*>(&value));
     out = StrCat("Value at:", std::string_view(addr),
                        " refcount:1 encoding:", value.EncodingName(),
                        " serializedlength:",
                  value.IsString() ? RdbStringLength(value) : ObjectSerializedLength(value),
+                 " lru:", record, " lru_seconds_idle:", LruIdleMs(record, now) / 1000,
                  DebugObjectExtra(value));
     return out;
   });

@@ -35,8 +35,13 @@ int64_t DelOne(DbSlice& db, std::string_view key, int64_t now) {
   db.Notify(kNotifyGeneric, "del", key);
   return 1;
 }
-// A read of `key` (a keyspace hit or miss, `keymiss`), as Redis 7.0's EXISTS and TOUCH.
+// A read of `key` (a keyspace hit or miss, `keymiss`) that leaves its access record, as Redis
+// 7.0's EXISTS.
 int64_t ExistsOne(DbSlice& db, std::string_view key, int64_t now) {
+  return !db.FindReadOnly(key, now, Access::kNoTouch).is_done();
+}
+// As ExistsOne, updating the access record: TOUCH.
+int64_t TouchOne(DbSlice& db, std::string_view key, int64_t now) {
   return !db.FindReadOnly(key, now).is_done();
 }
 
@@ -51,16 +56,25 @@ void CmdExistsShard(CmdArgs args, ShardCmdContext& ctx) {
   for (size_t i = 1; i < args.size(); ++i) n += ExistsOne(ctx.db, args[i], ctx.now_ms);
   ctx.rb.SendLong(n);
 }
+void CmdTouchShard(CmdArgs args, ShardCmdContext& ctx) {
+  int64_t n = 0;
+  for (size_t i = 1; i < args.size(); ++i) n += TouchOne(ctx.db, args[i], ctx.now_ms);
+  ctx.rb.SendLong(n);
+}
 awaitable<void> CmdDelMulti(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, DelOne));
 }
 awaitable<void> CmdExistsMulti(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, ExistsOne));
 }
+awaitable<void> CmdTouchMulti(CmdArgs args, ConnCmdContext& ctx) {
+  ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, TouchOne));
+}
 
 // TYPE key
 void CmdType(CmdArgs args, ShardCmdContext& ctx) {
-  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms);  // Redis 7.0 counts it, keymiss
+  // Redis 7.0 counts it and raises keymiss, but leaves the access record.
+  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms, Access::kNoTouch);
   ctx.rb.SendSimpleString(it.is_done() ? "none" : TypeName(it->second));
 }
 
@@ -136,7 +150,8 @@ void CmdExpireGeneric(CmdArgs args, ShardCmdContext& ctx) {
 // TTL/PTTL/EXPIRETIME/PEXPIRETIME key
 template <bool kMillis, bool kAbsolute>
 void CmdTtlGeneric(CmdArgs args, ShardCmdContext& ctx) {
-  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms);  // Redis 7.0 counts it, keymiss
+  // Redis 7.0 counts it and raises keymiss, but leaves the access record.
+  PrimeIterator it = ctx.db.FindReadOnly(args[1], ctx.now_ms, Access::kNoTouch);
   if (it.is_done()) return ctx.rb.SendLong(-2);
   if (!it->first.HasExpire()) return ctx.rb.SendLong(-1);
   int64_t deadline = it->first.ExpireTimeMs();
@@ -327,7 +342,9 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
   std::string_view key = args[2];
   struct ObjectInfo {
     std::string encoding;
-    bool shared_int;  // Redis shares the objects of integers 0..9999
+    bool shared_int;     // Redis shares the objects of integers 0..9999
+    uint64_t idle_ms;    // from the access record, under an LRU-mode policy
+    uint8_t frequency;   // from the access record, under an LFU policy
   };
   std::optional<ObjectInfo> info = co_await ctx.shard_set().Await(
       ctx.shard_set().ShardOf(key), [&](Shard& shard) {
@@ -339,7 +356,12 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
         int64_t v = -1;
         bool small_int = it->second.IsIntEncoded() && it->second.TryGetInt(&v) && v >= 0 &&
                          v < 10000;
-        out = ObjectInfo{std::string(it->second.EncodingName()), small_int};
+        // OBJECT reads the record without updating it (as Redis's LOOKUP_NOTOUCH).
+        DbSlice& slice = shard.db(db);
+        const uint32_t record = slice.Record(it, now);
+        const int64_t decay = slice.eviction().lfu_decay_time.load(std::memory_order_relaxed);
+        out = ObjectInfo{std::string(it->second.EncodingName()), small_int,
+                         LruIdleMs(record, now), LfuDecayed(record, now, decay)};
         return out;
       });
   if (!info) co_return ctx.rb.SendNull();
@@ -362,10 +384,8 @@ awaitable<void> CmdObject(CmdArgs args, ConnCmdContext& ctx) {
         "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
         "switching between policies at runtime LRU and LFU data will take some time to adjust.");
   }
-  // dashkv keeps no per-key access clock or counter (16-byte entries leave no room), so it
-  // cannot answer IDLETIME or FREQ truthfully; it says so rather than inventing a value.
-  ctx.rb.SendError(StrCat("ERR OBJECT ", sub,
-                          " is not supported: dashkv does not track per-key access"));
+  if (sub == "FREQ") co_return ctx.rb.SendLong(info->frequency);
+  ctx.rb.SendLong(static_cast<int64_t>(info->idle_ms / 1000));
 }
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int last,
@@ -389,7 +409,7 @@ void RegisterGenericCommands(CommandRegistry* r) {
                    {"keyspace", "read", "fast"},
                    "Returns the number of existing keys out of those specified after updating "
                    "the time they were last accessed.")),
-           CmdExistsShard, CmdExistsMulti);
+           CmdTouchShard, CmdTouchMulti);
   r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, {"keyspace", "read", "fast"},
                    "Determines the type of value stored at a key."), CmdType);
   r->RegisterShard(Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},

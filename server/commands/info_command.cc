@@ -152,6 +152,7 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
   uint64_t commands = 0, connections = 0, hops = 0, errors = 0;
   for (const auto& s : shards) {
     sum.expired_keys += s.stats.expired_keys;
+    sum.evicted_keys += s.stats.evicted_keys;
     sum.keyspace_hits += s.stats.keyspace_hits;
     sum.keyspace_misses += s.stats.keyspace_misses;
     commands += s.commands_processed;
@@ -164,7 +165,8 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
                   "\r\ntotal_commands_processed:", commands,
                   "\r\ninstantaneous_ops_per_sec:", ctx.stats().instantaneous_ops(),
                   "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
-                  "\r\nevicted_keys:0\r\nkeyspace_hits:", sum.keyspace_hits,
+                  "\r\nevicted_keys:", sum.evicted_keys,
+                  "\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
                   "\r\npubsub_channels:", reg.Size(PubSubKind::kChannel),
                   "\r\npubsub_patterns:", reg.Size(PubSubKind::kPattern),

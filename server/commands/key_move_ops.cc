@@ -39,6 +39,8 @@ OpStatus OpStoreEntry(DbSlice& db, std::string_view key, DetachedEntry entry, If
   if (!added) return added.status();
   added->it->second = std::move(entry.value);
   db.SetExpire(added->it, entry.deadline_ms);
+  // The value came from another shard without its access record: a new key's.
+  db.SetRecord(added->it, NewRecord(db.eviction().access_mode(), now_ms));
   return OpStatus::kOk;
 }
 
@@ -56,8 +58,10 @@ OpStatus OpMoveEntry(DbSlice& src, std::string_view src_key, DbSlice& dst,
   PrimeIterator from = src.FindMutable(src_key, now_ms);
   CHECK(!from.is_done());
   int64_t deadline = from->first.HasExpire() ? from->first.ExpireTimeMs() : 0;
+  const uint32_t record = src.Record(from, now_ms);  // the object keeps it, as in Redis
   to->second = std::move(from->second);
   dst.SetExpire(to, deadline);
+  dst.SetRecord(to, record);
   src.Erase(from, RemoveReason::kDeleted);
   return OpStatus::kOk;
 }

@@ -156,6 +156,10 @@ absl::Status ApplyBatch(Shard& shard, const Batch& batch, const ValueLimits& lim
     }
     added->it->second = std::move(*value);
     if (h.has_expire) db.SetExpire(added->it, h.expire_ms);
+    // A record kept outside the key went with the value it replaced: a new key's again.
+    if (!added->it->first.HasAuxRoom()) {
+      db.SetRecord(added->it, NewRecord(db.eviction().access_mode(), NowMs()));
+    }
     ++counts->loaded;
   }
   return absl::OkStatus();

@@ -24,6 +24,7 @@
 #include "server/scripting/lua_interp.h"
 #include "server/scripting/script_store.h"
 #include "server/server_stats.h"
+#include "server/storage/evictor.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/lock_plan.h"
 #include "server/tx/transaction.h"
@@ -144,12 +145,10 @@ class ScriptHostBase : public ScriptHost {
         return nullptr;
       }
     }
-    if (spec->HasFlag(kCmdDenyOom) && !flags_.allow_oom) {
-      int64_t maxmemory = services_.config.maxmemory.load(std::memory_order_relaxed);
-      if (maxmemory > 0 && UsedMemory() > maxmemory) {
-        SendStatus(reply, OpStatus::kOutOfMemory);
-        return nullptr;
-      }
+    if (spec->HasFlag(kCmdDenyOom) && !flags_.allow_oom &&
+        WriteRefusedForMemory(services_.config.maxmemory, 0, /*evict=*/false)) {
+      SendStatus(reply, OpStatus::kOutOfMemory);
+      return nullptr;
     }
     if (services_.monitor.active() && MonitorFeed::Feeds(*spec)) [[unlikely]] {
       std::string line;
@@ -635,9 +634,9 @@ void ScriptRunner::RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& ca
   const ServerServices& services = *ctx.services;
   const ScriptFlags& flags = callee.flags();
   const bool read_only = ctx.spec.HasFlag(kCmdReadOnly) || flags.no_writes;
-  if (flags.shebang && !flags.no_writes && !flags.allow_oom) {
-    int64_t maxmemory = services.config.maxmemory.load(std::memory_order_relaxed);
-    if (maxmemory > 0 && UsedMemory() > maxmemory) return ctx.SendStatus(OpStatus::kOutOfMemory);
+  if (flags.shebang && !flags.no_writes && !flags.allow_oom &&
+      WriteRefusedForMemory(services.config.maxmemory, ctx.now_ms)) {
+    return ctx.SendStatus(OpStatus::kOutOfMemory);
   }
   ScriptRunner& self = services.scripting;
   RunOutcome outcome =
@@ -699,11 +698,9 @@ asio::awaitable<void> ScriptRunner::Run(ConnCmdContext& ctx, const ScriptCallee&
   const ScriptFlags& flags = callee.flags();
   const uint64_t generation = services_.scripts.generation();
   read_only = read_only || flags.no_writes;
-  if (flags.shebang && !flags.no_writes && !flags.allow_oom) {
-    int64_t maxmemory = services_.config.maxmemory.load(std::memory_order_relaxed);
-    if (maxmemory > 0 && UsedMemory() > maxmemory) {
-      co_return ctx.SendStatus(OpStatus::kOutOfMemory);
-    }
+  if (flags.shebang && !flags.no_writes && !flags.allow_oom &&
+      WriteRefusedForMemory(services_.config.maxmemory, ctx.now_ms)) {
+    co_return ctx.SendStatus(OpStatus::kOutOfMemory);
   }
 
   ShardSet& ss = services_.shard_set;

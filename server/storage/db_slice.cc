@@ -4,6 +4,7 @@
 
 #include <absl/random/random.h>
 
+#include "core/base/clock.h"
 #include "core/base/logging.h"
 #include "server/storage/shard.h"
 
@@ -31,10 +32,25 @@ struct InsertHooks {
   }
 };
 
+// The settings of a slice no server configured (in-process tests): noeviction, LRU records.
+const EvictionSettings kDefaultEviction;
+
 }  // namespace
 
 DbSlice::DbSlice(unsigned db_index, ShardStats* stats, ChangeListeners* changes)
-    : stats_(stats), changes_(changes), db_index_(db_index) {}
+    : stats_(stats), changes_(changes), db_index_(db_index), eviction_(&kDefaultEviction) {}
+
+void DbSlice::TouchLfu(CompactObj& key, CompactObj& value, int64_t now_ms) {
+  const EvictionSettings& e = *eviction_;
+  const uint32_t record = GetRecord(key, value, AccessMode::kLfu, now_ms);
+  uint8_t counter = LfuDecayed(record, now_ms, e.lfu_decay_time.load(std::memory_order_relaxed));
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  const double r = static_cast<double>(rng_ >> 11) * 0x1.0p-53;
+  counter = LfuLogIncr(counter, e.lfu_log_factor.load(std::memory_order_relaxed), r);
+  dashkv::SetRecord(key, value, (LfuMinutes(now_ms) << 8) | counter, AccessMode::kLfu);
+}
 
 PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
   PrimeIterator it = table_.Find(key);
@@ -50,22 +66,30 @@ PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
   return it;
 }
 
-PrimeIterator DbSlice::FindReadOnly(std::string_view key, int64_t now_ms) {
+PrimeIterator DbSlice::FindReadOnly(std::string_view key, int64_t now_ms, Access access) {
   PrimeIterator it = FindReadOnlyQuiet(key, now_ms);
   if (it.is_done()) {
     ++stats_->keyspace_misses;
     Notify(kNotifyKeyMiss, "keymiss", key);
   } else {
     ++stats_->keyspace_hits;
+    if (access == Access::kTouch) Touch(it, now_ms);
   }
   return it;
 }
 
 OpResult<PrimeIterator> DbSlice::FindReadOnlyOfType(std::string_view key, ObjType type,
                                                     int64_t now_ms) {
-  PrimeIterator it = FindReadOnly(key, now_ms);
-  if (it.is_done()) return OpStatus::kKeyNotFound;
-  if (it->second.type() != type) return OpStatus::kWrongType;
+  PrimeIterator it = FindReadOnlyQuiet(key, now_ms);
+  if (it.is_done()) {
+    ++stats_->keyspace_misses;
+    Notify(kNotifyKeyMiss, "keymiss", key);
+    return OpStatus::kKeyNotFound;
+  }
+  ++stats_->keyspace_hits;
+  PrimeTable::iterator::Ref entry = *it;  // the slot's address, computed once
+  TouchEntry(entry.first, entry.second, now_ms);
+  if (entry.second.type() != type) return OpStatus::kWrongType;
   return it;
 }
 
@@ -77,6 +101,7 @@ PrimeIterator DbSlice::FindMutable(std::string_view key, int64_t now_ms) {
     return table_.end();
   }
   WillChange(key, it, 0);
+  Touch(it, now_ms);
   return it;
 }
 
@@ -88,8 +113,10 @@ OpResult<PrimeIterator> DbSlice::FindMutableOfType(std::string_view key, ObjType
     Erase(it, RemoveReason::kExpired);
     return OpStatus::kKeyNotFound;
   }
-  if (it->second.type() != type) return OpStatus::kWrongType;
+  PrimeTable::iterator::Ref entry = *it;
+  if (entry.second.type() != type) return OpStatus::kWrongType;
   WillChange(key, it, 0);
+  TouchEntry(entry.first, entry.second, now_ms);
   return it;
 }
 
@@ -110,8 +137,10 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
     if (!IsExpired(it, now_ms)) {
-      if (type && it->second.type() != *type) return OpStatus::kWrongType;
+      PrimeTable::iterator::Ref entry = *it;
+      if (type && entry.second.type() != *type) return OpStatus::kWrongType;
       WillChange(key, it, hash);
+      TouchEntry(entry.first, entry.second, now_ms);
       return AddResult{it, false};
     }
     Erase(it, RemoveReason::kExpired);
@@ -121,6 +150,8 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
   auto [pos, inserted] =
       table_.InsertNew(hash, CompactObj::FromString(key), CompactObj(), hooks);
   if (pos.is_done()) return OpStatus::kOutOfMemory;
+  NoteInsert();
+  SetRecord(pos, NewRecord(eviction_->access_mode(), now_ms));
   Notify(kNotifyNew, "new", key);
   return AddResult{pos, true};
 }
@@ -139,6 +170,8 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddForLoad(std::string_view key) {
   NoDashHooks hooks;  // no garbage collection: a load deletes nothing
   auto [pos, inserted] = table_.InsertNew(hash, CompactObj::FromString(key), CompactObj(), hooks);
   if (pos.is_done()) return OpStatus::kOutOfMemory;
+  NoteInsert();
+  SetRecord(pos, NewRecord(eviction_->access_mode(), NowMs()));
   return AddResult{pos, true};
 }
 
@@ -189,19 +222,32 @@ bool DbSlice::EraseKey(std::string_view key, int64_t now_ms, RemoveReason reason
 
 void DbSlice::SetExpire(PrimeIterator it, int64_t deadline_ms) {
   CompactObj& key = it->first;
-  bool had = key.HasExpire();
+  const bool had = key.HasExpire();
+  if (deadline_ms > 0 && had) {  // in place: the key keeps its form
+    key.SetExpireTimeMs(deadline_ms);
+    return;
+  }
+  if (deadline_ms <= 0 && !had) return;
+  // The key changes form (heap + expiry <-> its smallest form). A key of 13..17 bytes moves
+  // between a form with room for the access record and one without: the record moves with it
+  // (core/access_record.h).
+  const bool had_room = key.HasAuxRoom();
+  const AccessMode mode = eviction_->access_mode();
+  const uint32_t record = had_room ? key.aux() : GetRecord(key, it->second, mode, NowMs());
   if (deadline_ms > 0) {
     key.SetExpireTimeMs(deadline_ms);
-    if (!had) ++expires_;
-  } else if (had) {
+    ++expires_;
+  } else {
     key.ClearExpire();
     --expires_;
   }
+  if (!had_room || !key.HasAuxRoom()) dashkv::SetRecord(key, it->second, record, mode);
 }
 
 void DbSlice::Clear() {
   changes_->Flushing(db_index_);
   table_.Clear();
+  high_water_ = 0;
   expires_ = 0;
   expire_cursor_ = 0;
 }

@@ -5,9 +5,12 @@
 // The expiry deadline is stored in the key object itself (CompactObj), so there is no second
 // table; expired keys go lazily on access, through a bounded active cycle, and through the
 // Dashtable's garbage-collection hook when a segment is full.
+// Every lookup but the quiet ones updates the key's access record (core/access_record.h), as
+// Redis's lookupKey updates robj.lru: the LRU clock, or the LFU counter under an LFU policy.
 // Thread: owned by shard thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,13 +18,19 @@
 #include <utility>
 #include <vector>
 
+#include "core/access_record.h"
 #include "server/op_status.h"
+#include "server/storage/eviction_settings.h"
 #include "server/storage/key_change.h"
 #include "server/storage/table_types.h"
 
 namespace dashkv {
 
 struct ShardStats;
+
+// Whether a read-only lookup updates the key's access record (Redis's LOOKUP_NOTOUCH: EXISTS
+// and TYPE do not).
+enum class Access : uint8_t { kTouch, kNoTouch };
 
 class DbSlice {
  public:
@@ -36,10 +45,11 @@ class DbSlice {
   // (reason kExpired). ---
 
   // Returns the live entry of `key`, or end(). Counts a keyspace hit or miss (a miss raises
-  // the `keymiss` event), as a read command's lookup in Redis.
-  PrimeIterator FindReadOnly(std::string_view key, int64_t now_ms);
-  // Like FindReadOnly, without hit/miss counting or keymiss (internal reads: DEBUG, MEMORY
-  // USAGE, a write command's checks).
+  // the `keymiss` event) and updates the access record, as a read command's lookup in Redis.
+  PrimeIterator FindReadOnly(std::string_view key, int64_t now_ms,
+                             Access access = Access::kTouch);
+  // Like FindReadOnly, without hit/miss counting, keymiss or access record (internal reads:
+  // DEBUG, MEMORY USAGE, OBJECT, a write command's checks).
   PrimeIterator FindReadOnlyQuiet(std::string_view key, int64_t now_ms);
   // Returns the live entry of `key` if it holds `type`; kKeyNotFound or kWrongType otherwise.
   OpResult<PrimeIterator> FindReadOnlyOfType(std::string_view key, ObjType type, int64_t now_ms);
@@ -70,7 +80,7 @@ class DbSlice {
   // As FindOrAdd, but an existing key must hold `type` (else kWrongType, and no change is
   // queued). A new entry holds an empty string: the caller stores the new object in it.
   OpResult<AddResult> FindOrAddOfType(std::string_view key, ObjType type, int64_t now_ms);
-  // Returns the entry of `key` for a snapshot load (start-up, DEBUG RELOAD) to fill, inserting
+  // Returns the entry of `key` for a snapshot load (a new entry's access record says "now") (start-up, DEBUG RELOAD) to fill, inserting
   // it with an empty string value when missing. A present entry is returned as it is, expired
   // or not (`inserted` false): the loader decides whether it is a duplicate or is replaced.
   // Quiet, as Redis's loader adds keys: no keyspace event, no AfterWrite (WATCH and blocked
@@ -93,6 +103,34 @@ class DbSlice {
   // Whether a CLIENT PAUSE keeps expired keys in place at `now_ms`: they read as missing but
   // are not deleted (server/client_pause.h).
   bool KeysFrozen(int64_t now_ms) const { return changes_->keys_frozen(now_ms); }
+  // Returns the access record of the entry (core/access_record.h), in the current policy's mode.
+  uint32_t Record(const PrimeIterator& it, int64_t now_ms) const {
+    return GetRecord(it->first, it->second, eviction_->access_mode(), now_ms);
+  }
+  // Replaces the access record of the entry (RESTORE's IDLETIME and FREQ). Not a change of the
+  // key for the listeners or the debug-build read-only check (as every lookup's update).
+  void SetRecord(PrimeIterator it, uint32_t record) {
+    dashkv::SetRecord(it->first, it->second, record, eviction_->access_mode());
+  }
+  // Updates the access record of the entry for an access now (the lookups do; TOUCH too).
+  void Touch(PrimeIterator it, int64_t now_ms) {
+    PrimeTable::iterator::Ref entry = *it;
+    TouchEntry(entry.first, entry.second, now_ms);
+  }
+  // The policy settings the access record follows (the server's; defaults until set).
+  void set_eviction(const EvictionSettings* settings) { eviction_ = settings; }
+  const EvictionSettings& eviction() const { return *eviction_; }
+  // Returns the bytes one slot of the table costs (segments / capacity).
+  int64_t SlotBytes() const {
+    return static_cast<int64_t>(table_.mem_usage() / std::max<size_t>(1, table_.capacity()));
+  }
+  // Returns the bytes of the slots emptied since the table was fullest, which inserts refill
+  // before the table grows (server/storage/memory_budget.h).
+  int64_t SlotCredit() const {
+    return static_cast<int64_t>(high_water_ - std::min(high_water_, table_.size())) *
+           SlotBytes();
+  }
+
   // Returns whether the entry's deadline has passed.
   static bool IsExpired(const PrimeIterator& it, int64_t now_ms) {
     return it->first.HasExpire() && it->first.ExpireTimeMs() <= now_ms;
@@ -162,6 +200,17 @@ class DbSlice {
     NoteMutable(key);
 #endif
   }
+  // Touch on the entry's objects (a lookup that holds them already).
+  void TouchEntry(CompactObj& key, CompactObj& value, int64_t now_ms) {
+    if (eviction_->access_mode() == AccessMode::kLfu) [[unlikely]] {
+      return TouchLfu(key, value, now_ms);
+    }
+    dashkv::SetRecord(key, value, LruClock(now_ms), AccessMode::kLru);
+  }
+  void TouchLfu(CompactObj& key, CompactObj& value, int64_t now_ms);
+  // Notes an insert for the slot credit.
+  void NoteInsert() { high_water_ = std::max(high_water_, table_.size()); }
+
   // The debug-build check's records. Declared in every build, so that the layout of DbSlice
   // does not depend on NDEBUG (objects built with and without it may meet in one program).
   void NoteReadOnly(PrimeIterator it);
@@ -182,6 +231,9 @@ class DbSlice {
   ChangeListeners* changes_;
   unsigned db_index_;
   std::string removed_key_;  // the key of the entry being erased, for AfterRemove
+  const EvictionSettings* eviction_;
+  size_t high_water_ = 0;           // the most entries the table held since it was cleared
+  uint64_t rng_ = 0x9E3779B97F4A7C15ull;  // LFU increments' coin (xorshift)
 };
 
 }  // namespace dashkv

@@ -21,6 +21,7 @@ DbSlice& Shard::db(unsigned i) {
   if (!dbs_[i]) {
     dbs_[i] = std::make_unique<DbSlice>(i, &stats_, &changes_);
     dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
+    if (budget_ != nullptr) dbs_[i]->set_eviction(&budget_->settings());
   }
   return *dbs_[i];
 }
@@ -41,6 +42,14 @@ size_t Shard::ActiveExpireCycle(int64_t now_ms) {
     if (db && db->expires() > 0) deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle);
   }
   return deleted;
+}
+
+void Shard::set_memory_budget(MemoryBudget* budget) {
+  budget_ = budget;
+  evictor_.set_budget(budget);
+  for (auto& db : dbs_) {
+    if (db) db->set_eviction(&budget->settings());
+  }
 }
 
 Shard* Shard::Current() { return current_shard; }

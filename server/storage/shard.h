@@ -11,6 +11,8 @@
 #include "core/intent_lock.h"
 #include "server/tx/blocking.h"
 #include "server/storage/db_slice.h"
+#include "server/storage/evictor.h"
+#include "server/storage/memory_budget.h"
 #include "server/tx/watch.h"
 
 namespace dashkv {
@@ -73,6 +75,12 @@ class Shard {
   // took nothing from since the previous call gives back a chunk. Returns the chunks freed.
   // Called by the shard's periodic timer every ChunkReserve::kDecayPeriodMs.
   unsigned DecayChunkReserve() { return chunk_reserve_ ? chunk_reserve_->Decay() : 0; }
+  // Gives this shard the server's maxmemory view and policy settings (start-up, before the
+  // shard serves commands): its slices' access records follow the policy, its evictor evicts.
+  void set_memory_budget(MemoryBudget* budget);
+  // Evicts this shard's keys when the server is over maxmemory (server/storage/evictor.h).
+  Evictor& evictor() { return evictor_; }
+
   // The keys WATCHed on this shard (server/tx/watch.h).
   WatchTable& watches() { return watches_; }
   // Returns whether `key` of database `db` is live, changing nothing (see DbSlice::IsLive).
@@ -107,6 +115,8 @@ class Shard {
   IntentLockTable locks_;
   WatchTable watches_{this};
   BlockingRegistry blocking_{this};
+  MemoryBudget* budget_ = nullptr;
+  Evictor evictor_{this};
   bool active_expire_ = true;
 };
 

@@ -438,5 +438,103 @@ TEST(CompactObjTest, RandomRoundTrip) {
   }
 }
 
+// The spare bytes 12..14: which forms have them, and that no form reads them as string bytes.
+TEST(CompactObjTest, AuxRoomPerForm) {
+  struct Case {
+    std::string s;
+    bool room;
+  };
+  const std::vector<Case> cases = {
+      {"", true},
+      {"abc", true},
+      {std::string(12, 'a'), true},            // inline raw, <= 12
+      {std::string(13, 'a'), false},           // inline raw 13..15
+      {std::string(15, 'a'), false},
+      {std::string(16, 'a'), false},           // packed
+      {std::string(17, 'a'), false},
+      {std::string(16, '\xe9'), true},         // non-ASCII 16: heap
+      {std::string(18, 'a'), true},            // heap
+      {"12345", true},                         // int
+      {"-9223372036854775808", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.s.size());
+    CompactObj o = CompactObj::FromString(c.s);
+    EXPECT_EQ(o.HasAuxRoom(), c.room);
+    EXPECT_EQ(o.aux(), 0u);
+    o.set_aux(0xabcdef);
+    EXPECT_EQ(o.aux(), c.room ? 0xabcdefu : 0u);
+    ExpectHolds(o, c.s);  // bytes, Hash() and EqualsString() ignore the spare bytes
+    CompactObj plain = CompactObj::FromString(c.s);
+    EXPECT_TRUE(o.Equals(plain));
+    EXPECT_TRUE(plain.Equals(o));
+    CompactObj moved(std::move(o));
+    EXPECT_EQ(moved.aux(), c.room ? 0xabcdefu : 0u);
+    EXPECT_EQ(moved.Clone().aux(), moved.aux());
+  }
+}
+
+TEST(CompactObjTest, AuxKeptBySettersWhenBothFormsHaveRoom) {
+  CompactObj o = CompactObj::FromString("short");
+  o.set_aux(0x123456);
+  o.SetString(std::string(100, 'x'));  // inline -> heap
+  EXPECT_EQ(o.aux(), 0x123456u);
+  o.SetInt(42);  // heap -> int
+  EXPECT_EQ(o.aux(), 0x123456u);
+  o.SetString("abc");  // int -> inline
+  EXPECT_EQ(o.aux(), 0x123456u);
+  o.AppendString("defgh");  // inline stays inline (8 bytes)
+  EXPECT_EQ(o.aux(), 0x123456u);
+  o.AppendString(std::string(40, 'y'));  // inline -> heap in place growth
+  EXPECT_EQ(o.aux(), 0x123456u);
+  ExpectHolds(o, "abcdefgh" + std::string(40, 'y'));
+  o.ResizeString(3);  // heap stays heap
+  EXPECT_EQ(o.aux(), 0x123456u);
+  struct Dummy : ObjectBase {
+    size_t MallocUsed() const override { return sizeof(*this); }
+  };
+  o.SetObject(ObjType::kList, 0, new Dummy());
+  EXPECT_TRUE(o.HasAuxRoom());
+  EXPECT_EQ(o.aux(), 0x123456u);
+  delete o.ReleaseObject();
+  EXPECT_EQ(o.aux(), 0x123456u);
+  // A form without room loses them; regaining room starts at 0.
+  o.SetString(std::string(14, 'z'));
+  EXPECT_FALSE(o.HasAuxRoom());
+  o.SetString(std::string(30, 'z'));
+  EXPECT_EQ(o.aux(), 0u);
+  // In-place growth into the 13..15 range loses them too.
+  o.SetString("ab");
+  o.set_aux(7);
+  o.ResizeString(13);
+  EXPECT_EQ(o.aux(), 0u);
+  ExpectHolds(o, std::string("ab") + std::string(11, '\0'));
+}
+
+TEST(CompactObjTest, AuxKeptAcrossExpiry) {
+  for (size_t len : {5, 12, 20, 40}) {
+    SCOPED_TRACE(len);
+    std::string k(len, 'k');
+    CompactObj key = CompactObj::FromKey(k);
+    key.set_aux(0x00beef);
+    key.SetExpireTimeMs(1000);
+    EXPECT_EQ(key.aux(), 0x00beefu);
+    key.SetExpireTimeMs(2000);
+    EXPECT_EQ(key.aux(), 0x00beefu);
+    key.ClearExpire();
+    EXPECT_EQ(key.aux(), 0x00beefu);
+    EXPECT_EQ(key.Hash(), HashBytes(k));
+  }
+  // A 15-byte key has no room without an expiry, and room with one.
+  CompactObj key = CompactObj::FromKey(std::string(15, 'k'));
+  EXPECT_FALSE(key.HasAuxRoom());
+  key.SetExpireTimeMs(1000);
+  EXPECT_TRUE(key.HasAuxRoom());
+  key.set_aux(99);
+  key.ClearExpire();
+  EXPECT_FALSE(key.HasAuxRoom());
+  ExpectHolds(key, std::string(15, 'k'));
+}
+
 }  // namespace
 }  // namespace dashkv

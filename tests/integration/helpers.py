@@ -13,9 +13,6 @@ from resp_client import Error, Map
 # deliberate difference from Redis (see README "Differences from Redis").
 IS_DASHKV = os.environ.get("DASHKV_TEST_TARGET", "dashkv").lower() == "dashkv"
 
-# dashkv keeps no per-key access clock (16-byte entries), so it refuses to invent idle times.
-ERR_NO_ACCESS_TRACKING = "ERR OBJECT IDLETIME is not supported: dashkv does not track per-key access"
-
 
 def wait_until(pred, timeout=5.0, interval=0.01, what="condition"):
     """Polls pred() until it returns a truthy value, which is returned; raises

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from helpers import (ERR_NO_ACCESS_TRACKING, ERR_NOT_INT, ERR_SYNTAX, IS_DASHKV, arity,
+from helpers import (ERR_NOT_INT, ERR_SYNTAX, arity,
                      assert_err, assert_uniform, wait_until)
 from resp_client import Simple
 
@@ -445,10 +445,7 @@ class TestObject:
     def test_idletime(self, raw):
         raw.call("SET", "k", "v")
         idle = raw.call("OBJECT", "IDLETIME", "k")
-        if IS_DASHKV:
-            assert_err(idle, ERR_NO_ACCESS_TRACKING)
-        else:
-            assert isinstance(idle, int) and 0 <= idle <= 2
+        assert isinstance(idle, int) and 0 <= idle <= 2
 
     def test_freq_without_lfu(self, raw):
         raw.call("SET", "k", "v")

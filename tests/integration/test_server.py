@@ -499,9 +499,7 @@ class TestTimeDebugMemory:
         fields = dict(kv.split(":", 1) for kv in reply.split(" ")[2:])
         assert fields["refcount"] == "1"
         assert fields["encoding"] == "embstr"
-        # dashkv keeps no per-key access clock, so it prints no lru fields (README).
-        for f in ("serializedlength",) if IS_DASHKV else ("serializedlength", "lru",
-                                                           "lru_seconds_idle"):
+        for f in ("serializedlength", "lru", "lru_seconds_idle"):
             int(fields[f])
         raw.call("SET", "n", "123456789")
         assert " encoding:int " in raw.call("DEBUG", "OBJECT", "n")

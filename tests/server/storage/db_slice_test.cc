@@ -228,5 +228,56 @@ TEST_F(DbSliceTest, RandomEntry) {
   EXPECT_TRUE(db_.RandomEntry(kNow + 1).is_done());
 }
 
+// The access record (core/access_record.h): set on insert, updated by lookups but the quiet and
+// no-touch ones, kept when an expiry moves a 13..17-byte key between forms.
+TEST_F(DbSliceTest, AccessRecordFollowsLookups) {
+  for (std::string key : {std::string("k"), std::string(15, 'k'), std::string(40, 'k')}) {
+    SCOPED_TRACE(key.size());
+    PrimeIterator it = Add(key, std::string(15, 'v'));  // a 15-byte key: the lossy form
+    EXPECT_GE(LruIdleMs(db_.Record(it, kNow + 7000), kNow + 7000), 7000u);
+    EXPECT_LT(LruIdleMs(db_.Record(it, kNow + 7000), kNow + 7000), 7000u + 512'000);
+    db_.SetRecord(it, LruClock(kNow - 100'000));
+    it = db_.FindReadOnlyQuiet(key, kNow);
+    EXPECT_GE(LruIdleMs(db_.Record(it, kNow), kNow), 100'000u);
+    it = db_.FindReadOnly(key, kNow, Access::kNoTouch);
+    EXPECT_GE(LruIdleMs(db_.Record(it, kNow), kNow), 100'000u);
+    db_.SetExpire(it, kNow + 1'000'000);
+    EXPECT_GE(LruIdleMs(db_.Record(it, kNow), kNow), 100'000u);
+    db_.SetExpire(it, 0);
+    EXPECT_GE(LruIdleMs(db_.Record(it, kNow), kNow), 100'000u);
+    it = db_.FindReadOnly(key, kNow);
+    EXPECT_LT(LruIdleMs(db_.Record(it, kNow), kNow), 512'000u);  // lossy form: 512 s steps
+    db_.SetRecord(it, LruClock(kNow - 100'000));
+    it = db_.FindMutable(key, kNow);
+    EXPECT_LT(LruIdleMs(db_.Record(it, kNow), kNow), 512'000u);
+  }
+}
+
+TEST_F(DbSliceTest, LfuRecordUnderLfuPolicy) {
+  EvictionSettings lfu;
+  lfu.policy = MaxmemoryPolicy::kAllKeysLfu;
+  lfu.lfu_log_factor = 0;  // every access counts
+  db_.set_eviction(&lfu);
+  PrimeIterator it = Add("k");
+  EXPECT_EQ(LfuDecayed(db_.Record(it, kNow), kNow, 1), kLfuInitVal);
+  for (int i = 0; i < 10; ++i) db_.FindReadOnly("k", kNow);
+  EXPECT_EQ(LfuDecayed(db_.Record(db_.FindReadOnlyQuiet("k", kNow), kNow), kNow, 1), 15);
+  // One decrement per minute (lfu-decay-time 1).
+  EXPECT_EQ(LfuDecayed(db_.Record(db_.FindReadOnlyQuiet("k", kNow), kNow), kNow + 180'000, 1),
+            12);
+}
+
+TEST_F(DbSliceTest, SlotCreditCountsEmptiedSlots) {
+  for (int i = 0; i < 100; ++i) Add("key" + std::to_string(i));
+  EXPECT_EQ(db_.SlotCredit(), 0);
+  for (int i = 0; i < 10; ++i) db_.EraseKey("key" + std::to_string(i), kNow);
+  EXPECT_EQ(db_.SlotCredit(), 10 * db_.SlotBytes());
+  EXPECT_GT(db_.SlotBytes(), 16);
+  for (int i = 0; i < 4; ++i) Add("new" + std::to_string(i));
+  EXPECT_EQ(db_.SlotCredit(), 6 * db_.SlotBytes());
+  db_.Clear();
+  EXPECT_EQ(db_.SlotCredit(), 0);
+}
+
 }  // namespace
 }  // namespace dashkv

@@ -1,0 +1,66 @@
+#include "core/access_record.h"
+
+#include <algorithm>
+
+namespace dashkv {
+namespace {
+
+constexpr int kLossyLruShift = 9;  // 512 s steps
+constexpr uint32_t kLossyMax = 15;
+
+// The lossy form of `record` (Design, 3).
+uint8_t Lossy(uint32_t record, AccessMode mode) {
+  if (mode == AccessMode::kLfu) return static_cast<uint8_t>(std::min(record & 0xff, kLossyMax));
+  return static_cast<uint8_t>((record >> kLossyLruShift) & kLossyMax);
+}
+
+uint32_t FromLossy(uint8_t lossy, AccessMode mode, int64_t now_ms) {
+  if (mode == AccessMode::kLfu) return (LfuMinutes(now_ms) << 8) | lossy;
+  // The most recent clock value at or before now whose bits 9..12 are `lossy`.
+  const uint32_t now_steps = LruClock(now_ms) >> kLossyLruShift;
+  const uint32_t steps = now_steps - ((now_steps - lossy) & kLossyMax);
+  return (steps << kLossyLruShift) & kLruClockMax;
+}
+
+}  // namespace
+
+uint64_t LruIdleMs(uint32_t record, int64_t now_ms) {
+  const uint64_t clock = LruClock(now_ms);
+  if (clock >= record) return (clock - record) * 1000;
+  return (clock + (kLruClockMax - record)) * 1000;
+}
+
+uint8_t LfuDecayed(uint32_t record, int64_t now_ms, int64_t decay_time) {
+  const uint32_t last = record >> 8;
+  const uint32_t counter = record & 0xff;
+  const uint32_t now = LfuMinutes(now_ms);
+  const uint32_t elapsed = now >= last ? now - last : 65535 - last + now;
+  const uint64_t periods = decay_time > 0 ? elapsed / static_cast<uint64_t>(decay_time) : 0;
+  if (periods == 0) return static_cast<uint8_t>(counter);
+  return periods > counter ? 0 : static_cast<uint8_t>(counter - periods);
+}
+
+uint8_t LfuLogIncr(uint8_t counter, int64_t log_factor, double r) {
+  if (counter == 255) return 255;
+  const double base = counter > kLfuInitVal ? counter - kLfuInitVal : 0;
+  const double p = 1.0 / (base * static_cast<double>(log_factor) + 1);
+  return r < p ? counter + 1 : counter;
+}
+
+uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mode,
+                   int64_t now_ms) {
+  if (key.HasAuxRoom()) [[likely]] return key.aux();
+  if (value.HasAuxRoom() && value.aux() != 0) return value.aux();
+  const uint8_t lossy =
+      static_cast<uint8_t>((key.user_flags() << 2) | (value.user_flags() & 0x3));
+  return FromLossy(lossy, mode, now_ms);
+}
+
+void SetRecordSlow(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode) {
+  value.set_aux(record);  // a no-op when the value has no room either
+  const uint8_t lossy = Lossy(record, mode);
+  key.set_user_flags(lossy >> 2);
+  value.set_user_flags(lossy & 0x3);
+}
+
+}  // namespace dashkv

@@ -1,0 +1,109 @@
+// Evictor: frees memory of one shard by evicting the keys maxmemory-policy allows, as Redis's
+// evict.c does: each step samples maxmemory-samples random entries of every database of the
+// shard into a pool of the best candidates, then evicts the best one still present.
+// Thread: owned by shard thread.
+//
+// Design
+//   Candidates: every key (allkeys-*) or the keys with an expiry (volatile-*), except keys a
+//   transaction holds an intent lock on (evicting them would break its atomicity). Score, the
+//   higher the sooner evicted: idle time (LRU), 255 - decayed counter (LFU), the remaining
+//   time to live reversed (volatile-ttl); random policies evict the first candidate sampled.
+//   Sampling: DashTable::GetRandomIterator per sample; under volatile-* a database where keys
+//   with an expiry are rare (< 1/8 of its keys) is walked from a cursor instead, bucket by
+//   bucket, so that they are still found.
+//   Bytes freed by an eviction: the heap bytes this thread's counter drops by (core/memory.h),
+//   plus the bytes of the slot it empties (MemoryBudget's credit, see there).
+//   Where it runs: before a write command on the shard that runs it (MakeRoom), and on every
+//   shard's cron tick; both evict the shard's share (by evictable keys) of the overage, so that
+//   the shards of a pipelined batch, which run in parallel, do not each free all of it, and
+//   shards a write load does not reach still give back their part.
+//   A step is bounded by the time Redis allows (maxmemory-eviction-tenacity: 500 us at the
+//   default 10); a write whose step ran out of time is admitted, as in Redis.
+#pragma once
+
+#include <absl/random/random.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/storage/memory_budget.h"
+#include "server/storage/table_types.h"
+
+namespace dashkv {
+
+class DbSlice;
+class Shard;
+
+class Evictor {
+ public:
+  static constexpr size_t kPoolSize = 16;  // Redis's EVPOOL_SIZE
+
+  explicit Evictor(Shard* shard) : shard_(shard) {}
+  Evictor(const Evictor&) = delete;
+  Evictor& operator=(const Evictor&) = delete;
+
+  // The server's budget, given at start-up; nullptr (in-process tests): never evicts.
+  void set_budget(MemoryBudget* budget) {
+    budget_ = budget;
+    pressure_ = budget != nullptr ? budget->pressure_flag() : &kNoPressure;
+  }
+  MemoryBudget* budget() const { return budget_; }
+  // Whether the server was over maxmemory under an evicting policy at the last check.
+  bool pressure() const { return pressure_->load(std::memory_order_relaxed); }
+
+  // Frees memory before a write command while the server is over maxmemory: evicts this
+  // shard's share (by evictable keys) of the overage. Returns false when
+  // the write must be refused (-OOM): still over, and no shard has a key the policy may evict
+  // (or the policy is noeviction).
+  bool MakeRoom(int64_t now_ms);
+  // Evicts this shard's share of the overage (bounded like a write's step) and publishes the
+  // shard's figures to the budget. Called by the shard's cron while maxmemory is set.
+  void Cron(int64_t now_ms);
+  // Publishes this shard's credit and evictable key count (MemoryBudget::Publish).
+  void Publish();
+
+ private:
+  struct Candidate {
+    uint64_t score;
+    unsigned db;
+    std::string key;
+  };
+  // Evicts until `target` bytes are freed or the step's time is spent; returns the bytes freed.
+  // Sets *none when no candidate was left on this shard.
+  int64_t Evict(int64_t target, int64_t now_ms, bool* none);
+  // Evicts one key: the best of the pool after sampling (or a sampled one for the random
+  // policies). Returns the bytes freed, or -1 when there is no candidate.
+  int64_t EvictOne(MaxmemoryPolicy policy, int64_t now_ms);
+  // Adds the candidates of `samples` entries of database `db` to the pool; for the random
+  // policies returns the first candidate found (end() otherwise or when none).
+  PrimeIterator Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samples, int64_t now_ms);
+  void Offer(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy, int64_t now_ms);
+  bool IsCandidate(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy) const;
+  uint64_t Score(const PrimeIterator& it, MaxmemoryPolicy policy, int64_t now_ms) const;
+  // Erases the entry as evicted (expired if its deadline passed); returns the bytes freed.
+  int64_t Remove(DbSlice& db, PrimeIterator it, int64_t now_ms);
+  // Returns this shard's share of `over` bytes (MemoryBudget::ShareOf).
+  int64_t ShareOf(int64_t over) const;
+  // Returns the time a step may take (Redis's evictionTimeLimitUs), in microseconds.
+  uint64_t StepLimitUs() const;
+
+  static inline const std::atomic<bool> kNoPressure{false};
+  Shard* shard_;
+  MemoryBudget* budget_ = nullptr;
+  const std::atomic<bool>* pressure_ = &kNoPressure;  // the budget's flag: one load per write
+  std::vector<Candidate> pool_;  // ascending score: the best candidate is last
+  std::vector<uint64_t> cursors_;  // per database: the walk of sparse volatile keys
+  absl::InsecureBitGen gen_;
+};
+
+// Returns whether a write must get -OOM now (scripts' checks): maxmemory (the server's setting)
+// is set and exceeded, and under an evicting policy the calling thread's shard could not get
+// under it (MakeRoom; with `evict` false, as inside a running script where Redis does not
+// evict, only when no shard has an evictable key). Off engine threads, or without a budget:
+// used_memory > maxmemory.
+bool WriteRefusedForMemory(const std::atomic<int64_t>& maxmemory, int64_t now_ms,
+                           bool evict = true);
+
+}  // namespace dashkv

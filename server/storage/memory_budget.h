@@ -1,0 +1,74 @@
+// MemoryBudget: the server-wide view of maxmemory that the shards share: how far the process is
+// over the limit, what each shard could still evict, and a "pressure" flag the write path reads
+// with one load.
+// Thread-safe: every field is atomic; each shard publishes only its own slot.
+//
+// Design
+//   used_memory (core/memory.h) counts every allocation, but evicting a small key (inline key and
+//   value) frees no allocation: its slot stays in the Dashtable's segment for the next insert.
+//   So the limit is compared with used_memory minus the bytes of slots that eviction or deletion
+//   emptied and that the table will refill before it grows (each shard's "credit": its tables'
+//   high-water entry count minus their size, times the bytes a slot costs). Without this credit
+//   a table of small keys would stay "over" after every eviction and be emptied by the next
+//   writes. Each shard publishes its credit and its count of evictable keys (all keys, or keys
+//   with an expiry under volatile-*) after it evicts and on every cron tick, so the figures
+//   another thread reads may be up to one tick old.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "server/storage/eviction_settings.h"
+
+namespace dashkv {
+
+class MemoryBudget {
+ public:
+  // `maxmemory` and `settings` are the server's (Config); they outlive this object.
+  MemoryBudget(unsigned num_shards, const std::atomic<int64_t>* maxmemory,
+               const EvictionSettings* settings);
+
+  int64_t maxmemory() const { return maxmemory_->load(std::memory_order_relaxed); }
+  const EvictionSettings& settings() const { return *settings_; }
+  MaxmemoryPolicy policy() const { return settings_->policy.load(std::memory_order_relaxed); }
+
+  // Returns the bytes the process is over maxmemory (<= 0: within it; 0 without maxmemory):
+  // used_memory minus the shards' published credit under an evicting policy, used_memory alone
+  // under noeviction. Takes used_memory's registry lock: once per batch or eviction step.
+  int64_t Overage() const;
+  // Sets the pressure flag from Overage() and returns Overage().
+  int64_t Refresh() {
+    const int64_t over = Overage();
+    set_pressure(over > 0 && policy() != MaxmemoryPolicy::kNoEviction);
+    return over;
+  }
+
+  // Whether the last check found the process over the limit under an evicting policy (one
+  // relaxed load): the shards then evict before each write.
+  bool pressure() const { return pressure_.load(std::memory_order_relaxed); }
+  const std::atomic<bool>* pressure_flag() const { return &pressure_; }
+  void set_pressure(bool on) {
+    if (pressure() != on) pressure_.store(on, std::memory_order_relaxed);
+  }
+
+  // Shard `shard`'s figures (its thread only).
+  void Publish(unsigned shard, int64_t credit, int64_t evictable);
+  // Returns the evictable keys published by all shards.
+  int64_t EvictableKeys() const;
+  // Returns shard `shard`'s share of the published evictable keys (1.0 when none anywhere).
+  double ShareOf(unsigned shard) const;
+
+ private:
+  struct alignas(64) Slot {
+    std::atomic<int64_t> credit{0};
+    std::atomic<int64_t> evictable{0};
+  };
+  unsigned num_shards_;
+  const std::atomic<int64_t>* maxmemory_;
+  const EvictionSettings* settings_;
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<bool> pressure_{false};
+};
+
+}  // namespace dashkv

@@ -1,0 +1,333 @@
+"""Cache mode: maxmemory eviction policies, the access record behind OBJECT IDLETIME / FREQ,
+and their settings. Every limit is set a few MB above the server's own baseline (used_memory
+right after FLUSHALL), so the tests work at any thread count and against redis-server."""
+
+import pytest
+import redis
+
+from helpers import assert_err
+
+# redis-py drops the "OOM" prefix of the error (its class says it).
+OOM = "command not allowed when used memory > 'maxmemory'."
+VALUE = "v" * 1000  # values large enough that their memory dominates a key's cost
+ROOM_MB = 4
+
+
+def info(r, section, field):
+    return int(r.info(section)[field])
+
+
+@pytest.fixture
+def limited(r):
+    """Returns set_limit(policy, room_mb=ROOM_MB): maxmemory = used_memory + room; the
+    settings are restored at teardown."""
+    saved = {k: r.config_get(k)[k] for k in ("maxmemory", "maxmemory-policy",
+                                              "maxmemory-samples", "lfu-log-factor",
+                                              "lfu-decay-time", "notify-keyspace-events")}
+
+    def set_limit(policy, room_mb=ROOM_MB):
+        r.config_resetstat()
+        r.config_set("maxmemory-policy", policy)
+        limit = info(r, "memory", "used_memory") + room_mb * 1024 * 1024
+        r.config_set("maxmemory", limit)
+        return limit
+
+    yield set_limit
+    r.config_set("maxmemory", 0)
+    for k, v in saved.items():
+        r.config_set(k, v)
+    r.flushall()
+
+
+def write_keys(r, prefix, n, ttl=None, start=0, batch=100):
+    """Writes n keys prefix0..; returns the number refused with -OOM."""
+    refused = 0
+    for b in range(start, start + n, batch):
+        p = r.pipeline(transaction=False)
+        for i in range(b, min(b + batch, start + n)):
+            if ttl is None:
+                p.set("%s%d" % (prefix, i), VALUE)
+            else:
+                p.set("%s%d" % (prefix, i), VALUE, ex=ttl)
+        for res in p.execute(raise_on_error=False):
+            if isinstance(res, redis.ResponseError):
+                assert isinstance(res, redis.exceptions.OutOfMemoryError) and str(res) == OOM
+                refused += 1
+    return refused
+
+
+def existing(r, keys):
+    p = r.pipeline(transaction=False)
+    for k in keys:
+        p.exists(k)
+    return [k for k, e in zip(keys, p.execute()) if e]
+
+
+def keys_to_fill(room_mb=ROOM_MB):
+    return room_mb * 1024 * 1024 // len(VALUE)
+
+
+class TestSettings:
+    def test_defaults(self, r):
+        assert r.config_get("maxmemory-samples") == {"maxmemory-samples": "5"}
+        assert r.config_get("maxmemory-eviction-tenacity") == {
+            "maxmemory-eviction-tenacity": "10"}
+        assert r.config_get("lfu-log-factor") == {"lfu-log-factor": "10"}
+        assert r.config_get("lfu-decay-time") == {"lfu-decay-time": "1"}
+
+    def test_set_and_bad_values(self, r, raw, limited):
+        r.config_set("maxmemory-samples", 10)
+        assert r.config_get("maxmemory-samples") == {"maxmemory-samples": "10"}
+        r.config_set("lfu-decay-time", 0)
+        assert r.config_get("lfu-decay-time") == {"lfu-decay-time": "0"}
+        r.config_set("maxmemory-eviction-tenacity", 100)
+        r.config_set("maxmemory-eviction-tenacity", 10)
+        for name, bad, why in (
+                ("maxmemory-samples", "0", "argument must be between 1 and 2147483647 inclusive"),
+                ("maxmemory-eviction-tenacity", "101",
+                 "argument must be between 0 and 100 inclusive"),
+                ("lfu-log-factor", "-1", "argument must be between 0 and 2147483647 inclusive"),
+                ("lfu-decay-time", "x", "argument couldn't be parsed into an integer")):
+            assert_err(raw.call("CONFIG", "SET", name, bad),
+                       "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
+                       % (name, why))
+        assert_err(raw.call("CONFIG", "SET", "maxmemory-policy", "lru"),
+                   "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - "
+                   "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
+                   "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
+                   "noeviction")
+
+    def test_info_fields(self, r, limited):
+        limit = limited("allkeys-lru")
+        mem = r.info("memory")
+        assert mem["maxmemory"] == limit
+        assert mem["maxmemory_policy"] == "allkeys-lru"
+        assert "maxmemory_human" in mem
+        stats = r.info("stats")
+        for f in ("evicted_keys", "keyspace_hits", "keyspace_misses"):
+            assert isinstance(stats[f], int)
+
+
+class TestAccessRecord:
+    def test_restore_idletime(self, r, limited):
+        r.config_set("maxmemory-policy", "allkeys-lru")
+        r.set("src", "value")
+        payload = r.dump("src")
+        r.restore("k", 0, payload, idletime=1000)
+        assert 1000 <= r.object("idletime", "k") <= 1010
+        # OBJECT itself, EXISTS and TYPE leave the record; TOUCH and reads update it.
+        r.exists("k")
+        r.type("k")
+        assert r.object("idletime", "k") >= 1000
+        r.touch("k")
+        assert r.object("idletime", "k") <= 2
+        r.restore("k", 0, payload, idletime=1000, replace=True)
+        r.get("k")
+        assert r.object("idletime", "k") <= 2
+
+    def test_record_kept_through_expire_changes(self, r, limited):
+        # Keys of 13..17 bytes move their record when an expiry is set or removed. The LFU
+        # counter shows it: with the largest log factor an access practically never adds to it
+        # (12: a key and value both of 13..17 bytes keep at most 15, README "Cache mode").
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        r.config_set("lfu-log-factor", 2147483647)
+        for value in ("v" * 100, "v" * 15, "12"):
+            r.set("src", value)
+            payload = r.dump("src")
+            for key in ("k" * 13, "k" * 15, "k" * 17, "key:12345", "k" * 30):
+                r.restore(key, 0, payload, frequency=12, replace=True)
+                r.execute_command("PEXPIRE", key, 100000)
+                assert r.object("freq", key) == 12, (key, value)
+                r.persist(key)
+                assert r.object("freq", key) == 12, (key, value)
+
+    def test_restore_freq(self, r, limited):
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        r.set("src", "value")
+        payload = r.dump("src")
+        r.restore("k", 0, payload, frequency=100)
+        assert r.object("freq", "k") == 100
+
+    def test_new_key_freq_and_reads(self, r, limited):
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        r.config_set("lfu-log-factor", 0)  # every access counts
+        r.set("k", "v")
+        assert r.object("freq", "k") == 5
+        for _ in range(10):
+            r.get("k")
+        assert r.object("freq", "k") == 15
+
+    def test_policy_errors(self, r, raw, limited):
+        r.set("k", "v")
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        assert_err(raw.call("OBJECT", "IDLETIME", "k"),
+                   "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note "
+                   "that when switching between policies at runtime LRU and LFU data will take "
+                   "some time to adjust.")
+        r.config_set("maxmemory-policy", "volatile-ttl")
+        assert_err(raw.call("OBJECT", "FREQ", "k"),
+                   "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                   "Please note that when switching between policies at runtime LRU and LFU "
+                   "data will take some time to adjust.")
+        assert isinstance(raw.call("OBJECT", "IDLETIME", "k"), int)
+
+    def test_debug_object_lru_fields(self, r, limited):
+        r.config_set("maxmemory-policy", "allkeys-lru")
+        r.set("src", "value")
+        r.restore("k", 0, r.dump("src"), idletime=300)
+        line = r.execute_command("DEBUG", "OBJECT", "k")
+        fields = dict(kv.split(":", 1) for kv in line.split(" ")[2:])
+        assert 300 <= int(fields["lru_seconds_idle"]) <= 310
+        int(fields["lru"])
+
+
+class TestEviction:
+    @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "allkeys-random"])
+    def test_allkeys_policies_evict_instead_of_refusing(self, r, limited, policy):
+        limit = limited(policy)
+        n = 3 * keys_to_fill()
+        peak = 0
+        for start in range(0, n, 500):
+            assert write_keys(r, "k", 500, start=start) == 0
+            peak = max(peak, info(r, "memory", "used_memory"))
+        assert info(r, "stats", "evicted_keys") > 0
+        assert r.dbsize() < n
+        assert peak <= limit + 1024 * 1024, (peak, limit)
+
+    def test_skewed_keyspace_stays_under_the_limit(self, r, limited):
+        # One hash tag: every key on one shard (dashkv), which must still keep the total under
+        # the limit.
+        limit = limited("allkeys-lru")
+        peak = 0
+        for start in range(0, 3 * keys_to_fill(), 500):
+            assert write_keys(r, "{hot}k", 500, start=start) == 0
+            peak = max(peak, info(r, "memory", "used_memory"))
+        assert info(r, "stats", "evicted_keys") > 0
+        assert peak <= limit + 1024 * 1024, (peak, limit)
+
+    @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-lfu", "volatile-random",
+                                        "volatile-ttl"])
+    def test_volatile_policies_evict_only_keys_with_ttl(self, r, limited, policy):
+        persistent = ["p%d" % i for i in range(200)]
+        for k in persistent:
+            r.set(k, VALUE)
+        limited(policy)
+        n = 3 * keys_to_fill()
+        assert write_keys(r, "t", n, ttl=100000) == 0
+        assert info(r, "stats", "evicted_keys") > 0
+        assert existing(r, persistent) == persistent
+
+    @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-random", "noeviction"])
+    def test_oom_when_nothing_is_evictable(self, r, limited, policy):
+        limited(policy, room_mb=2)
+        refused = write_keys(r, "p", 3 * keys_to_fill(2))
+        assert refused > 0
+        assert info(r, "stats", "evicted_keys") == 0
+        size = r.dbsize()
+        with pytest.raises(redis.exceptions.OutOfMemoryError,
+                           match="^" + OOM.replace(".", r"\.") + "$"):
+            r.set("another", VALUE)
+        assert r.get("p0") == VALUE
+        assert r.delete("p0") == 1
+        assert r.dbsize() == size - 1
+
+    def test_volatile_ttl_evicts_soonest_first(self, r, limited):
+        n = keys_to_fill() // 2
+        for b in range(0, n, 100):
+            p = r.pipeline(transaction=False)
+            for i in range(b, min(b + 100, n)):
+                p.set("t%d" % i, VALUE, ex=10000 + 10 * i)
+            p.execute()
+        limited("volatile-ttl", room_mb=0)
+        write_keys(r, "new", n // 2, ttl=10 ** 7)
+        half = n // 2
+        soon = len(existing(r, ["t%d" % i for i in range(half)]))
+        late = len(existing(r, ["t%d" % i for i in range(half, n)]))
+        assert info(r, "stats", "evicted_keys") > 0
+        assert soon < late, (soon, late)
+
+    def test_allkeys_lru_keeps_hot_set(self, r, limited):
+        r.set("src", VALUE)
+        payload = r.dump("src")
+        r.delete("src")
+        cold = keys_to_fill() // 2
+        for b in range(0, cold, 100):
+            p = r.pipeline(transaction=False)
+            for i in range(b, min(b + 100, cold)):
+                p.restore("cold%d" % i, 0, payload, idletime=100000)
+            p.execute()
+        hot = ["hot%d" % i for i in range(100)]
+        for k in hot:
+            r.set(k, VALUE)
+        limited("allkeys-lru", room_mb=0)
+        # A flood of new keys, fewer than the cold ones; the hot set is read between batches.
+        for start in range(0, cold // 2, 200):
+            write_keys(r, "new", 200, start=start)
+            assert existing(r, hot) == hot
+        assert info(r, "stats", "evicted_keys") > 0
+
+    def test_allkeys_lfu_keeps_frequent_set(self, r, limited):
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        r.config_set("lfu-log-factor", 0)
+        hot = ["hot%d" % i for i in range(100)]
+        for k in hot:
+            r.set(k, VALUE)
+        for _ in range(20):
+            p = r.pipeline(transaction=False)
+            for k in hot:
+                p.get(k)
+            p.execute()
+        scan = keys_to_fill()
+        write_keys(r, "scan", scan)
+        for b in range(0, scan, 100):  # read once
+            p = r.pipeline(transaction=False)
+            for i in range(b, min(b + 100, scan)):
+                p.get("scan%d" % i)
+            p.execute()
+        limited("allkeys-lfu", room_mb=0)
+        write_keys(r, "new", scan // 2)
+        assert info(r, "stats", "evicted_keys") > 0
+        assert existing(r, hot) == hot
+
+    def test_watch_on_evicted_key_aborts_exec(self, r, limited):
+        r.set("src", VALUE)
+        payload = r.dump("src")
+        r.restore("watched", 0, payload, idletime=100000)
+        limited("allkeys-lru", room_mb=1)
+        with r.pipeline() as p:
+            p.watch("watched")
+            start = 0
+            while r.exists("watched") and start < 20 * keys_to_fill(1):
+                write_keys(r, "f", 200, start=start)
+                start += 200
+            assert not r.exists("watched")
+            p.multi()
+            p.set("x", "1")
+            with pytest.raises(redis.WatchError):
+                p.execute()
+
+    def test_evicted_keyspace_events(self, r, limited):
+        r.config_set("notify-keyspace-events", "Ee")
+        ps = r.pubsub()
+        ps.subscribe("__keyevent@0__:evicted")
+        assert ps.get_message(timeout=5)["type"] == "subscribe"
+        limited("allkeys-random", room_mb=1)
+        write_keys(r, "k", 4 * keys_to_fill(1))
+        evicted = info(r, "stats", "evicted_keys")
+        assert evicted > 0
+        got = []
+        while len(got) < evicted:
+            m = ps.get_message(timeout=5)
+            if m is None:
+                break
+            got.append(m["data"])
+        ps.close()
+        assert len(got) == evicted
+        assert existing(r, got[:100]) == []
+
+
+def test_client_no_evict_flag(r):
+    assert r.execute_command("CLIENT", "NO-EVICT", "on") in (b"OK", "OK", True)
+    assert "e" in r.client_info()["flags"]
+    r.execute_command("CLIENT", "NO-EVICT", "off")
+    assert "e" not in r.client_info()["flags"]
