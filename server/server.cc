@@ -219,8 +219,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   // user (server/acl/acl_registry.h).
   if (state.acl_generation != acl_->generation()) [[unlikely]] RefreshUser(state);
   auto acl_denies = [&](const CommandSpec& spec, CmdArgs args) {
-    return state.user == nullptr ||
-           AclCheck(acl_->rules(), *state.user, spec, args).reason != AclDenied::kOk;
+    return state.user == nullptr || !AclAllows(acl_->rules(), *state.user, spec, args);
   };
   auto rejected = [&](const CommandSpec& spec, CmdArgs args) {
     return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||
