@@ -211,6 +211,9 @@ class Config {
   std::string bind;
   std::string aclfile;  // users loaded at start and by ACL LOAD, written by ACL SAVE
   std::atomic<int64_t> acllog_max_len{128};
+  // acl-pubsub-default: users and selectors created from now on (ACL SETUSER, "reset", ACL
+  // LOAD, user lines) may use every channel (allchannels) or none (resetchannels, the default).
+  std::atomic<bool> acl_pubsub_allchannels{false};
   // Called after CONFIG SET requirepass (under the config lock) with the new password: the
   // ACL's default user follows it (server/acl/acl_registry.h). Set once before serving.
   std::function<void(std::string_view)> on_requirepass;

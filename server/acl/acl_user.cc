@@ -140,8 +140,12 @@ AclKeyPlan MakeKeyPlan(const CommandSpec& command, const std::vector<KeySpec>& s
 
 }  // namespace
 
-AclRules::AclRules(const CommandRegistry& registry)
-    : registry_(registry), words_((registry.num_ids() + 63) / 64), key_plans_(registry.num_ids()) {
+AclRules::AclRules(const CommandRegistry& registry,
+                   const std::atomic<bool>* all_channels_default)
+    : registry_(registry),
+      all_channels_default_(all_channels_default),
+      words_((registry.num_ids() + 63) / 64),
+      key_plans_(registry.num_ids()) {
   registry.ForEachSpec([&](const CommandSpec& spec) {
     if (!spec.key_specs.empty()) {
       key_plans_[spec.id] = MakeKeyPlan(spec, spec.key_specs);
@@ -176,9 +180,15 @@ bool AclRules::IsCategory(std::string_view name) {
   return false;
 }
 
+bool AclRules::AllChannelsDefault() const {
+  return all_channels_default_ != nullptr &&
+         all_channels_default_->load(std::memory_order_relaxed);
+}
+
 AclSelector AclRules::NewSelector() const {
   AclSelector sel;
   sel.commands.assign(words_, 0);
+  sel.all_channels = AllChannelsDefault();
   return sel;
 }
 
@@ -362,7 +372,7 @@ std::string AclRules::ApplyOne(AclUser* user, std::string_view op) const {
     user->passwords.clear();
     user->root.all_keys = false;
     user->root.keys.clear();
-    user->root.all_channels = false;
+    user->root.all_channels = AllChannelsDefault();
     user->root.channels.clear();
     user->enabled = false;
     user->sanitize = AclSanitize::kSanitize;

@@ -15,6 +15,7 @@
 //   `all_channels` ("&*", "allchannels") or glob patterns.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -102,13 +103,16 @@ struct AclUser {
 };
 
 // Applies ACL rules to users; knows the command table (names, subcommands, categories).
-// Thread-safe: immutable after construction.
+// Thread-safe: immutable after construction (`all_channels_default` is read atomically).
 class AclRules {
  public:
-  explicit AclRules(const CommandRegistry& registry);
+  // `all_channels_default` (acl-pubsub-default; null: resetchannels): whether selectors created
+  // from now on, and "reset", allow every channel.
+  explicit AclRules(const CommandRegistry& registry,
+                    const std::atomic<bool>* all_channels_default = nullptr);
 
-  // Returns a user named `name` as ACL SETUSER creates it: off, no password, no command, key
-  // or channel.
+  // Returns a user named `name` as ACL SETUSER creates it: off, no password, no command or
+  // key, every channel or none (acl-pubsub-default).
   AclUser NewUser(std::string_view name) const;
   // Returns the "default" user: on, nopass, every command, key and channel.
   AclUser DefaultUser() const;
@@ -147,9 +151,11 @@ class AclRules {
   void SetCategory(AclSelector* sel, std::string_view category, bool allow) const;
   void ResetCommands(AclSelector* sel, bool allow) const;
   AclSelector NewSelector() const;
+  bool AllChannelsDefault() const;
   void DescribeSelector(const AclSelector& sel, std::string* out) const;
 
   const CommandRegistry& registry_;
+  const std::atomic<bool>* all_channels_default_;
   size_t words_;  // size of a selector's command bitset
   std::vector<AclKeyPlan> key_plans_;  // by CommandSpec::id
 };
