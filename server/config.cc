@@ -18,6 +18,7 @@
 #include "core/base/logging.h"
 #include "core/glob.h"
 #include "io/engine_pool.h"
+#include "server/config_flag_pick.h"
 #include "server/cycle_clock.h"
 #include "server/observability/latency_histogram.h"
 #include "server/storage/key_change.h"
@@ -181,23 +182,6 @@ std::optional<bool> ParseAclPubsubDefault(std::string_view v) {
   return std::nullopt;
 }
 
-// Returns the flag's default (`defaults`), or else its value when it was given on the command
-// line or differs from its default, else nullopt.
-template <typename T>
-std::optional<T> PickFlag(const absl::Flag<T>& flag, bool defaults,
-                          const absl::flat_hash_set<std::string>& given_flags) {
-  const absl::CommandLineFlag& handle = absl::GetFlagReflectionHandle(flag);
-  if (!defaults) {
-    if (!given_flags.contains(handle.Name()) && handle.CurrentValue() == handle.DefaultValue()) {
-      return std::nullopt;
-    }
-    return absl::GetFlag(flag);
-  }
-  T value{};
-  std::string error;
-  CHECK(absl::ParseFlag(handle.DefaultValue(), &value, &error)) << error;
-  return value;
-}
 
 // Returns `dir` as an absolute path (relative to the working directory at the call).
 std::string AbsoluteDir(const std::string& dir) {
@@ -401,6 +385,7 @@ void Config::ApplyFlags(FlagPass pass) {
       ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
     }
   }
+  ApplyTlsFlags(pass);
 }
 
 std::string Config::dir() const {

@@ -278,7 +278,8 @@ class Config {
  private:
   // Which flag values ApplyFlags takes: every flag's default, or only the flags given.
   enum class FlagPass : uint8_t { kDefaults, kGiven };
-  void InitTls();
+  // The protected-mode and tls-* part of ApplyFlags.
+  void ApplyTlsFlags(FlagPass pass);
   void AddTlsEntries();
   // Entry::apply of the tls-* entries: rebuilds the context (when tls-port is set) and swaps it
   // in for new connections.
