@@ -9,10 +9,10 @@
 //   byte ('*', '?', '[', '\') or empty form a last group tried for every key. Within a group a
 //   pattern is tested as its shape allows: "prefix*" (no other special byte) by a prefix compare,
 //   a pattern with no special byte by an exact compare, the rest by GlobMatch. A prefix's first
-//   8 bytes are also kept as a word and a mask, so that for a key of 8 bytes or more the
-//   common short prefix is one load and compare. Any pattern with
-//   the needed permissions that matches allows the key, so the order of tests does not matter.
-//   The pattern bytes are copied into the matcher: it stays valid when the selector is copied.
+//   8 bytes are also kept as a word and a mask: for a key of 8 bytes or more a short prefix is
+//   one load and compare. Any pattern with the needed permissions that matches allows the key,
+//   so the order of tests does not matter. The pattern bytes are copied into the matcher: it
+//   stays valid when the selector is copied.
 #pragma once
 
 #include <cstdint>
