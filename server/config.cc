@@ -18,6 +18,7 @@
 #include "core/base/logging.h"
 #include "core/glob.h"
 #include "io/engine_pool.h"
+#include "server/config_flag_pick.h"
 #include "server/cycle_clock.h"
 #include "server/observability/latency_histogram.h"
 #include "server/storage/key_change.h"
@@ -51,6 +52,9 @@ ABSL_FLAG(std::string, enable_debug_command, "local",
 ABSL_FLAG(std::string, requirepass, "", "Password clients must AUTH with (empty: none).");
 ABSL_FLAG(std::string, aclfile, "", "ACL file of users, loaded at start (Redis 'aclfile').");
 ABSL_FLAG(int64_t, acllog_max_len, 128, "Entries kept in the ACL LOG (Redis 'acllog-max-len').");
+ABSL_FLAG(std::string, acl_pubsub_default, "resetchannels",
+          "Channels of ACL users created from now on: resetchannels (none) or allchannels "
+          "(Redis 'acl-pubsub-default').");
 ABSL_FLAG(uint32_t, dbnum, 16, "Number of logical databases (Redis 'databases').");
 ABSL_FLAG(int64_t, proto_max_bulk_len, 512LL * 1024 * 1024, "Largest bulk string accepted.");
 ABSL_FLAG(int64_t, client_query_buffer_limit, 1024LL * 1024 * 1024,
@@ -176,23 +180,13 @@ bool IsMemoryText(std::string_view s) {
   return false;
 }
 
-// Returns the flag's default (`defaults`), or else its value when it was given on the command
-// line or differs from its default, else nullopt.
-template <typename T>
-std::optional<T> PickFlag(const absl::Flag<T>& flag, bool defaults,
-                          const absl::flat_hash_set<std::string>& given_flags) {
-  const absl::CommandLineFlag& handle = absl::GetFlagReflectionHandle(flag);
-  if (!defaults) {
-    if (!given_flags.contains(handle.Name()) && handle.CurrentValue() == handle.DefaultValue()) {
-      return std::nullopt;
-    }
-    return absl::GetFlag(flag);
-  }
-  T value{};
-  std::string error;
-  CHECK(absl::ParseFlag(handle.DefaultValue(), &value, &error)) << error;
-  return value;
+// Parses acl-pubsub-default: allchannels (true) or resetchannels (false), any case.
+std::optional<bool> ParseAclPubsubDefault(std::string_view v) {
+  if (EqualsIgnoreCase(v, "allchannels")) return true;
+  if (EqualsIgnoreCase(v, "resetchannels")) return false;
+  return std::nullopt;
 }
+
 
 // Returns `dir` as an absolute path (relative to the working directory at the call).
 std::string AbsoluteDir(const std::string& dir) {
@@ -347,6 +341,15 @@ void Config::ApplyFlags(FlagPass pass) {
   }
   if (auto v = pick(FLAGS_aclfile)) aclfile = *v;
   if (auto v = pick(FLAGS_acllog_max_len)) acllog_max_len = std::max<int64_t>(0, *v);
+  if (auto v = pick(FLAGS_acl_pubsub_default)) {
+    if (std::optional<bool> all = ParseAclPubsubDefault(*v)) {
+      acl_pubsub_allchannels = *all;
+    } else {
+      ABSL_RAW_LOG(ERROR,
+                   "--acl_pubsub_default: expected allchannels or resetchannels; using "
+                   "resetchannels");
+    }
+  }
   if (auto v = pick(FLAGS_hll_sparse_max_bytes)) hll_sparse_max_bytes = std::max<int64_t>(0, *v);
   if (auto v = pick(FLAGS_rdbcompression)) rdbcompression = *v;
   if (auto v = pick(FLAGS_rdbchecksum)) rdbchecksum = *v;
@@ -386,6 +389,7 @@ void Config::ApplyFlags(FlagPass pass) {
       ABSL_RAW_LOG(ERROR, "--client_output_buffer_limit: %s", limits_err.c_str());
     }
   }
+  ApplyTlsFlags(pass);
 }
 
 std::string Config::dir() const {
@@ -483,6 +487,19 @@ void Config::AddEntries() {
 
   AddStartupEntries();
   atomic_int_entry({"acllog-max-len"}, &acllog_max_len, 0, INT64_MAX);
+  entries_.push_back(
+      {"acl-pubsub-default",
+       [this] { return std::string(acl_pubsub_allchannels ? "allchannels" : "resetchannels"); },
+       [this](std::string_view v) {
+         std::optional<bool> all = ParseAclPubsubDefault(v);
+         if (!all) {
+           return SetFailed("acl-pubsub-default",
+                            "argument(s) must be one of the following: allchannels, "
+                            "resetchannels");
+         }
+         acl_pubsub_allchannels = *all;
+         return std::string();
+       }});
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
   atomic_int_entry({"maxmemory-samples"}, &eviction.samples, 1, INT32_MAX);

@@ -199,6 +199,9 @@ class Config {
   std::string bind;
   std::string aclfile;  // users loaded at start and by ACL LOAD, written by ACL SAVE
   std::atomic<int64_t> acllog_max_len{128};
+  // acl-pubsub-default: users and selectors created from now on (ACL SETUSER, "reset", ACL
+  // LOAD, user lines) may use every channel (allchannels) or none (resetchannels, the default).
+  std::atomic<bool> acl_pubsub_allchannels{false};
   // Called after CONFIG SET requirepass (under the config lock) with the new password: the
   // ACL's default user follows it (server/acl/acl_registry.h). Set once before serving.
   std::function<void(std::string_view)> on_requirepass;
@@ -263,7 +266,8 @@ class Config {
  private:
   // Which flag values ApplyFlags takes: every flag's default, or only the flags given.
   enum class FlagPass : uint8_t { kDefaults, kGiven };
-  void InitTls();
+  // The protected-mode and tls-* part of ApplyFlags.
+  void ApplyTlsFlags(FlagPass pass);
   void AddTlsEntries();
   // Entry::apply of the tls-* entries: rebuilds the context (when tls-port is set) and swaps it
   // in for new connections.

@@ -226,7 +226,6 @@ absl::Status Config::Load(const std::string& config_file,
                           const absl::flat_hash_set<std::string>& given_flags) {
   given_flags_ = given_flags;
   ApplyFlags(FlagPass::kDefaults);
-  InitTls();  // the TLS flags (a config file's tls-* lines then change them)
   AddEntries();
   UpdateObserveTicks();
   DecorateEntries();

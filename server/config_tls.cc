@@ -1,5 +1,6 @@
-// Config's protected-mode and tls-* settings: flags, CONFIG GET/SET entries, and the TLS
-// context they build (Redis's names, defaults and error texts).
+// Config's protected-mode and tls-* settings: flags (applied like the others: a flag given on the
+// command line overrides the config file), CONFIG GET/SET entries, and the TLS context they
+// build (Redis's names, defaults and error texts).
 #include <absl/flags/flag.h>
 #include <absl/strings/numbers.h>
 
@@ -11,6 +12,7 @@
 #include "core/base/parse_int.h"
 #include "core/str_util.h"
 #include "server/config.h"
+#include "server/config_flag_pick.h"
 
 ABSL_FLAG(bool, protected_mode, true,
           "Redis protected-mode: while no password is set, refuse clients that connect from "
@@ -52,30 +54,39 @@ std::optional<bool> ParseYesNo(std::string_view v) {
 
 }  // namespace
 
-void Config::InitTls() {
-  protected_mode = absl::GetFlag(FLAGS_protected_mode);
-  tls_port = absl::GetFlag(FLAGS_tls_port);
-  tls_handshake_timeout_ms = std::max<int64_t>(1, absl::GetFlag(FLAGS_tls_handshake_timeout_ms));
-  std::lock_guard<std::mutex> lock(mu_);
-  tls_.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
-  tls_.key_file = absl::GetFlag(FLAGS_tls_key_file);
-  tls_.key_file_pass = absl::GetFlag(FLAGS_tls_key_file_pass);
-  tls_.ca_cert_file = absl::GetFlag(FLAGS_tls_ca_cert_file);
-  tls_.ca_cert_dir = absl::GetFlag(FLAGS_tls_ca_cert_dir);
-  if (auto mode = io::ParseTlsAuthClients(absl::GetFlag(FLAGS_tls_auth_clients))) {
-    tls_.auth_clients = *mode;
-  } else {
-    ABSL_RAW_LOG(ERROR, "--tls_auth_clients: expected yes, no or optional; using yes");
+void Config::ApplyTlsFlags(FlagPass pass) {
+  auto pick = [&](const auto& flag) {
+    return PickFlag(flag, pass == FlagPass::kDefaults, given_flags_);
+  };
+  if (auto v = pick(FLAGS_protected_mode)) protected_mode = *v;
+  if (auto v = pick(FLAGS_tls_port)) tls_port = *v;
+  if (auto v = pick(FLAGS_tls_handshake_timeout_ms)) {
+    tls_handshake_timeout_ms = std::max<int64_t>(1, *v);
   }
-  tls_.protocols = absl::GetFlag(FLAGS_tls_protocols);
-  tls_.ciphers = absl::GetFlag(FLAGS_tls_ciphers);
-  tls_.ciphersuites = absl::GetFlag(FLAGS_tls_ciphersuites);
-  tls_.prefer_server_ciphers = absl::GetFlag(FLAGS_tls_prefer_server_ciphers);
-  tls_.session_caching = absl::GetFlag(FLAGS_tls_session_caching);
-  tls_.session_cache_size =
-      std::clamp<int64_t>(absl::GetFlag(FLAGS_tls_session_cache_size), 0, INT32_MAX);
-  tls_.session_cache_timeout =
-      std::clamp<int64_t>(absl::GetFlag(FLAGS_tls_session_cache_timeout), 0, INT32_MAX);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto v = pick(FLAGS_tls_cert_file)) tls_.cert_file = *v;
+  if (auto v = pick(FLAGS_tls_key_file)) tls_.key_file = *v;
+  if (auto v = pick(FLAGS_tls_key_file_pass)) tls_.key_file_pass = *v;
+  if (auto v = pick(FLAGS_tls_ca_cert_file)) tls_.ca_cert_file = *v;
+  if (auto v = pick(FLAGS_tls_ca_cert_dir)) tls_.ca_cert_dir = *v;
+  if (auto v = pick(FLAGS_tls_auth_clients)) {
+    if (auto mode = io::ParseTlsAuthClients(*v)) {
+      tls_.auth_clients = *mode;
+    } else {
+      ABSL_RAW_LOG(ERROR, "--tls_auth_clients: expected yes, no or optional; using yes");
+    }
+  }
+  if (auto v = pick(FLAGS_tls_protocols)) tls_.protocols = *v;
+  if (auto v = pick(FLAGS_tls_ciphers)) tls_.ciphers = *v;
+  if (auto v = pick(FLAGS_tls_ciphersuites)) tls_.ciphersuites = *v;
+  if (auto v = pick(FLAGS_tls_prefer_server_ciphers)) tls_.prefer_server_ciphers = *v;
+  if (auto v = pick(FLAGS_tls_session_caching)) tls_.session_caching = *v;
+  if (auto v = pick(FLAGS_tls_session_cache_size)) {
+    tls_.session_cache_size = std::clamp<int64_t>(*v, 0, INT32_MAX);
+  }
+  if (auto v = pick(FLAGS_tls_session_cache_timeout)) {
+    tls_.session_cache_timeout = std::clamp<int64_t>(*v, 0, INT32_MAX);
+  }
 }
 
 io::TlsOptions Config::tls_options() const {

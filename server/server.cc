@@ -59,7 +59,8 @@ Server::Server(Config& config, io::EnginePool& pool,
       snapshots_(std::make_unique<SnapshotManager>(config, *shard_set_, pool)),
       scripts_(std::make_unique<ScriptStore>()),
       functions_(std::make_unique<FunctionStore>()),
-      acl_(std::make_unique<AclRegistry>(registry_, &config.auth_required)),
+      acl_(std::make_unique<AclRegistry>(registry_, &config.auth_required,
+                                         &config.acl_pubsub_allchannels)),
       pause_(pool),
       monitor_(pool),
       services_{config_,  pool_,       *shard_set_, *pubsub_,   registry_,  stats_,
@@ -235,8 +236,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   // user (server/acl/acl_registry.h).
   if (state.acl_generation != acl_->generation()) [[unlikely]] RefreshUser(state);
   auto acl_denies = [&](const CommandSpec& spec, CmdArgs args) {
-    return state.user == nullptr ||
-           AclCheck(acl_->rules(), *state.user, spec, args).reason != AclDenied::kOk;
+    return state.user == nullptr || !AclAllows(acl_->rules(), *state.user, spec, args);
   };
   auto rejected = [&](const CommandSpec& spec, CmdArgs args) {
     return (need_auth && !spec.HasFlag(kCmdNoAuth)) ||

@@ -1,7 +1,6 @@
 #include "server/acl/acl_check.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/base/parse_int.h"
 #include "core/glob.h"
@@ -11,23 +10,6 @@
 namespace dashkv {
 
 namespace {
-
-// The needs of a command whose key spec says "variable_flags": Redis asks the command (SET
-// reads only with GET; BITFIELD writes unless every operation is GET).
-uint8_t VariablePerms(const CommandSpec& spec, CmdArgs args) {
-  if (spec.name == "set") {
-    for (size_t i = 3; i < args.size(); ++i) {
-      if (EqualsIgnoreCase(args[i], "GET")) return kAclKeyAll;
-    }
-    return kAclKeyWrite;
-  }
-  for (size_t i = 2; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) {
-      return kAclKeyAll;
-    }
-  }
-  return kAclKeyRead;
-}
 
 // Calls fn(index, needed perms) for each key one key spec finds in `args` until fn returns
 // false; returns -1 when the keys cannot be found (a bad key count), else 1, or 0 when fn
@@ -85,8 +67,7 @@ bool ForEachKey(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args, F
   if (!plan.fallback) {
     bool complete = true;
     for (const AclKeyPlan::Step& step : plan.steps) {
-      const uint8_t perms = step.variable ? VariablePerms(spec, args) : step.perms;
-      int r = ForEachSpecKey(step, args, perms, fn);
+      int r = ForEachSpecKey(step, args, AclStepPerms(step, args), fn);
       if (r == 0) return false;
       if (r < 0) {
         complete = false;
@@ -103,23 +84,6 @@ bool ForEachKey(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args, F
   return true;
 }
 
-bool KeyAllowed(const AclSelector& sel, std::string_view key, uint8_t needed) {
-  for (const AclKeyPattern& p : sel.keys) {
-    if ((p.perms & needed) != needed) continue;
-    if (p.prefix_only) {
-      // "prefix*": most patterns that do not match differ at the first byte.
-      const size_t n = p.pattern.size() - 1;
-      if (key.size() >= n && key[0] == p.first &&
-          std::memcmp(key.data(), p.pattern.data(), n) == 0) {
-        return true;
-      }
-    } else if (GlobMatch(p.pattern, key)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 AclDenied CheckSelector(const AclRules& rules, const AclSelector& sel, const CommandSpec& spec,
                         CmdArgs args, int* index) {
   if (!sel.all_commands && !spec.HasFlag(kCmdNoAuth) && !sel.Allowed(spec.id)) {
@@ -130,9 +94,19 @@ AclDenied CheckSelector(const AclRules& rules, const AclSelector& sel, const Com
       return AclDenied::kCommand;
     }
   }
-  if (!sel.all_keys && spec.HasKeys() && spec.acl_channels == AclChannelArgs::kNone) {
-    bool all_allowed = ForEachKey(rules.KeyPlanOf(spec), spec, args, [&](int i, uint8_t perms) {
-      if (KeyAllowed(sel, args[i], perms)) return true;
+  const AclKeyPlan& plan = rules.KeyPlanOf(spec);
+  if (plan.shape == AclKeyPlan::Shape::kFirstKey) [[likely]] {
+    // Its arguments name no channel (Shape::kNoKeys otherwise): nothing else to check.
+    if (sel.all_keys || args.size() < 2 ||
+        sel.key_matcher.Allows(args[1], AclStepPerms(plan.steps[0], args))) {
+      return AclDenied::kOk;
+    }
+    *index = 1;
+    return AclDenied::kKey;
+  }
+  if (!sel.all_keys && plan.shape == AclKeyPlan::Shape::kSearch) {
+    bool all_allowed = ForEachKey(plan, spec, args, [&](int i, uint8_t perms) {
+      if (sel.key_matcher.Allows(args[i], perms)) return true;
       *index = i;
       return false;
     });
@@ -157,6 +131,32 @@ bool AclChannelAllowed(const AclSelector& sel, std::string_view channel, bool is
   if (sel.all_channels) return true;
   for (const std::string& p : sel.channels) {
     if (is_pattern ? p == channel : GlobMatch(p, channel)) return true;
+  }
+  return false;
+}
+
+uint8_t AclVariableKeyPerms(AclVariablePerms variable, CmdArgs args) {
+  // As Redis: SET reads only with GET; BITFIELD writes unless every operation is GET.
+  if (variable == AclVariablePerms::kSet) {
+    for (size_t i = 3; i < args.size(); ++i) {
+      if (EqualsIgnoreCase(args[i], "GET")) return kAclKeyAll;
+    }
+    return kAclKeyWrite;
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) {
+      return kAclKeyAll;
+    }
+  }
+  return kAclKeyRead;
+}
+
+bool AclAllowsSlow(const AclRules& rules, const AclUser& user, const CommandSpec& spec,
+                   CmdArgs args) {
+  int index = 0;
+  if (CheckSelector(rules, user.root, spec, args, &index) == AclDenied::kOk) return true;
+  for (const AclSelector& sel : user.selectors) {
+    if (CheckSelector(rules, sel, spec, args, &index) == AclDenied::kOk) return true;
   }
   return false;
 }

@@ -26,6 +26,32 @@ struct AclVerdict {
 AclVerdict AclCheck(const AclRules& rules, const AclUser& user, const CommandSpec& spec,
                     CmdArgs args);
 
+// Returns what the key of a "variable_flags" key spec needs in this call.
+uint8_t AclVariableKeyPerms(AclVariablePerms variable, CmdArgs args);
+
+// Returns what the keys a key-plan step finds need in this call.
+inline uint8_t AclStepPerms(const AclKeyPlan::Step& step, CmdArgs args) {
+  return step.variable == AclVariablePerms::kNo ? step.perms
+                                                : AclVariableKeyPerms(step.variable, args);
+}
+
+// Returns whether AclCheck allows the call, without working out the verdict of a refusal.
+bool AclAllowsSlow(const AclRules& rules, const AclUser& user, const CommandSpec& spec,
+                   CmdArgs args);
+
+// The check of every command a restricted user sends: AclAllowsSlow, inline for the common
+// case of a command the root selector allows whose one key is its first argument.
+inline bool AclAllows(const AclRules& rules, const AclUser& user, const CommandSpec& spec,
+                      CmdArgs args) {
+  const AclKeyPlan& plan = rules.KeyPlanOf(spec);
+  const AclSelector& root = user.root;
+  if (plan.shape == AclKeyPlan::Shape::kFirstKey && root.Allowed(spec.id) && args.size() >= 2 &&
+      (root.all_keys || root.key_matcher.Allows(args[1], AclStepPerms(plan.steps[0], args)))) {
+    return true;
+  }
+  return AclAllowsSlow(rules, user, spec, args);
+}
+
 // Returns the object an ACL LOG entry names for a verdict: the command's full name, or the
 // refused key or channel.
 std::string AclDeniedObject(const AclVerdict& verdict, const CommandSpec& spec, CmdArgs args);

@@ -12,8 +12,9 @@
 
 namespace dashkv {
 
-AclRegistry::AclRegistry(const CommandRegistry& registry, std::atomic<bool>* auth_required)
-    : rules_(registry), auth_required_(auth_required) {
+AclRegistry::AclRegistry(const CommandRegistry& registry, std::atomic<bool>* auth_required,
+                         const std::atomic<bool>* all_channels_default)
+    : rules_(registry, all_channels_default), auth_required_(auth_required) {
   absl::MutexLock lock(&mu_);
   Publish(std::make_shared<const AclUser>(rules_.DefaultUser()));
 }
@@ -101,6 +102,12 @@ absl::Status AclRegistry::LoadUserLine(std::span<const std::string_view> words) 
         "Duplicate user found. A user can only be defined once in config files");
   }
   AclUser user = rules_.NewUser(name);
+  if (name == "default") {
+    // As Redis: the existing default user is reset, then given the line's rules.
+    std::string_view reset[] = {"reset"};
+    std::string err = rules_.Apply(&user, reset);
+    (void)err;  // "reset" cannot fail
+  }
   if (std::string err = rules_.Apply(&user, words.subspan(2)); !err.empty()) {
     return absl::InvalidArgumentError(err);
   }

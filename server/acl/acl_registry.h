@@ -33,8 +33,10 @@ using AclUserPtr = std::shared_ptr<const AclUser>;
 
 class AclRegistry {
  public:
-  // `auth_required` is kept equal to "the default user needs a password" (io/client_limits.h).
-  AclRegistry(const CommandRegistry& registry, std::atomic<bool>* auth_required);
+  // `auth_required` is kept equal to "the default user needs a password" (io/client_limits.h);
+  // `all_channels_default` is acl-pubsub-default (AclRules).
+  AclRegistry(const CommandRegistry& registry, std::atomic<bool>* auth_required,
+              const std::atomic<bool>* all_channels_default = nullptr);
 
   const AclRules& rules() const { return rules_; }
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }

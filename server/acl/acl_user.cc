@@ -106,14 +106,18 @@ uint8_t NeededPerms(const KeySpec& ks) {
   return perms;
 }
 
-AclKeyPlan MakeKeyPlan(const std::vector<KeySpec>& specs) {
+AclKeyPlan MakeKeyPlan(const CommandSpec& command, const std::vector<KeySpec>& specs) {
   AclKeyPlan plan;
   plan.fallback = specs.empty();
   uint8_t all = 0;
   for (const KeySpec& ks : specs) {
     if (HasKeyFlag(ks, "not_key")) continue;
-    const bool variable = HasKeyFlag(ks, "variable_flags");
-    const uint8_t perms = variable ? uint8_t{kAclKeyAll} : NeededPerms(ks);
+    AclVariablePerms variable = AclVariablePerms::kNo;
+    if (HasKeyFlag(ks, "variable_flags")) {
+      variable = command.name == "set" ? AclVariablePerms::kSet : AclVariablePerms::kBitfield;
+    }
+    const uint8_t perms =
+        variable != AclVariablePerms::kNo ? uint8_t{kAclKeyAll} : NeededPerms(ks);
     all |= perms;
     if (ks.unknown || HasKeyFlag(ks, "incomplete")) plan.fallback = true;
     plan.steps.push_back({ks.begin_index, ks.keyword, ks.startfrom, ks.last_key, ks.key_step,
@@ -123,16 +127,28 @@ AclKeyPlan MakeKeyPlan(const std::vector<KeySpec>& specs) {
     plan.steps.clear();
     plan.fallback_perms = specs.empty() ? uint8_t{kAclKeyAll} : all;
   }
+  if (!command.HasKeys() || command.acl_channels != AclChannelArgs::kNone) {
+    plan.shape = AclKeyPlan::Shape::kNoKeys;
+  } else if (plan.steps.size() == 1 && plan.steps[0].keyword.empty() &&
+             plan.steps[0].index == 1 && plan.steps[0].last_key == 0 && !plan.steps[0].keynum) {
+    plan.shape = AclKeyPlan::Shape::kFirstKey;
+  } else {
+    plan.shape = AclKeyPlan::Shape::kSearch;
+  }
   return plan;
 }
 
 }  // namespace
 
-AclRules::AclRules(const CommandRegistry& registry)
-    : registry_(registry), words_((registry.num_ids() + 63) / 64), key_plans_(registry.num_ids()) {
+AclRules::AclRules(const CommandRegistry& registry,
+                   const std::atomic<bool>* all_channels_default)
+    : registry_(registry),
+      all_channels_default_(all_channels_default),
+      words_((registry.num_ids() + 63) / 64),
+      key_plans_(registry.num_ids()) {
   registry.ForEachSpec([&](const CommandSpec& spec) {
     if (!spec.key_specs.empty()) {
-      key_plans_[spec.id] = MakeKeyPlan(spec.key_specs);
+      key_plans_[spec.id] = MakeKeyPlan(spec, spec.key_specs);
       return;
     }
     std::vector<KeySpec> specs;
@@ -151,7 +167,7 @@ AclRules::AclRules(const CommandRegistry& registry)
       ks.unknown = row.unknown;
       specs.push_back(std::move(ks));
     }
-    key_plans_[spec.id] = MakeKeyPlan(specs);
+    key_plans_[spec.id] = MakeKeyPlan(spec, specs);
   });
 }
 
@@ -164,9 +180,15 @@ bool AclRules::IsCategory(std::string_view name) {
   return false;
 }
 
+bool AclRules::AllChannelsDefault() const {
+  return all_channels_default_ != nullptr &&
+         all_channels_default_->load(std::memory_order_relaxed);
+}
+
 AclSelector AclRules::NewSelector() const {
   AclSelector sel;
   sel.commands.assign(words_, 0);
+  sel.all_channels = AllChannelsDefault();
   return sel;
 }
 
@@ -307,11 +329,7 @@ std::string AclRules::ApplySelectorRule(AclSelector* sel, std::string_view op) c
         return "";
       }
     }
-    const bool prefix_only =
-        pattern.size() >= 2 && pattern.back() == '*' &&
-        pattern.find_first_of("*?[\\") == pattern.size() - 1;
-    sel->keys.push_back(
-        {perms, prefix_only, pattern.empty() ? '\0' : pattern[0], std::string(pattern)});
+    sel->keys.push_back({perms, std::string(pattern)});
     return "";
   }
   if (op[0] == '&') {
@@ -354,7 +372,7 @@ std::string AclRules::ApplyOne(AclUser* user, std::string_view op) const {
     user->passwords.clear();
     user->root.all_keys = false;
     user->root.keys.clear();
-    user->root.all_channels = false;
+    user->root.all_channels = AllChannelsDefault();
     user->root.channels.clear();
     user->enabled = false;
     user->sanitize = AclSanitize::kSanitize;
@@ -418,12 +436,16 @@ std::string AclRules::Apply(AclUser* user, std::span<const std::string_view> ops
   if (open) {
     return StrCat("Unmatched parenthesis in acl selector starting at '", ops[*open], "'.");
   }
+  std::string err;
   for (const std::string& op : merged) {
-    if (std::string err = ApplyOne(user, op); !err.empty()) {
-      return StrCat("Error in ACL SETUSER modifier '", op, "': ", err);
+    if (err = ApplyOne(user, op); !err.empty()) {
+      err = StrCat("Error in ACL SETUSER modifier '", op, "': ", err);
+      break;
     }
   }
-  return "";
+  user->root.key_matcher = AclKeyMatcher(user->root.keys);
+  for (AclSelector& sel : user->selectors) sel.key_matcher = AclKeyMatcher(sel.keys);
+  return err;
 }
 
 }  // namespace dashkv

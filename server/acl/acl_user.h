@@ -11,31 +11,26 @@
 //   argument only (Redis's first-arg rule). `future` records "+@all" (commands added later
 //   are allowed), `all_commands` that no command was removed since "+@all".
 //   Keys: `all_keys` ("~*", "allkeys") or a list of glob patterns, each readable, writable or
-//   both ("%R~", "%W~", "~"). Channels: `all_channels` ("&*", "allchannels") or glob patterns.
+//   both ("%R~", "%W~", "~"), compiled into an AclKeyMatcher for the check. Channels:
+//   `all_channels` ("&*", "allchannels") or glob patterns.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "server/acl/acl_key_matcher.h"
 #include "server/acl/sha256.h"
 #include "server/command_registry.h"
 
 namespace dashkv {
 
-// Key permissions of a key pattern, and what a key of a command needs.
-enum AclKeyPerm : uint8_t { kAclKeyRead = 1, kAclKeyWrite = 2, kAclKeyAll = 3 };
-
-// The fields the check reads for every pattern come first.
-struct AclKeyPattern {
-  uint8_t perms = kAclKeyAll;
-  // "prefix*" with no other special byte: matched by a prefix compare (the common case).
-  bool prefix_only = false;
-  char first = 0;  // pattern[0], for the prefix test's quick reject
-  std::string pattern;
-};
+// "variable_flags" key specs: the call's arguments decide what the key needs (SET reads only
+// with GET; BITFIELD writes unless every operation is GET).
+enum class AclVariablePerms : uint8_t { kNo, kSet, kBitfield };
 
 // Where a command's keys are and what each needs, taken once from its key specifications
 // (server/acl/acl_check.cc reads it for every checked call).
@@ -48,10 +43,15 @@ struct AclKeyPlan {
     int key_step;
     int limit;
     bool keynum;
-    bool variable;  // "variable_flags": the call's arguments decide (SET ... GET, BITFIELD)
-    uint8_t perms;  // kAclKeyRead and/or kAclKeyWrite
+    AclVariablePerms variable;
+    uint8_t perms;  // kAclKeyRead and/or kAclKeyWrite, when not `variable`
   };
   std::vector<Step> steps;
+  // What the check looks at: no key (the command names none, or its arguments are channels),
+  // the first argument alone (GET, SET, INCR ...: steps[0], without the general search), or
+  // the keys that `steps` (or the fallback) find.
+  enum class Shape : uint8_t { kNoKeys, kFirstKey, kSearch };
+  Shape shape = Shape::kNoKeys;
   // The specs cannot find the keys (none given, "unknown" or "incomplete"): the command's own
   // key positions are used, each needing `fallback_perms`.
   bool fallback = false;
@@ -70,6 +70,7 @@ struct AclSelector {
   std::vector<AclFirstArgs> first_args;
   bool all_keys = false;
   std::vector<AclKeyPattern> keys;
+  AclKeyMatcher key_matcher;  // `keys` compiled; AclRules::Apply rebuilds it
   bool all_channels = false;
   std::vector<std::string> channels;
 
@@ -102,20 +103,23 @@ struct AclUser {
 };
 
 // Applies ACL rules to users; knows the command table (names, subcommands, categories).
-// Thread-safe: immutable after construction.
+// Thread-safe: immutable after construction (`all_channels_default` is read atomically).
 class AclRules {
  public:
-  explicit AclRules(const CommandRegistry& registry);
+  // `all_channels_default` (acl-pubsub-default; null: resetchannels): whether selectors created
+  // from now on, and "reset", allow every channel.
+  explicit AclRules(const CommandRegistry& registry,
+                    const std::atomic<bool>* all_channels_default = nullptr);
 
-  // Returns a user named `name` as ACL SETUSER creates it: off, no password, no command, key
-  // or channel.
+  // Returns a user named `name` as ACL SETUSER creates it: off, no password, no command or
+  // key, every channel or none (acl-pubsub-default).
   AclUser NewUser(std::string_view name) const;
   // Returns the "default" user: on, nopass, every command, key and channel.
   AclUser DefaultUser() const;
 
   // Applies the ACL SETUSER arguments `ops` to `user` in order (a selector may span several
-  // arguments, "(" ... ")"); returns "" or Redis's error text (without "ERR "). On error `user`
-  // may be partly changed: apply to a copy.
+  // arguments, "(" ... ")") and compiles its selectors' key patterns; returns "" or Redis's
+  // error text (without "ERR "). On error `user` may be partly changed: apply to a copy.
   std::string Apply(AclUser* user, std::span<const std::string_view> ops) const;
 
   // Returns the user as ACL LIST prints it ("user <name> on #... ~* &* +@all").
@@ -147,9 +151,11 @@ class AclRules {
   void SetCategory(AclSelector* sel, std::string_view category, bool allow) const;
   void ResetCommands(AclSelector* sel, bool allow) const;
   AclSelector NewSelector() const;
+  bool AllChannelsDefault() const;
   void DescribeSelector(const AclSelector& sel, std::string* out) const;
 
   const CommandRegistry& registry_;
+  const std::atomic<bool>* all_channels_default_;
   size_t words_;  // size of a selector's command bitset
   std::vector<AclKeyPlan> key_plans_;  // by CommandSpec::id
 };

@@ -181,6 +181,23 @@ TEST(AclCheckTest, ChannelsAndSelectors) {
   EXPECT_EQ(Check(s, {"del", "a1"}), AclDenied::kCommand);
 }
 
+TEST(AclRulesTest, PubsubDefaultForNewSelectorsAndReset) {
+  std::atomic<bool> all_channels{true};
+  AclRules rules(Registry(), &all_channels);
+  AclUser u = rules.NewUser("u");
+  std::vector<std::string_view> ops = {"(~x +get)"};
+  ASSERT_EQ(rules.Apply(&u, ops), "");
+  EXPECT_TRUE(u.root.all_channels);
+  EXPECT_TRUE(u.selectors[0].all_channels);
+  all_channels = false;
+  std::vector<std::string_view> reset = {"reset", "(~y +set)"};
+  ASSERT_EQ(rules.Apply(&u, reset), "");
+  EXPECT_FALSE(u.root.all_channels);
+  EXPECT_FALSE(u.selectors[0].all_channels);
+  EXPECT_TRUE(rules.DefaultUser().root.all_channels);  // the default user: every channel
+  EXPECT_FALSE(Rules().NewUser("v").root.all_channels);  // no setting: resetchannels
+}
+
 TEST(AclRegistryTest, ConfigFileUserLines) {
   std::atomic<bool> auth_required{false};
   AclRegistry acl(Registry(), &auth_required);
