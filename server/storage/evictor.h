@@ -21,13 +21,13 @@
 //   default 10); a write whose step ran out of time is admitted, as in Redis.
 #pragma once
 
-#include <absl/random/random.h>
-
 #include <atomic>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/base/clock.h"
 #include "server/storage/memory_budget.h"
 #include "server/storage/table_types.h"
 
@@ -95,7 +95,9 @@ class Evictor {
   const std::atomic<bool>* pressure_ = &kNoPressure;  // the budget's flag: one load per write
   std::vector<Candidate> pool_;  // ascending score: the best candidate is last
   std::vector<uint64_t> cursors_;  // per database: the walk of sparse volatile keys
-  absl::InsecureBitGen gen_;
+  // Seeded from the clock and this object's address: absl's generators draw their seed from a
+  // shared pool, which the shards would initialize concurrently at start-up.
+  std::mt19937_64 gen_{static_cast<uint64_t>(NowUs()) ^ reinterpret_cast<uintptr_t>(this)};
 };
 
 // Returns whether a write must get -OOM now (scripts' checks): maxmemory (the server's setting)

@@ -2,6 +2,8 @@
 level, in MULTI/EXEC and in scripts, the ACL LOG, the ACL file, and hostile input. Expected
 replies and texts are redis-server 7.0.15's."""
 
+import re
+
 import pytest
 import redis
 
@@ -455,6 +457,28 @@ def test_acl_log_bounded_by_failed_auths(raw, server):
         c.read()
     log = [pairs(e) for e in raw.call("ACL", "LOG", "1")]
     assert log[0]["count"] == 1000 and s(log[0]["username"]) == "same"
+    c.close()
+
+
+def test_failed_auths_do_not_grow_memory(raw, server):
+    """20,000 failed AUTHs with distinct 400-byte user names (8 MB of names) leave used_memory
+    where it was: only acllog-max-len entries are kept."""
+    assert raw.call("CONFIG", "SET", "acllog-max-len", "5") == "OK"
+
+    def used():
+        info = s(raw.call("INFO", "memory"))
+        return int(re.search(r"used_memory:(\d+)", info).group(1))
+
+    c = server.raw()
+    for _ in range(2):  # a first round warms the allocator's caches
+        before = used()
+        for chunk in range(20):
+            c.send(b"".join(encode("AUTH", "%05d%s" % (chunk * 500 + i, "u" * 395), "x")
+                            for i in range(500)))
+            for _ in range(500):
+                assert_err(c.read(), WRONGPASS)
+    assert used() - before < 2 << 20
+    assert len(raw.call("ACL", "LOG", "100")) == 5
     c.close()
 
 
