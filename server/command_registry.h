@@ -23,6 +23,7 @@
 
 #include "core/intent_lock.h"
 #include "server/cmd_args.h"
+#include "server/key_search.h"
 
 namespace dashkv {
 
@@ -189,6 +190,10 @@ struct KeySpec {
   // Returns whether the keys' positions depend on the other arguments (not an index and a
   // range): Redis then flags the command "movablekeys".
   bool movable() const { return unknown || keynum || !keyword.empty(); }
+  // The search that finds its keys in a call (meaningless when `unknown`).
+  KeySearch search() const {
+    return {begin_index, keyword, startfrom, last_key, key_step, limit, keynum};
+  }
 };
 
 struct CommandSpec {

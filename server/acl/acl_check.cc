@@ -6,59 +6,11 @@
 #include "core/glob.h"
 #include "core/str_util.h"
 #include "server/command_registry.h"
+#include "server/key_search.h"
 
 namespace dashkv {
 
 namespace {
-
-// Calls fn(index, needed perms) for each key one key spec finds in `args` until fn returns
-// false; returns -1 when the keys cannot be found (a bad key count), else 1, or 0 when fn
-// stopped.
-template <typename Fn>
-int ForEachSpecKey(const AclKeyPlan::Step& ks, CmdArgs args, uint8_t perms, Fn&& fn) {
-  const int argc = static_cast<int>(args.size());
-  int first = ks.index;
-  if (!ks.keyword.empty()) {
-    first = -1;
-    if (ks.startfrom >= 0) {
-      for (int i = ks.startfrom; i < argc; ++i) {
-        if (EqualsIgnoreCase(args[i], ks.keyword)) {
-          first = i + 1;
-          break;
-        }
-      }
-    } else {
-      for (int i = argc + ks.startfrom; i > 0; --i) {
-        if (EqualsIgnoreCase(args[i], ks.keyword)) {
-          first = i + 1;
-          break;
-        }
-      }
-    }
-    if (first < 0) return 1;
-  }
-  if (first <= 0 || first >= argc) return 1;
-  int last;
-  const int step = ks.key_step > 1 ? ks.key_step : 1;
-  if (ks.keynum) {
-    std::optional<int64_t> n = ParseInt64(args[first]);
-    if (!n || *n < 0 || *n > argc) return -1;
-    ++first;
-    last = first + static_cast<int>(*n) * step - 1;
-    if (*n == 0) return 1;
-  } else if (ks.last_key >= 0) {
-    last = first + ks.last_key;
-  } else if (ks.limit > 1) {
-    last = first + (argc - first) / ks.limit - 1;  // XREAD's STREAMS: the first half
-  } else {
-    last = argc + ks.last_key;
-  }
-  if (last > argc - 1) last = argc - 1;
-  for (int i = first; i <= last; i += step) {
-    if (!fn(i, perms)) return 0;
-  }
-  return 1;
-}
 
 // Calls fn(index, needed perms) for each key of a call until fn returns false; returns whether
 // it went through all of them.
@@ -67,7 +19,8 @@ bool ForEachKey(const AclKeyPlan& plan, const CommandSpec& spec, CmdArgs args, F
   if (!plan.fallback) {
     bool complete = true;
     for (const AclKeyPlan::Step& step : plan.steps) {
-      int r = ForEachSpecKey(step, args, AclStepPerms(step, args), fn);
+      const uint8_t perms = AclStepPerms(step, args);
+      int r = ForEachSearchKey(step.search, args, [&](int i) { return fn(i, perms); });
       if (r == 0) return false;
       if (r < 0) {
         complete = false;
@@ -136,7 +89,8 @@ bool AclChannelAllowed(const AclSelector& sel, std::string_view channel, bool is
 }
 
 uint8_t AclVariableKeyPerms(AclVariablePerms variable, CmdArgs args) {
-  // As Redis: SET reads only with GET; BITFIELD writes unless every operation is GET.
+  // As Redis: SET reads only with GET; BITFIELD only reads when every operation is a complete
+  // GET or OVERFLOW (SET, INCRBY and anything malformed count as writes).
   if (variable == AclVariablePerms::kSet) {
     for (size_t i = 3; i < args.size(); ++i) {
       if (EqualsIgnoreCase(args[i], "GET")) return kAclKeyAll;
@@ -144,7 +98,12 @@ uint8_t AclVariableKeyPerms(AclVariablePerms variable, CmdArgs args) {
     return kAclKeyWrite;
   }
   for (size_t i = 2; i < args.size(); ++i) {
-    if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) {
+    const size_t rest = args.size() - i - 1;
+    if (EqualsIgnoreCase(args[i], "GET") && rest >= 2) {
+      i += 2;
+    } else if (EqualsIgnoreCase(args[i], "OVERFLOW") && rest >= 1) {
+      i += 1;
+    } else {
       return kAclKeyAll;
     }
   }

@@ -120,8 +120,7 @@ AclKeyPlan MakeKeyPlan(const CommandSpec& command, const std::vector<KeySpec>& s
         variable != AclVariablePerms::kNo ? uint8_t{kAclKeyAll} : NeededPerms(ks);
     all |= perms;
     if (ks.unknown || HasKeyFlag(ks, "incomplete")) plan.fallback = true;
-    plan.steps.push_back({ks.begin_index, ks.keyword, ks.startfrom, ks.last_key, ks.key_step,
-                          ks.limit, ks.keynum, variable, perms});
+    plan.steps.push_back({ks.search(), variable, perms});
   }
   if (plan.fallback) {
     plan.steps.clear();
@@ -129,8 +128,9 @@ AclKeyPlan MakeKeyPlan(const CommandSpec& command, const std::vector<KeySpec>& s
   }
   if (!command.HasKeys() || command.acl_channels != AclChannelArgs::kNone) {
     plan.shape = AclKeyPlan::Shape::kNoKeys;
-  } else if (plan.steps.size() == 1 && plan.steps[0].keyword.empty() &&
-             plan.steps[0].index == 1 && plan.steps[0].last_key == 0 && !plan.steps[0].keynum) {
+  } else if (const KeySearch* first = plan.steps.size() == 1 ? &plan.steps[0].search : nullptr;
+             first != nullptr && first->keyword.empty() && first->index == 1 &&
+             first->last_key == 0 && !first->keynum) {
     plan.shape = AclKeyPlan::Shape::kFirstKey;
   } else {
     plan.shape = AclKeyPlan::Shape::kSearch;
@@ -147,28 +147,29 @@ AclRules::AclRules(const CommandRegistry& registry,
       words_((registry.num_ids() + 63) / 64),
       key_plans_(registry.num_ids()) {
   registry.ForEachSpec([&](const CommandSpec& spec) {
-    if (!spec.key_specs.empty()) {
-      key_plans_[spec.id] = MakeKeyPlan(spec, spec.key_specs);
-      return;
-    }
-    std::vector<KeySpec> specs;
-    for (size_t i = 0; i < kAclKeySpecRowCount; ++i) {
-      const AclKeySpecRow& row = kAclKeySpecRows[i];
-      if (row.command != spec.name) continue;
-      KeySpec ks;
-      ks.flags = SplitAclWords(row.flags);
-      ks.begin_index = row.index;
-      ks.keyword = row.keyword;
-      ks.startfrom = row.startfrom;
-      ks.last_key = row.last_key;
-      ks.key_step = row.key_step;
-      ks.limit = row.limit;
-      ks.keynum = row.keynum;
-      ks.unknown = row.unknown;
-      specs.push_back(std::move(ks));
-    }
-    key_plans_[spec.id] = MakeKeyPlan(spec, specs);
+    key_plans_[spec.id] = MakeKeyPlan(spec, KeySpecsOf(spec));
   });
+}
+
+std::vector<KeySpec> KeySpecsOf(const CommandSpec& spec) {
+  if (!spec.key_specs.empty()) return spec.key_specs;
+  std::vector<KeySpec> specs;
+  for (size_t i = 0; i < kAclKeySpecRowCount; ++i) {
+    const AclKeySpecRow& row = kAclKeySpecRows[i];
+    if (row.command != spec.name) continue;
+    KeySpec ks;
+    ks.flags = SplitAclWords(row.flags);
+    ks.begin_index = row.index;
+    ks.keyword = row.keyword;
+    ks.startfrom = row.startfrom;
+    ks.last_key = row.last_key;
+    ks.key_step = row.key_step;
+    ks.limit = row.limit;
+    ks.keynum = row.keynum;
+    ks.unknown = row.unknown;
+    specs.push_back(std::move(ks));
+  }
+  return specs;
 }
 
 std::span<const std::string_view> AclRules::Categories() { return kCategoriesList; }

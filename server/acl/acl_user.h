@@ -25,6 +25,7 @@
 #include "server/acl/acl_key_matcher.h"
 #include "server/acl/sha256.h"
 #include "server/command_registry.h"
+#include "server/key_search.h"
 
 namespace dashkv {
 
@@ -36,13 +37,7 @@ enum class AclVariablePerms : uint8_t { kNo, kSet, kBitfield };
 // (server/acl/acl_check.cc reads it for every checked call).
 struct AclKeyPlan {
   struct Step {
-    int index;  // begin_search index, when `keyword` is empty
-    std::string_view keyword;
-    int startfrom;
-    int last_key;
-    int key_step;
-    int limit;
-    bool keynum;
+    KeySearch search;
     AclVariablePerms variable;
     uint8_t perms;  // kAclKeyRead and/or kAclKeyWrite, when not `variable`
   };
@@ -162,6 +157,10 @@ class AclRules {
 
 // Returns the words of `text` split at spaces, tabs and line ends (empty words dropped).
 std::vector<std::string_view> SplitAclWords(std::string_view text);
+
+// Returns the key specifications of a command: its own, or Redis 7.0's from the generated table
+// (server/acl/acl_key_specs.cc) when its CommandSpec lists none.
+std::vector<KeySpec> KeySpecsOf(const CommandSpec& spec);
 
 // Returns whether `name` is a valid user name (no space or NUL byte).
 bool ValidAclUserName(std::string_view name);

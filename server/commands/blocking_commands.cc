@@ -1,6 +1,7 @@
 // Blocking commands (Redis 7.0 semantics): BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX and BZMPOP, and the blocking path of XREAD BLOCK and XREADGROUP BLOCK
-// (RunBlockingStreamRead, called by stream_commands.cc and stream_readgroup_command.cc). How
+// BZPOPMAX and BZMPOP, the blocking path of XREAD BLOCK and XREADGROUP BLOCK
+// (RunBlockingStreamRead, called by stream_commands.cc and stream_readgroup_command.cc), and
+// WAIT (a wait on no key while there are no replicas). How
 // they park, wake and time out is described in server/tx/blocking.h.
 //
 // Each is a coordinator flagged kCmdBlocking (the server does not wrap it in intent locks):
@@ -580,6 +581,37 @@ awaitable<void> CmdBZMPop(CmdArgs args, ConnCmdContext& ctx) {
   co_await RunBlocking(ctx, std::move(req), *timeout, Shape::kKeyScoredMembers);
 }
 
+// WAIT numreplicas timeout. dashkv has no replicas, so no replica ever acknowledges a write:
+// 0 at once when none is asked for (numreplicas <= 0) or inside EXEC, else 0 when the timeout
+// (milliseconds, 0: never) passes or CLIENT UNBLOCK ends the wait — Redis 7.0's answers without
+// replicas. The waiting client counts in blocked_clients and CLIENT UNBLOCK finds it.
+awaitable<void> CmdWait(CmdArgs args, ConnCmdContext& ctx) {
+  const std::optional<int64_t> replicas = ParseInt64(args[1]);
+  if (!replicas) co_return ctx.SendStatus(OpStatus::kNotAnInteger);
+  const std::optional<int64_t> timeout = ParseInt64(args[2]);
+  if (!timeout) co_return ctx.SendStatus(OpStatus::kTimeoutNotInteger);
+  if (*timeout < 0) co_return ctx.SendStatus(OpStatus::kTimeoutNegative);
+  const int64_t now = NowMs();
+  // A deadline past the clock's range ends at once (Redis 7.0's overflows into the past).
+  if (*replicas <= 0 || ctx.locks != nullptr || ctx.in_exec || *timeout > INT64_MAX - now) {
+    co_return ctx.rb.SendLong(0);
+  }
+  // A wait on no key: nothing but the timeout, CLIENT UNBLOCK or a disconnect finishes it.
+  auto client = std::make_shared<BlockedClient>(&ctx.state.conn->engine(),
+                                                std::make_shared<const BlockRequest>(), true,
+                                                ctx.state.conn->fd());
+  auto call = std::make_shared<BlockedCall>();
+  WakeReason why;
+  {
+    WaitScope scope(ctx, call, *timeout > 0 ? now + *timeout : 0);
+    call->SetCurrent(client);
+    why = co_await client->Wait();
+  }
+  if (why == WakeReason::kUnblockError) co_return ctx.SendStatus(OpStatus::kUnblocked);
+  if (why == WakeReason::kClosed) ctx.state.conn->RequestClose();
+  ctx.rb.SendLong(0);
+}
+
 }  // namespace
 
 awaitable<void> RunBlockingStreamRead(ConnCmdContext& ctx, std::shared_ptr<BlockRequest> request,
@@ -636,6 +668,12 @@ void RegisterBlockingCommands(CommandRegistry* r) {
                         "Removes and returns a member by score from one or more sorted sets. "
                         "Blocks until a member is available otherwise. Deletes the sorted set "
                         "if the last element was popped."), CmdBZMPop);
+  CommandSpec wait = MakeSpec("wait", 3, kCmdNoScript, 0, 0, {"slow", "connection"}, "generic",
+                              "3.0.0",
+                              "Wait for the synchronous replication of all the write commands "
+                              "sent in the context of the current connection");
+  wait.tips = {"request_policy:all_shards", "response_policy:agg_min"};
+  r->RegisterCoord(std::move(wait), CmdWait);
 }
 
 }  // namespace dashkv

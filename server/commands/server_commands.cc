@@ -1,12 +1,16 @@
-// Server commands: DBSIZE, FLUSHDB, FLUSHALL, TIME, CONFIG, COMMAND, SHUTDOWN.
+// Server commands: DBSIZE, FLUSHDB, FLUSHALL, TIME, CONFIG, COMMAND, SHUTDOWN, LOLWUT.
 // CONFIG and COMMAND dispatch through their subcommand tables (command_registry.h).
 #include <signal.h>
 #include <unistd.h>
+#include <algorithm>
+#include <optional>
 
 #include "core/base/logging.h"
 #include "core/str_util.h"
 #include "core/glob.h"
 #include "io/connection.h"
+#include "server/acl/acl_check.h"
+#include "server/acl/acl_user.h"
 #include "server/cmd_context.h"
 #include "server/scripting/script_runner.h"
 #include "server/command_registry.h"
@@ -15,6 +19,7 @@
 #include "server/persistence/snapshot_manager.h"
 #include "server/storage/shard_set.h"
 #include "server/server_stats.h"
+#include "server/version.h"
 
 namespace dashkv {
 
@@ -328,20 +333,130 @@ void CommandList(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendBulkArray(names);
 }
 
+// The keys the key specs find, in spec order; empty when one of them cannot tell (unknown,
+// incomplete, a bad key count).
+KeyIndexes KeysBySpecs(const std::vector<KeySpec>& specs, CmdArgs cmd) {
+  KeyIndexes keys;
+  for (const KeySpec& ks : specs) {
+    const bool incomplete =
+        std::find(ks.flags.begin(), ks.flags.end(), "incomplete") != ks.flags.end();
+    if (ks.unknown || incomplete) return {};
+    int r = ForEachSearchKey(ks.search(), cmd, [&](int i) {
+      keys.push_back(static_cast<uint32_t>(i));
+      return true;
+    });
+    if (r < 0) return {};
+  }
+  return keys;
+}
+
+// The key indexes of the command COMMAND GETKEYS / GETKEYSANDFLAGS is asked about, or nullopt
+// after answering Redis 7.0's error. As Redis: a STORE form (ZUNIONSTORE ...) whose key count is
+// not a number from 1 to the arguments left names no key; a call whose keys its own finder
+// rejects (XREAD with an odd number of ids) gets those its key specs find; none at all is an
+// empty array for a command whose keys are optional (EVAL, FCALL, MIGRATE), else an error.
+std::optional<KeyIndexes> KeysOfAskedCommand(CmdArgs cmd, const CommandSpec* spec,
+                                             const std::vector<KeySpec>& specs,
+                                             io::ReplyBuilder& rb) {
+  if (!spec) {
+    rb.SendError("ERR Invalid command specified");
+    return std::nullopt;
+  }
+  if (!spec->HasKeys()) {
+    rb.SendError("ERR The command has no key arguments");
+    return std::nullopt;
+  }
+  if (!spec->ArityOk(cmd.size())) {
+    rb.SendError("ERR Invalid number of arguments specified for command");
+    return std::nullopt;
+  }
+  KeyIndexes keys;
+  if (spec->numkeys_index > 0 && spec->first_key > 0) {
+    const std::optional<int64_t> n = ParseInt64(cmd[spec->numkeys_index]);
+    if (n && *n >= 1 && static_cast<uint64_t>(*n) < cmd.size() - spec->numkeys_index) {
+      keys = spec->KeysOf(cmd);
+    }
+  } else {
+    keys = spec->KeysOf(cmd);
+    if (keys.empty() && spec->keys_fn != nullptr) keys = KeysBySpecs(specs, cmd);
+  }
+  if (keys.empty()) {
+    if (spec->HasFlag(kCmdNoMandatoryKeys)) {
+      rb.SendEmptyArray();
+    } else {
+      rb.SendError("ERR Invalid arguments specified for command");
+    }
+    return std::nullopt;
+  }
+  return keys;
+}
+
 // COMMAND GETKEYS command [arg ...]
 void CommandGetKeys(CmdArgs args, ConnCmdContext& ctx) {
   CmdArgs cmd = args.subspan(2);
   const CommandSpec* spec = ctx.registry().Lookup(cmd);
-  io::ReplyBuilder& rb = ctx.rb;
-  if (!spec) return rb.SendError("ERR Invalid command specified");
-  if (!spec->HasKeys()) return rb.SendError("ERR The command has no key arguments");
-  if (!spec->ArityOk(cmd.size())) {
-    return rb.SendError("ERR Invalid number of arguments specified for command");
-  }
+  const std::vector<KeySpec> specs = spec ? KeySpecsOf(*spec) : std::vector<KeySpec>{};
+  std::optional<KeyIndexes> indexes = KeysOfAskedCommand(cmd, spec, specs, ctx.rb);
+  if (!indexes) return;
   std::vector<std::string_view> keys;
-  for (uint32_t k : spec->KeysOf(cmd)) keys.push_back(cmd[k]);
-  if (keys.empty()) return rb.SendError("ERR Invalid arguments specified for command");
-  rb.SendBulkArray(keys);
+  for (uint32_t k : *indexes) keys.push_back(cmd[k]);
+  ctx.rb.SendBulkArray(keys);
+}
+
+// The flags of the key at cmd[index] as Redis 7.0 reports them: those of the first key spec
+// that finds it, else of the last spec whose keys no position tells (SORT's STORE); a
+// "variable_flags" spec resolved for this call as Redis's SET and BITFIELD do, "incomplete"
+// left out (Redis answers those from its own key finders).
+std::vector<std::string_view> KeyFlagsAt(const CommandSpec& spec,
+                                         const std::vector<KeySpec>& specs, CmdArgs cmd,
+                                         int index) {
+  const KeySpec* found = nullptr;
+  for (const KeySpec& ks : specs) {
+    if (ks.unknown) continue;
+    ForEachSearchKey(ks.search(), cmd, [&](int i) {
+      if (i == index) found = &ks;
+      return found == nullptr;
+    });
+    if (found) break;
+  }
+  for (auto it = specs.rbegin(); found == nullptr && it != specs.rend(); ++it) {
+    if (it->unknown) found = &*it;
+  }
+  if (found == nullptr) return {};
+  const auto& f = found->flags;
+  if (std::find(f.begin(), f.end(), "variable_flags") != f.end()) {
+    const bool set = spec.name == "set";
+    const uint8_t perms =
+        AclVariableKeyPerms(set ? AclVariablePerms::kSet : AclVariablePerms::kBitfield, cmd);
+    if (set) {
+      if (perms & kAclKeyRead) return {"RW", "access", "update"};
+      return {"OW", "update"};
+    }
+    if (perms == kAclKeyRead) return {"RO", "access"};
+    return {"RW", "access", "update"};
+  }
+  std::vector<std::string_view> out;
+  for (std::string_view flag : f) {
+    if (flag != "incomplete") out.push_back(flag);
+  }
+  return out;
+}
+
+// COMMAND GETKEYSANDFLAGS command [arg ...]
+void CommandGetKeysAndFlags(CmdArgs args, ConnCmdContext& ctx) {
+  CmdArgs cmd = args.subspan(2);
+  const CommandSpec* spec = ctx.registry().Lookup(cmd);
+  const std::vector<KeySpec> specs = spec ? KeySpecsOf(*spec) : std::vector<KeySpec>{};
+  std::optional<KeyIndexes> indexes = KeysOfAskedCommand(cmd, spec, specs, ctx.rb);
+  if (!indexes) return;
+  ctx.rb.StartArray(indexes->size());
+  for (uint32_t k : *indexes) {
+    std::vector<std::string_view> flags = KeyFlagsAt(*spec, specs, cmd, static_cast<int>(k));
+    ctx.rb.StartArray(2);
+    ctx.rb.SendBulk(cmd[k]);
+    ctx.rb.StartSet(flags.size());
+    for (std::string_view flag : flags) ctx.rb.SendSimpleString(flag);
+  }
 }
 
 // COMMAND HELP
@@ -353,9 +468,15 @@ void CommandHelp(CmdArgs, ConnCmdContext& ctx) {
       "LIST", "    Return a list of all commands in this Redis server.",
       "INFO [<command-name> ...]",
       "    Return details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
       "DOCS [<command-name> ...]",
       "    Return documentation details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP", "    Print this help.",
   };
   SendHelp(ctx.rb, kHelp);
@@ -390,7 +511,7 @@ std::vector<CommandSpec> ConfigSubcommands() {
   return subs;
 }
 
-// COMMAND's subcommands (Redis 7.0's metadata; GETKEYSANDFLAGS is not implemented).
+// COMMAND's subcommands (Redis 7.0's metadata).
 std::vector<CommandSpec> CommandSubcommands() {
   constexpr uint32_t kFlags = kCmdLoading | kCmdStale;
   const std::vector<std::string_view> kCats = {"slow", "connection"};
@@ -411,6 +532,9 @@ std::vector<CommandSpec> CommandSubcommands() {
   subs.push_back(sub("list", -2, "7.0.0", "Returns a list of command names.", CommandList, true));
   subs.push_back(sub("getkeys", -4, "2.8.13", "Extracts the key names from an arbitrary command.",
                      CommandGetKeys, false));
+  subs.push_back(sub("getkeysandflags", -4, "7.0.0",
+                     "Extracts the key names and access flags for an arbitrary command.",
+                     CommandGetKeysAndFlags, false));
   subs.push_back(sub("help", 2, "5.0.0", "Returns helpful text about the different "
                      "subcommands.", CommandHelp, false));
   return subs;
@@ -459,6 +583,22 @@ awaitable<void> CmdShutdown(CmdArgs args, ConnCmdContext& ctx) {
   snapshots.MarkShutdownHandled();
   ctx.state.conn->RequestClose();
   kill(getpid(), SIGTERM);
+}
+
+// LOLWUT [VERSION version [arg ...]]: the version line Redis 7.0 answers for its own version.
+// Redis draws art for versions 5 and 6; dashkv checks their numeric arguments as Redis does and
+// answers the same line.
+void CmdLolwut(CmdArgs args, ConnCmdContext& ctx) {
+  if (args.size() >= 3 && EqualsIgnoreCase(args[1], "VERSION")) {
+    std::optional<int64_t> version = ParseInt64(args[2]);
+    if (!version) return ctx.SendStatus(OpStatus::kNotAnInteger);
+    if (*version == 5 || *version == 6) {
+      for (size_t i = 3; i < args.size(); ++i) {
+        if (!ParseInt64(args[i])) return ctx.SendStatus(OpStatus::kNotAnInteger);
+      }
+    }
+  }
+  ctx.rb.SendVerbatim(StrCat("Redis ver. ", kRedisVersion, "\n"));
 }
 
 CommandSpec Spec(std::string name, int arity, uint32_t flags, HandlerKind kind,
@@ -510,6 +650,11 @@ void RegisterServerCommands(CommandRegistry* r) {
            "Synchronously saves the database(s) to disk and shuts down the Redis server.");
   s.kind = HandlerKind::kCoord;
   s.coord_handler = CmdShutdown;
+  r->Register(std::move(s));
+  s = Spec("lolwut", -1, kCmdReadOnly | kCmdFast, HandlerKind::kConn, {"read", "fast"},
+           "Display some computer art and the Redis version");
+  s.since = "5.0.0";
+  s.conn_handler = CmdLolwut;
   r->Register(std::move(s));
 }
 

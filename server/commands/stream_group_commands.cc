@@ -286,13 +286,14 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first_key, int
                   "stream", since, summary);
 }
 
-CommandSpec XGroupSub(std::string name, int arity, uint32_t flags, std::string_view since,
-                      std::string_view summary, CoordHandler handler) {
+// An XGROUP subcommand; `key_flags`: its key spec's flags ("RW" and what it does to the stream).
+CommandSpec XGroupSub(std::string name, int arity, uint32_t flags, std::string_view key_flags,
+                      std::string_view since, std::string_view summary, CoordHandler handler) {
   const bool fast = (flags & kCmdFast) != 0;
   return WithCoordHandler(
       WithSingleKey(MakeSubcommand(std::move(name), arity, flags,
                                    {"write", "stream", fast ? "fast" : "slow"}, since, summary),
-                    2, {"RW"}),
+                    2, {"RW", key_flags}),
       handler);
 }
 }  // namespace
@@ -453,17 +454,18 @@ void RegisterStreamGroupCommands(CommandRegistry* r) {
   xgroup.summary = "A container for consumer groups commands.";
   xgroup.since = "5.0.0";
   xgroup.group = "stream";
-  xgroup.subcommands.push_back(XGroupSub("create", -5, kCmdWrite | kCmdDenyOom, "5.0.0",
+  constexpr uint32_t kWO = kCmdWrite | kCmdDenyOom;
+  xgroup.subcommands.push_back(XGroupSub("create", -5, kWO, "insert", "5.0.0",
                                          "Creates a consumer group.", CmdXGroupCreate));
-  xgroup.subcommands.push_back(XGroupSub("createconsumer", 5, kCmdWrite | kCmdDenyOom, "6.2.0",
+  xgroup.subcommands.push_back(XGroupSub("createconsumer", 5, kWO, "insert", "6.2.0",
                                          "Creates a consumer in a consumer group.",
                                          CmdXGroupCreateConsumer));
-  xgroup.subcommands.push_back(XGroupSub("delconsumer", 5, kW, "5.0.0",
+  xgroup.subcommands.push_back(XGroupSub("delconsumer", 5, kW, "delete", "5.0.0",
                                          "Deletes a consumer from a consumer group.",
                                          CmdXGroupDelConsumer));
-  xgroup.subcommands.push_back(XGroupSub("destroy", 4, kW, "5.0.0",
+  xgroup.subcommands.push_back(XGroupSub("destroy", 4, kW, "delete", "5.0.0",
                                          "Destroys a consumer group.", CmdXGroupDestroy));
-  xgroup.subcommands.push_back(XGroupSub("setid", -5, kW, "5.0.0",
+  xgroup.subcommands.push_back(XGroupSub("setid", -5, kW, "update", "5.0.0",
                                          "Sets the last-delivered ID of a consumer group.",
                                          CmdXGroupSetId));
   xgroup.subcommands.push_back(WithConnHandler(

@@ -591,3 +591,24 @@ class TestDebugPopulate:
         assert_err(raw.call("DEBUG", "POPULATE"),
                    "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. "
                    "Try DEBUG HELP.")
+
+
+class TestLolwut:
+    VERSION_LINE = b"Redis ver. 7.0.15\n"
+
+    def test_version_line(self, raw):
+        assert raw.call("LOLWUT") == self.VERSION_LINE
+        assert raw.call("LOLWUT", "VERSION", "7", "anything") == self.VERSION_LINE
+        assert raw.call("LOLWUT", "other") == self.VERSION_LINE  # only VERSION is an option
+        assert raw.call("LOLWUT", "VERSION") == self.VERSION_LINE
+
+    def test_resp3_verbatim_text(self, raw):
+        raw.call("HELLO", "3")
+        reply = raw.call("LOLWUT")
+        assert isinstance(reply, Verbatim) and reply.fmt == "txt"
+        assert reply == self.VERSION_LINE.decode()
+
+    def test_numeric_arguments_checked(self, raw):
+        assert_err(raw.call("LOLWUT", "VERSION", "x"), ERR_NOT_INT)
+        assert_err(raw.call("LOLWUT", "VERSION", "6", "a"), ERR_NOT_INT)
+        assert_err(raw.call("LOLWUT", "VERSION", "5", "1", "b"), ERR_NOT_INT)

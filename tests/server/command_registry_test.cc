@@ -230,7 +230,8 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
                                    "config|rewrite", "config|help"));
   EXPECT_THAT(SubcommandNames("command"),
               UnorderedElementsAre("command|count", "command|info", "command|docs",
-                                   "command|list", "command|getkeys", "command|help"));
+                                   "command|list", "command|getkeys", "command|getkeysandflags",
+                                   "command|help"));
   EXPECT_THAT(SubcommandNames("memory"),
               UnorderedElementsAre("memory|doctor", "memory|help", "memory|malloc-stats",
                                    "memory|purge", "memory|stats", "memory|usage"));
