@@ -6,6 +6,7 @@
 #include "io/engine.h"
 #include "server/tx/blocking.h"
 #include "server/acl/acl_conn.h"
+#include "server/acl/acl_registry.h"
 #include "server/cmd_context.h"
 #include "server/commands/client_flow_commands.h"
 #include "server/observability/monitor.h"
@@ -251,10 +252,15 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendVerbatim(absl::StrJoin(per_engine, ""));
 }
 
+// CLIENT KILL ip:port | CLIENT KILL <filter value> ... with the filters ID, ADDR, LADDR, TYPE
+// (normal, pubsub; master and replica match nobody), USER, MAXAGE (seconds: clients connected
+// longer than that) and SKIPME yes|no (default yes); a client is killed when it passes them all.
 awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
-  // CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]
   std::optional<uint64_t> id;
-  std::string addr, laddr;
+  std::string addr, laddr, user;
+  std::optional<bool> want_pubsub;  // TYPE normal / pubsub
+  bool type_matches_nobody = false;  // TYPE master / replica / slave: there are none
+  int64_t max_age_s = 0;             // 0: any age
   bool skipme = true;
   bool old_form = args.size() == 3;
   if (old_form) {
@@ -274,8 +280,27 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
         std::string v = AsciiStrToLower(parser.Next());
         if (v != "yes" && v != "no") co_return ctx.SendStatus(OpStatus::kSyntaxError);
         skipme = v == "yes";
-      } else if (parser.Check("USER") || parser.Check("TYPE") || parser.Check("MAXAGE")) {
-        parser.Next();
+      } else if (parser.Check("TYPE")) {
+        std::string type = AsciiStrToLower(parser.Next());
+        if (parser.HasError()) break;
+        if (type == "normal" || type == "pubsub") {
+          want_pubsub = type == "pubsub";
+        } else if (type == "master" || type == "replica" || type == "slave") {
+          type_matches_nobody = true;
+        } else {
+          co_return ctx.rb.SendError(StrCat("ERR Unknown client type '", type, "'"));
+        }
+      } else if (parser.Check("USER")) {
+        user = std::string(parser.Next());
+        if (parser.HasError()) break;
+        if (!ctx.services().acl.Find(user)) {
+          co_return ctx.rb.SendError(StrCat("ERR No such user '", user, "'"));
+        }
+      } else if (parser.Check("MAXAGE")) {
+        std::optional<int64_t> v = ParseInt64(parser.Next());
+        if (parser.HasError()) break;
+        if (!v || *v < 0) co_return ctx.rb.SendError("ERR maxage is not an integer or out of range");
+        max_age_s = *v;
       } else {
         co_return ctx.SendStatus(OpStatus::kSyntaxError);
       }
@@ -284,13 +309,18 @@ awaitable<void> ClientKill(CmdArgs args, ConnCmdContext& ctx) {
   }
   co_await ctx.clients().AcceptPending();
   ConnState* me = &ctx.state;
+  const int64_t now_ms = ctx.now_ms;
   std::atomic<int64_t> killed{0};
   co_await ctx.pool().AwaitAll([&](unsigned i) {
+    if (type_matches_nobody) return;
     for (ConnState* st : ctx.clients().on(i)) {
       if (skipme && !old_form && st == me) continue;
       if (id && st->conn->id() != *id) continue;
       if (!addr.empty() && st->conn->remote_address() != addr) continue;
       if (!laddr.empty() && st->conn->local_address() != laddr) continue;
+      if (want_pubsub && *want_pubsub != InSubscribedMode(*st)) continue;
+      if (!user.empty() && st->user_name != user) continue;
+      if (max_age_s > 0 && (now_ms - st->conn->created_ms()) / 1000 <= max_age_s) continue;
       if (st == me) {
         st->conn->RequestClose();
       } else {
