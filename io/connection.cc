@@ -159,6 +159,7 @@ void StreamConnection<Stream>::ArmPeerWatch() {
         break;
       }
       c.parked_in_.append(buf, n);
+      c.engine_.net().AddRead(n);
     }
     if (!closed) return c.ArmPeerWatch();
     PeerClosed(*w);
@@ -299,6 +300,7 @@ asio::awaitable<void> StreamConnection<Stream>::Run() {
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
+    engine_.net().AddRead(n);
     input_filled_ = in_end_ + n == in_cap_;
     in_end_ += n;
     const int64_t max_query = limits_.max_query_buffer.load(std::memory_order_relaxed);
@@ -356,6 +358,7 @@ void StreamConnection<Stream>::Flush() {
       if (ec) break;
       sent += n;
     }
+    if (sent > 0) engine_.net().AddWrite(sent);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       write_failed_ = true;
     } else if (sent < out.size()) {
@@ -393,6 +396,7 @@ void StreamConnection<Stream>::FlushPushes() {
       if (ec) break;
       sent += n;
     }
+    if (sent > 0) engine_.net().AddWrite(sent);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       write_failed_ = true;
     } else if (sent < queued_.size()) {
@@ -439,6 +443,8 @@ asio::awaitable<void> StreamConnection<Stream>::WriteLoop() {
     if (ec) {
       write_failed_ = true;
       queued_.clear();
+    } else {
+      engine_.net().AddWrite(pending_.size());
     }
     pending_.clear();
     pending_.swap(queued_);

@@ -67,6 +67,28 @@ struct TaskNode final : InboxNode {
 //  (std::bad_alloc logged as out of memory, anything else as a bug). Work that may fail for
 //  lack of memory catches at its own boundary (EnginePool::Await carries an exception of the
 //  awaited function back to the awaiting coroutine; the server fails the one command).
+// The traffic of one engine's connections (INFO total_net_input_bytes, total_reads_processed
+// ...): written only by the engine's thread (no read-modify-write), read by any thread.
+struct NetCounters {
+  std::atomic<uint64_t> input_bytes{0};
+  std::atomic<uint64_t> output_bytes{0};
+  std::atomic<uint64_t> reads{0};   // reads that returned data
+  std::atomic<uint64_t> writes{0};  // writes that sent data
+
+  void AddRead(uint64_t n) { Bump(reads, 1), Bump(input_bytes, n); }
+  void AddWrite(uint64_t n) { Bump(writes, 1), Bump(output_bytes, n); }
+  void Reset() {
+    for (auto* c : {&input_bytes, &output_bytes, &reads, &writes}) {
+      c->store(0, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  static void Bump(std::atomic<uint64_t>& c, uint64_t n) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
 class Engine {
  public:
   using Task = absl::AnyInvocable<void() &&>;
@@ -82,6 +104,8 @@ class Engine {
   bool IsMyThread() const { return Current() == this; }
   // Returns the engine whose thread is calling, or nullptr on other threads.
   static Engine* Current();
+  // Its connections' traffic. Written on this engine's thread only.
+  NetCounters& net() { return net_; }
 
   // Queues `task` to run on this engine's thread, after tasks queued earlier by the same
   // producer. Never runs it inline. Thread-safe, lock-free on the fast path.
@@ -132,6 +156,7 @@ class Engine {
   alignas(64) std::atomic<Node*> head_;  // producers push here
   alignas(64) Node* tail_;               // consumer pops here
   Node stub_;
+  NetCounters net_;
   std::vector<Task> deferred_;  // engine-local (Defer)
   std::vector<Task> running_deferred_;
 };

@@ -531,10 +531,11 @@ void Server::StartBackgroundTasks() {
                 pause_.InForce(now) == ClientPause::Kind::kNone) {
               const uint64_t cycle_start = CycleClock::Now();
               shard.ActiveExpireCycle(now);
-              stats_.RecordLatencyEvent(
-                  "expire-cycle", static_cast<int64_t>(static_cast<double>(CycleClock::Now() -
-                                                                           cycle_start) /
-                                                       CycleClock::TicksPerUsec() / 1000));
+              const auto cycle_us = static_cast<int64_t>(
+                  static_cast<double>(CycleClock::Now() - cycle_start) /
+                  CycleClock::TicksPerUsec());
+              shard.stats().expire_cycle_us += static_cast<uint64_t>(cycle_us);
+              stats_.RecordLatencyEvent("expire-cycle", cycle_us / 1000);
               last_expire_ms = now;
             }
             // No eviction either while a CLIENT PAUSE keeps the data set static.
@@ -551,7 +552,12 @@ void Server::StartBackgroundTasks() {
               last_client_cron_ms = now;
             }
             if (shard.index() == 0) {
-              stats_.SampleOps(now);
+              uint64_t net_in = 0, net_out = 0;
+              for (unsigned i = 0; i < pool_.size(); ++i) {
+                net_in += pool_[i].net().input_bytes.load(std::memory_order_relaxed);
+                net_out += pool_[i].net().output_bytes.load(std::memory_order_relaxed);
+              }
+              stats_.SampleRates(now, net_in, net_out);
               snapshots_->Cron(now);
             }
           }

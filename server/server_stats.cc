@@ -66,21 +66,28 @@ void ServerStats::Reset(unsigned i) {
   es.shard_hops.store(0, std::memory_order_relaxed);
 }
 
-void ServerStats::SampleOps(int64_t now_ms) {
+void RateMeter::Sample(uint64_t total, int64_t now_ms) {
+  if (last_ms_ != 0 && now_ms > last_ms_) {
+    // A total that went down was reset (CONFIG RESETSTAT): count from zero.
+    const uint64_t delta = total >= last_total_ ? total - last_total_ : total;
+    samples_[index_++ % samples_.size()] =
+        static_cast<double>(delta) * 1000 / static_cast<double>(now_ms - last_ms_);
+    double sum = 0;
+    for (double v : samples_) sum += v;
+    rate_.store(sum / static_cast<double>(samples_.size()), std::memory_order_relaxed);
+  }
+  last_total_ = total;
+  last_ms_ = now_ms;
+}
+
+void ServerStats::SampleRates(int64_t now_ms, uint64_t net_input, uint64_t net_output) {
   uint64_t total = 0;
   for (const EngineStats& es : engines_) {
     total += es.commands_processed.load(std::memory_order_relaxed);
   }
-  if (last_ops_sample_ms_ != 0 && now_ms > last_ops_sample_ms_) {
-    ops_samples_[ops_sample_index_++ % ops_samples_.size()] =
-        static_cast<int64_t>(total - last_ops_total_) * 1000 / (now_ms - last_ops_sample_ms_);
-    int64_t sum = 0;
-    for (int64_t v : ops_samples_) sum += v;
-    instantaneous_ops_.store(sum / static_cast<int64_t>(ops_samples_.size()),
-                             std::memory_order_relaxed);
-  }
-  last_ops_total_ = total;
-  last_ops_sample_ms_ = now_ms;
+  ops_rate_.Sample(total, now_ms);
+  input_rate_.Sample(net_input, now_ms);
+  output_rate_.Sample(net_output, now_ms);
 }
 
 }  // namespace dashkv

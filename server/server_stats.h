@@ -30,6 +30,21 @@ inline void BumpCounter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+// A per-second rate of a growing total, averaged over its last 16 samples (Redis's
+// instantaneous_* metrics). Sample: always the same thread; per_sec: any thread.
+class RateMeter {
+ public:
+  void Sample(uint64_t total, int64_t now_ms);
+  double per_sec() const { return rate_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> rate_{0};
+  uint64_t last_total_ = 0;
+  int64_t last_ms_ = 0;
+  std::array<double, 16> samples_{};
+  size_t index_ = 0;
+};
+
 // Per-command counters of one engine (INFO commandstats).
 struct CommandStat {
   uint64_t calls = 0;
@@ -86,11 +101,14 @@ class ServerStats {
   // Resets the counters of engine `i` (CONFIG RESETSTAT). REQUIRES: runs on engine i.
   void Reset(unsigned i);
 
-  // Samples the command rate (instantaneous_ops_per_sec). REQUIRES: always the same thread,
-  // about every 100 ms.
-  void SampleOps(int64_t now_ms);
+  // Samples the command rate and the network rates from the totals of every engine
+  // (`net_input` and `net_output` bytes). REQUIRES: always the same thread, about every 100 ms.
+  void SampleRates(int64_t now_ms, uint64_t net_input, uint64_t net_output);
   // Commands per second over the last sampling period.
-  int64_t instantaneous_ops() const { return instantaneous_ops_.load(std::memory_order_relaxed); }
+  int64_t instantaneous_ops() const { return static_cast<int64_t>(ops_rate_.per_sec()); }
+  // Kilobytes (1024 bytes) per second read from and written to clients.
+  double instantaneous_input_kbps() const { return input_rate_.per_sec() / 1024; }
+  double instantaneous_output_kbps() const { return output_rate_.per_sec() / 1024; }
 
   // Clients parked in a blocking command (INFO blocked_clients).
   std::atomic<int64_t>& blocked_clients() { return blocked_clients_; }
@@ -132,12 +150,9 @@ class ServerStats {
   const int64_t start_time_ms_;
   std::atomic<int64_t> blocked_clients_{0};
   std::atomic<int64_t> startup_memory_{0};
-  std::atomic<int64_t> instantaneous_ops_{0};
-  // Owned by the sampling thread.
-  uint64_t last_ops_total_ = 0;
-  int64_t last_ops_sample_ms_ = 0;
-  std::array<int64_t, 16> ops_samples_{};
-  size_t ops_sample_index_ = 0;
+  RateMeter ops_rate_;
+  RateMeter input_rate_;
+  RateMeter output_rate_;
 };
 
 }  // namespace dashkv

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -24,6 +25,9 @@
 #include "server/storage/shard_set.h"
 #include "server/server_stats.h"
 #include "server/client_registry.h"
+#include "server/conn_state.h"
+#include "io/connection.h"
+#include "io/engine.h"
 #include "server/pubsub/pubsub.h"
 #include "server/version.h"
 
@@ -49,20 +53,30 @@ struct ShardFigures {
   std::vector<CommandStat> command_stats;
   absl::flat_hash_map<std::string, uint64_t> error_stats;
   std::vector<std::pair<uint32_t, LatencyHistogram>> latency;  // by spec id (latencystats only)
+  // The engine's connections: traffic, and the largest query and output buffers now.
+  uint64_t net_input = 0, net_output = 0, net_reads = 0, net_writes = 0;
+  size_t max_query_buffer = 0, max_output_buffer = 0;
+  rusage thread_cpu{};  // the engine thread's CPU time
 };
 
 
-// A run id fixed for the life of the process (40 hex characters, as Redis).
-const std::string& RunId() {
-  static const std::string id = [] {
-    std::random_device rd;
-    std::string s;
-    for (int i = 0; i < 40; ++i) s += "0123456789abcdef"[rd() % 16];
-    return s;
-  }();
-  return id;
+// 40 random hex characters, as Redis's run and replication ids.
+std::string RandomHexId() {
+  std::random_device rd;
+  std::string s;
+  for (int i = 0; i < 40; ++i) s += "0123456789abcdef"[rd() % 16];
+  return s;
 }
 
+// The run id and the replication id, fixed for the life of the process.
+const std::string& RunId() {
+  static const std::string id = RandomHexId();
+  return id;
+}
+const std::string& ReplId() {
+  static const std::string id = RandomHexId();
+  return id;
+}
 
 void AppendServer(std::string& out, const ConnCmdContext& ctx, int64_t now_ms) {
   utsname u;
@@ -80,16 +94,25 @@ void AppendServer(std::string& out, const ConnCmdContext& ctx, int64_t now_ms) {
                   "\r\nuptime_in_seconds:", uptime, "\r\nuptime_in_days:", uptime / 86400,
                   "\r\nhz:", ctx.config().hz.load(),
                   "\r\nconfigured_hz:", ctx.config().hz.load(),
+                  "\r\nlru_clock:", (now_ms / 1000) & ((1 << 24) - 1),
                   "\r\nexecutable:/proc/", getpid(),
                   "/exe\r\nconfig_file:", ctx.config().config_file(),
                   "\r\nio_threads_active:0\r\ndashkv_version:", kDashkvVersion,
                   "\r\ndashkv_threads:", ctx.pool().size(), "\r\n");
 }
 
-void AppendClients(std::string& out, const ConnCmdContext& ctx) {
+void AppendClients(std::string& out, const ConnCmdContext& ctx,
+                   const std::vector<ShardFigures>& shards) {
+  size_t max_query = 0, max_output = 0;
+  for (const auto& s : shards) {
+    max_query = std::max(max_query, s.max_query_buffer);
+    max_output = std::max(max_output, s.max_output_buffer);
+  }
   StrAppend(&out, "# Clients\r\nconnected_clients:", ctx.clients().connected(),
-                  "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
-                  "blocked_clients:", ctx.stats().blocked_clients().load(),
+                  "\r\ncluster_connections:0\r\nmaxclients:10000",
+                  "\r\nclient_recent_max_input_buffer:", max_query,
+                  "\r\nclient_recent_max_output_buffer:", max_output,
+                  "\r\nblocked_clients:", ctx.stats().blocked_clients().load(),
                   "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
 }
 
@@ -146,46 +169,85 @@ void AppendMemory(std::string& out, const ConnCmdContext& ctx,
       "\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
 }
 
+// INFO stats in Redis 7.0's order. What dashkv does not have (replication, forks, active
+// defragmentation, client eviction, I/O threads, a MIGRATE socket cache, reply buffers that
+// resize) stays at 0, as it does in a Redis that never used it.
 void AppendStats(std::string& out, const ConnCmdContext& ctx,
                  const std::vector<ShardFigures>& shards) {
   ShardStats sum;
   uint64_t commands = 0, connections = 0, hops = 0, errors = 0;
+  uint64_t net_in = 0, net_out = 0, reads = 0, writes = 0;
+  double stale_perc = 0;
   for (const auto& s : shards) {
     sum.expired_keys += s.stats.expired_keys;
     sum.evicted_keys += s.stats.evicted_keys;
     sum.keyspace_hits += s.stats.keyspace_hits;
     sum.keyspace_misses += s.stats.keyspace_misses;
+    sum.expire_cycle_us += s.stats.expire_cycle_us;
+    stale_perc += s.stats.expired_stale_perc;
     commands += s.commands_processed;
     connections += s.connections_received;
     hops += s.shard_hops;
     errors += s.error_replies;
+    net_in += s.net_input;
+    net_out += s.net_output;
+    reads += s.net_reads;
+    writes += s.net_writes;
   }
+  if (!shards.empty()) stale_perc /= static_cast<double>(shards.size());
+  const ServerStats& stats = ctx.stats();
   const PubSubRegistry& reg = ctx.pubsub().registry();
   StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
-                  "\r\ninstantaneous_ops_per_sec:", ctx.stats().instantaneous_ops(),
-                  "\r\nrejected_connections:0\r\nexpired_keys:", sum.expired_keys,
-                  "\r\nevicted_keys:", sum.evicted_keys,
-                  "\r\nkeyspace_hits:", sum.keyspace_hits,
+                  "\r\ninstantaneous_ops_per_sec:", stats.instantaneous_ops(),
+                  "\r\ntotal_net_input_bytes:", net_in, "\r\ntotal_net_output_bytes:", net_out,
+                  "\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0",
+                  "\r\ninstantaneous_input_kbps:",
+                  absl::StrFormat("%.2f", stats.instantaneous_input_kbps()),
+                  "\r\ninstantaneous_output_kbps:",
+                  absl::StrFormat("%.2f", stats.instantaneous_output_kbps()),
+                  "\r\ninstantaneous_input_repl_kbps:0.00"
+                  "\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:0"
+                  "\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0",
+                  "\r\nexpired_keys:", sum.expired_keys,
+                  "\r\nexpired_stale_perc:", absl::StrFormat("%.2f", stale_perc * 100),
+                  "\r\nexpired_time_cap_reached_count:0",
+                  "\r\nexpire_cycle_cpu_milliseconds:", sum.expire_cycle_us / 1000,
+                  "\r\nevicted_keys:", sum.evicted_keys, "\r\nevicted_clients:0");
+  StrAppend(&out, "\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
                   "\r\npubsub_channels:", reg.Size(PubSubKind::kChannel),
                   "\r\npubsub_patterns:", reg.Size(PubSubKind::kPattern),
                   "\r\npubsubshard_channels:", reg.Size(PubSubKind::kShardChannel),
-                  "\r\ntotal_error_replies:", errors, "\r\ndashkv_shard_hops:", hops,
+                  "\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0"
+                  "\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0"
+                  "\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0"
+                  "\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0"
+                  "\r\ncurrent_active_defrag_time:0\r\nunexpected_error_replies:0",
+                  "\r\ntotal_error_replies:", errors,
+                  "\r\ndump_payload_sanitizations:0",
+                  "\r\ntotal_reads_processed:", reads, "\r\ntotal_writes_processed:", writes,
+                  "\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0"
+                  "\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0",
+                  "\r\ndashkv_shard_hops:", hops,
                   "\r\ndashkv_script_runs_undeclared_keys:",
                   ctx.services().scripts.undeclared_runs.load(std::memory_order_relaxed),
                   "\r\n");
 }
 
-void AppendCpu(std::string& out) {
+// The main thread's figures are those of engine 0's thread (dashkv has one per engine).
+void AppendCpu(std::string& out, const std::vector<ShardFigures>& shards) {
   rusage self;
   getrusage(RUSAGE_SELF, &self);
   auto secs = [](const timeval& tv) {
     return absl::StrFormat("%.6f", tv.tv_sec + tv.tv_usec / 1e6);
   };
+  const rusage& main = shards.front().thread_cpu;
   StrAppend(&out, "# CPU\r\nused_cpu_sys:", secs(self.ru_stime),
                   "\r\nused_cpu_user:", secs(self.ru_utime),
-                  "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
+                  "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000",
+                  "\r\nused_cpu_sys_main_thread:", secs(main.ru_stime),
+                  "\r\nused_cpu_user_main_thread:", secs(main.ru_utime), "\r\n");
 }
 
 void AppendCommandStats(std::string& out, const ConnCmdContext& ctx,
@@ -299,6 +361,18 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     f.error_replies = es.error_replies.load(std::memory_order_relaxed);
     f.command_stats = es.command_stats;
     f.error_stats = es.error_stats;
+    const io::NetCounters& net = io::Engine::Current()->net();
+    f.net_input = net.input_bytes.load(std::memory_order_relaxed);
+    f.net_output = net.output_bytes.load(std::memory_order_relaxed);
+    f.net_reads = net.reads.load(std::memory_order_relaxed);
+    f.net_writes = net.writes.load(std::memory_order_relaxed);
+    if (want("clients")) {
+      for (ConnState* st : ctx.clients().on(shard.index())) {
+        f.max_query_buffer = std::max(f.max_query_buffer, st->conn->query_buffer_size());
+        f.max_output_buffer = std::max(f.max_output_buffer, st->conn->output_buffer_size());
+      }
+    }
+    if (want("cpu")) getrusage(RUSAGE_THREAD, &f.thread_cpu);
     if (latencystats) {
       for (uint32_t id = 0; id < es.latency.size(); ++id) {
         if (es.latency[id] != nullptr) f.latency.emplace_back(id, *es.latency[id]);
@@ -312,7 +386,7 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
     fn();
   };
   section("server", [&] { AppendServer(out, ctx, now); });
-  section("clients", [&] { AppendClients(out, ctx); });
+  section("clients", [&] { AppendClients(out, ctx, shards); });
   section("memory", [&] { AppendMemory(out, ctx, shards); });
   section("persistence", [&] {
     StrAppend(&out, "# Persistence\r\n");
@@ -327,9 +401,14 @@ awaitable<void> CmdInfo(CmdArgs args, ConnCmdContext& ctx) {
   });
   section("stats", [&] { AppendStats(out, ctx, shards); });
   section("replication", [&] {
-    StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+    // A master without replicas or a backlog, as Redis reports one.
+    StrAppend(&out, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"
+                    "master_failover_state:no-failover\r\nmaster_replid:", ReplId(),
+                    "\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
+                    "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0"
+                    "\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
   });
-  section("cpu", [&] { AppendCpu(out); });
+  section("cpu", [&] { AppendCpu(out, shards); });
   section("commandstats", [&] { AppendCommandStats(out, ctx, shards); }, false);
   section("errorstats", [&] { AppendErrorStats(out, shards); });
   section("latencystats", [&] { AppendLatencyStats(out, ctx, shards); }, false);

@@ -123,6 +123,7 @@ awaitable<void> ConfigResetStat(CmdArgs, ConnCmdContext& ctx) {
   co_await ctx.shard_set().AwaitAll([&stats](Shard& shard) {
     stats.Reset(shard.index());
     shard.stats() = ShardStats{};
+    io::Engine::Current()->net().Reset();
   });
   ctx.rb.SendOk();
 }

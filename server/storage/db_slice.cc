@@ -252,7 +252,7 @@ void DbSlice::Clear() {
   expire_cursor_ = 0;
 }
 
-size_t DbSlice::ActiveExpire(int64_t now_ms, unsigned max_buckets) {
+size_t DbSlice::ActiveExpire(int64_t now_ms, unsigned max_buckets, size_t* sampled) {
   size_t deleted = 0;
   int64_t ttl_sum = 0, ttl_count = 0;
   for (unsigned i = 0; i < max_buckets && expires_ > 0; ++i) {
@@ -268,6 +268,7 @@ size_t DbSlice::ActiveExpire(int64_t now_ms, unsigned max_buckets) {
     });
     if (expire_cursor_ == 0) break;  // a full pass is done; continue next tick
   }
+  if (sampled != nullptr) *sampled += deleted + static_cast<size_t>(ttl_count);
   if (ttl_count > 0) {
     // Like Redis: a moving average that gives the newest sample 2% weight per cycle.
     int64_t sample = ttl_sum / ttl_count;

@@ -167,8 +167,9 @@ class DbSlice {
     return table_.Traverse(cursor, std::forward<Fn>(fn));
   }
 
-  // Deletes expired keys in up to `max_buckets` buckets; returns the number deleted.
-  size_t ActiveExpire(int64_t now_ms, unsigned max_buckets);
+  // Deletes expired keys in up to `max_buckets` buckets; returns the number deleted and adds
+  // the number of keys with a TTL it looked at to `*sampled` (when given).
+  size_t ActiveExpire(int64_t now_ms, unsigned max_buckets, size_t* sampled = nullptr);
   // Returns a random live entry (read-only), or end() when empty (RANDOMKEY).
   PrimeIterator RandomEntry(int64_t now_ms);
 

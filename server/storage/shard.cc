@@ -37,9 +37,15 @@ void Shard::SwapDbs(unsigned db1, unsigned db2) {
 
 size_t Shard::ActiveExpireCycle(int64_t now_ms) {
   if (!active_expire_) return 0;
-  size_t deleted = 0;
+  size_t deleted = 0, sampled = 0;
   for (auto& db : dbs_) {
-    if (db && db->expires() > 0) deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle);
+    if (db && db->expires() > 0) {
+      deleted += db->ActiveExpire(now_ms, kExpireBucketsPerCycle, &sampled);
+    }
+  }
+  if (sampled > 0) {
+    const double perc = static_cast<double>(deleted) / static_cast<double>(sampled);
+    stats_.expired_stale_perc = perc * 0.05 + stats_.expired_stale_perc * 0.95;
   }
   return deleted;
 }
