@@ -74,7 +74,7 @@ Listener::Listener(EnginePool& pool, Service& service, ListenerOptions options)
 
 Listener::~Listener() {
   boost::system::error_code ec;
-  for (auto& a : acceptors_) a.acceptor->close(ec);
+  for (auto& a : acceptors_) a->acceptor.close(ec);
 }
 
 absl::Status Listener::Start() {
@@ -85,68 +85,129 @@ absl::Status Listener::Start() {
     bool optional = absl::ConsumePrefix(&a, "-");
     if (a == "*") a = "0.0.0.0";
     if (a == "::*") a = "::";
-    for (bool tls : {false, true}) {
-      if (tls && options_.tls_port == 0) continue;
-      absl::Status st = Bind(std::string_view(a.data(), a.size()), optional, tls);
-      if (!st.ok()) {
-        acceptors_.clear();
-        return st;
-      }
+    addresses_.push_back({std::string(a), optional});
+  }
+  for (const BindAddress& address : addresses_) {
+    absl::StatusOr<std::shared_ptr<Acceptor>> plain =
+        Bind(address, port_ != 0 ? port_ : options_.port, /*tls=*/false);
+    if (!plain.ok()) {
+      acceptors_.clear();
+      return plain.status();
     }
+    if (*plain == nullptr) continue;  // an optional address that does not exist here
+    if (port_ == 0) {
+      boost::system::error_code ec;
+      port_ = (*plain)->acceptor.local_endpoint(ec).port();
+      if (ec) return absl::UnavailableError("cannot read the bound port: " + ec.message());
+    }
+    acceptors_.push_back(*std::move(plain));
   }
   if (acceptors_.empty()) {
     return absl::UnavailableError(absl::StrCat("no address of '", options_.bind, "' exists"));
   }
-  for (Acceptor& a : acceptors_) {
-    Acceptor* acceptor = &a;
-    pool_.Post(0, [this, acceptor] {
-      asio::co_spawn(pool_[0].context(), AcceptLoop(acceptor), AbortOnException);
+  if (options_.tls_port != 0) {
+    absl::StatusOr<std::vector<std::shared_ptr<Acceptor>>> tls = BindTls(options_.tls_port);
+    if (!tls.ok()) {
+      acceptors_.clear();
+      return tls.status();
+    }
+    acceptors_.insert(acceptors_.end(), tls->begin(), tls->end());
+    tls_port_.store(options_.tls_port, std::memory_order_relaxed);
+  }
+  for (const std::shared_ptr<Acceptor>& a : acceptors_) {
+    pool_.Post(kAcceptEngine, [this, a] {
+      asio::co_spawn(pool_[kAcceptEngine].context(), AcceptLoop(a), AbortOnException);
     });
   }
   return absl::OkStatus();
 }
 
-absl::Status Listener::Bind(std::string_view address_sv, bool optional, bool tls) {
-  absl::string_view address(address_sv.data(), address_sv.size());
+absl::StatusOr<std::shared_ptr<Listener::Acceptor>> Listener::Bind(const BindAddress& address,
+                                                                  uint16_t port, bool tls) {
   boost::system::error_code ec;
-  asio::ip::address ip = asio::ip::make_address(std::string(address), ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat("invalid bind address '", address, "'"));
-  tcp::endpoint endpoint(ip, tls ? options_.tls_port : port_ != 0 ? port_ : options_.port);
-  auto acceptor = std::make_unique<tcp::acceptor>(pool_[0].context());
+  asio::ip::address ip = asio::ip::make_address(address.ip, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid bind address '", address.ip, "'"));
+  }
+  tcp::endpoint endpoint(ip, port);
+  auto a = std::make_shared<Acceptor>(pool_[kAcceptEngine].context(), tls);
+  tcp::acceptor& acceptor = a->acceptor;
   auto fail = [&](absl::string_view what) {
     return absl::UnavailableError(
-        absl::StrCat(what, " ", address, ":", endpoint.port(), ": ", ec.message()));
+        absl::StrCat(what, " ", address.ip, ":", endpoint.port(), ": ", ec.message()));
   };
-  if (acceptor->open(endpoint.protocol(), ec); ec) {
-    return optional && IsMissingAddress(ec) ? absl::OkStatus() : fail("cannot open");
+  const bool skip_missing = address.optional;
+  if (acceptor.open(endpoint.protocol(), ec); ec) {
+    if (skip_missing && IsMissingAddress(ec)) return nullptr;
+    return fail("cannot open");
   }
-  acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-  if (ip.is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
-  if (acceptor->bind(endpoint, ec); ec) {
-    return optional && IsMissingAddress(ec) ? absl::OkStatus() : fail("cannot bind");
+  acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (ip.is_v6()) acceptor.set_option(asio::ip::v6_only(true), ec);
+  if (acceptor.bind(endpoint, ec); ec) {
+    if (skip_missing && IsMissingAddress(ec)) return nullptr;
+    return fail("cannot bind");
   }
-  if (acceptor->listen(511, ec); ec) return fail("cannot listen on");  // Redis's tcp-backlog
-  acceptor->non_blocking(true, ec);  // for AcceptPending's synchronous accepts
-  if (port_ == 0 && !tls) {
-    port_ = acceptor->local_endpoint(ec).port();
-    if (ec) return fail("cannot read the port of");
+  if (acceptor.listen(511, ec); ec) return fail("cannot listen on");  // Redis's tcp-backlog
+  acceptor.non_blocking(true, ec);  // for AcceptPending's synchronous accepts
+  return a;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<Listener::Acceptor>>> Listener::BindTls(
+    uint16_t port) {
+  std::vector<std::shared_ptr<Acceptor>> bound;
+  for (const BindAddress& address : addresses_) {
+    // On failure the acceptors bound so far close as `bound` goes.
+    absl::StatusOr<std::shared_ptr<Acceptor>> a = Bind(address, port, /*tls=*/true);
+    if (!a.ok()) return a.status();
+    if (*a != nullptr) bound.push_back(*std::move(a));
   }
-  acceptors_.push_back({std::move(acceptor), tls});
+  if (bound.empty()) {
+    return absl::UnavailableError(absl::StrCat("no address of '", options_.bind, "' exists"));
+  }
+  return bound;
+}
+
+absl::Status Listener::SetTlsPort(uint16_t port) {
+  CHECK(Engine::Current() == &pool_[kAcceptEngine]) << "Listener::SetTlsPort off engine 0";
+  if (closed_) return absl::FailedPreconditionError("the listener is stopped");
+  if (port == tls_port()) return absl::OkStatus();
+  std::vector<std::shared_ptr<Acceptor>> fresh;
+  if (port != 0) {
+    CHECK(options_.tls != nullptr && options_.tls->Get() != nullptr)
+        << "a TLS port without a TLS context";
+    absl::StatusOr<std::vector<std::shared_ptr<Acceptor>>> bound = BindTls(port);
+    if (!bound.ok()) return bound.status();
+    fresh = *std::move(bound);
+  }
+  // The old TLS acceptors: a pending accept completes with operation_aborted, and each loop
+  // ends (and drops its share of the acceptor) when it resumes.
+  boost::system::error_code ec;
+  for (const std::shared_ptr<Acceptor>& a : acceptors_) {
+    if (a->tls) a->acceptor.close(ec);
+  }
+  std::erase_if(acceptors_, [](const std::shared_ptr<Acceptor>& a) { return a->tls; });
+  for (std::shared_ptr<Acceptor>& a : fresh) {
+    asio::co_spawn(pool_[kAcceptEngine].context(), AcceptLoop(a), AbortOnException);
+    acceptors_.push_back(std::move(a));
+  }
+  tls_port_.store(port, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
-asio::awaitable<void> Listener::AcceptLoop(Acceptor* a) {
-  tcp::acceptor* acceptor = a->acceptor.get();
+asio::awaitable<void> Listener::AcceptLoop(std::shared_ptr<Acceptor> a) {
+  tcp::acceptor& acceptor = a->acceptor;
   std::chrono::steady_clock::time_point last_error_log{};
-  for (;;) {
+  // Closed (Stop, SetTlsPort) while this loop was suspended: the accept may have completed
+  // before the close, so the check comes after every resumption, not only on an error.
+  while (acceptor.is_open()) {
     Engine& target = pool_[next_engine_ % pool_.size()];
     boost::system::error_code ec;
     // The socket is created on the target engine's io_context directly.
-    tcp::socket socket = co_await acceptor->async_accept(
+    tcp::socket socket = co_await acceptor.async_accept(
         target.context(), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec == asio::error::operation_aborted) co_return;  // Stop(); touch nothing else
+    if (ec == asio::error::operation_aborted) co_return;  // closed
     if (ec) {
-      if (!acceptor->is_open()) co_return;
+      if (!acceptor.is_open()) co_return;
       // EMFILE/ENFILE and friends: the connection stays in the backlog; retry a little later
       // (descriptors free up as clients leave) instead of spinning, logging once a second.
       auto now = std::chrono::steady_clock::now();
@@ -154,7 +215,7 @@ asio::awaitable<void> Listener::AcceptLoop(Acceptor* a) {
         last_error_log = now;
         ABSL_RAW_LOG(WARNING, "Accepting client connection: %s", ec.message().c_str());
       }
-      asio::steady_timer timer(pool_[0].context(), std::chrono::milliseconds(10));
+      asio::steady_timer timer(pool_[kAcceptEngine].context(), std::chrono::milliseconds(10));
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
@@ -212,14 +273,14 @@ void Listener::Admit(tcp::socket socket, Engine& target, bool tls) {
 }
 
 void Listener::AcceptPending() {
-  CHECK(Engine::Current() == &pool_[0]) << "Listener::AcceptPending off engine 0";
-  for (Acceptor& a : acceptors_) {
+  CHECK(Engine::Current() == &pool_[kAcceptEngine]) << "Listener::AcceptPending off engine 0";
+  for (const std::shared_ptr<Acceptor>& a : acceptors_) {
     for (;;) {
       Engine& target = pool_[next_engine_ % pool_.size()];
       boost::system::error_code ec;
-      tcp::socket socket = a.acceptor->accept(target.context(), ec);
+      tcp::socket socket = a->acceptor.accept(target.context(), ec);
       if (ec) break;  // would_block: the backlog is empty (or closed, or out of descriptors)
-      Admit(std::move(socket), target, a.tls);
+      Admit(std::move(socket), target, a->tls);
     }
   }
 }
@@ -278,17 +339,18 @@ void Listener::Stop() {
   if (stopped_) return;
   stopped_ = true;
   auto close_all = [this] {
+    closed_ = true;
     boost::system::error_code ec;
-    for (auto& a : acceptors_) a.acceptor->close(ec);
+    for (auto& a : acceptors_) a->acceptor.close(ec);
   };
   Engine* current = Engine::Current();
-  if (current == &pool_[0]) {
+  if (current == &pool_[kAcceptEngine]) {
     close_all();
   } else if (current != nullptr) {
-    pool_.Post(0, close_all);  // cannot block an engine; closes shortly
+    pool_.Post(kAcceptEngine, close_all);  // cannot block an engine; closes shortly
   } else {
     std::promise<void> done;
-    pool_.Post(0, [&] {
+    pool_.Post(kAcceptEngine, [&] {
       close_all();
       done.set_value();
     });

@@ -4,11 +4,13 @@
 // ClientLimits::maxclients get Redis's "-ERR max number of clients reached" and are closed;
 // in protected mode, clients from other than loopback addresses get Redis's "-DENIED ..." and
 // are closed; an accept that fails (EMFILE, ENFILE) is retried after 10 ms, never given up.
-// Thread: Start/Stop from the owning (main) thread; the accept loops run on engine 0; the
-// counters are atomic.
+// The TLS port can move at run time (SetTlsPort, for CONFIG SET tls-port).
+// Thread: Start/Stop from the owning (main) thread; the accept loops and SetTlsPort run on
+// engine kAcceptEngine; the counters are atomic.
 #pragma once
 
 #include <absl/status/status.h>
+#include <absl/status/statusor.h>
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -33,9 +35,10 @@ struct ListenerOptions {
   std::string bind = "0.0.0.0";
   uint16_t port = 6379;  // 0: an ephemeral port (see port())
   ConnectionOptions conn;
-  // TLS port on the same addresses (0: none). Its connections take the context `tls` holds at
-  // accept time (CONFIG SET swaps it); a handshake not done within tls_handshake_timeout is
-  // dropped. REQUIRES with tls_port: tls outlives the listener and its connections.
+  // TLS port on the same addresses (0: none; SetTlsPort moves it). Its connections take the
+  // context `tls` holds at accept time (CONFIG SET swaps it); a handshake not done within
+  // tls_handshake_timeout is dropped. REQUIRES with tls_port or SetTlsPort: tls outlives the
+  // listener and its connections.
   uint16_t tls_port = 0;
   const TlsContextSlot* tls = nullptr;
   std::chrono::milliseconds tls_handshake_timeout{10000};
@@ -53,12 +56,18 @@ bool IsLoopback(const boost::asio::ip::address& address);
 extern const std::string_view kProtectedModeError;
 
 // Design
-//  One acceptor per bind address, all on engine 0 (with 2-8 engines one accept loop is far
-//  from a bottleneck; SO_REUSEPORT per engine would spread accepts but loses round-robin
-//  balance). async_accept creates each socket directly on the chosen engine's io_context, and
-//  the Connection coroutine is spawned there through the engine's inbox.
+//  One acceptor per bind address and port, all on engine 0 (with 2-8 engines one accept loop
+//  is far from a bottleneck; SO_REUSEPORT per engine would spread accepts but loses
+//  round-robin balance). async_accept creates each socket directly on the chosen engine's
+//  io_context, and the Connection coroutine is spawned there through the engine's inbox.
+//  An acceptor is shared by the listener and its accept loop: closing it (Stop, SetTlsPort)
+//  ends the loop the next time it resumes, whether its pending accept was cancelled
+//  (operation_aborted) or had already completed, and the loop frees it on leaving.
 class Listener {
  public:
+  // The engine whose io_context owns the acceptors and runs the accept loops.
+  static constexpr unsigned kAcceptEngine = 0;
+
   Listener(EnginePool& pool, Service& service, ListenerOptions options);
   // REQUIRES: Stop() was called, or the engines are stopped and joined.
   ~Listener();
@@ -69,10 +78,20 @@ class Listener {
   absl::Status Start();
   // Returns the bound port (the actual one when options.port was 0).
   uint16_t port() const { return port_; }
-  uint16_t tls_port() const { return options_.tls_port; }
+  // Returns the TLS port listened on (0: none). Any thread.
+  uint16_t tls_port() const { return tls_port_.load(std::memory_order_relaxed); }
   // Closes the acceptors (existing connections stay open) and waits until engine 0 has done so.
   // REQUIRES: the pool is still running.
   void Stop();
+
+  // Moves the TLS listener to `port` on every bind address, or closes it (0), as Redis's
+  // CONFIG SET tls-port: the new port is bound on every address first, and only then are the
+  // old TLS acceptors closed, so a port that cannot be bound (in use, the plain port) returns
+  // the error and the old port keeps listening. Open connections are not touched. The same
+  // port as now changes nothing. Must not block beyond the bind/listen system calls.
+  // REQUIRES: on engine kAcceptEngine; Start succeeded; options.tls is set and holds a
+  // context when `port` is not 0.
+  absl::Status SetTlsPort(uint16_t port);
 
   // Accepts, without waiting, every connection already in the backlog and hands each to its
   // engine as the accept loop does (registered there before any later task of that engine
@@ -93,13 +112,23 @@ class Listener {
     std::atomic<uint64_t> refused{0};
   };
   struct Acceptor {
-    std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor;
-    bool tls;
+    Acceptor(boost::asio::io_context& context, bool tls) : acceptor(context), tls(tls) {}
+    boost::asio::ip::tcp::acceptor acceptor;
+    const bool tls;
   };
-  // Binds `address` on the plain port (tls false; 0: ephemeral) or on the TLS port.
-  absl::Status Bind(std::string_view address, bool optional, bool tls);
+  // One address of options.bind ("-" prefix: optional).
+  struct BindAddress {
+    std::string ip;
+    bool optional;
+  };
+  // Returns an acceptor listening on `address`:`port` (0: ephemeral), or null when the address
+  // is optional and does not exist here.
+  absl::StatusOr<std::shared_ptr<Acceptor>> Bind(const BindAddress& address, uint16_t port,
+                                                 bool tls);
+  // Binds every address on the TLS port `port` (all or none).
+  absl::StatusOr<std::vector<std::shared_ptr<Acceptor>>> BindTls(uint16_t port);
   // Accepts until the acceptor is closed. Runs on engine 0.
-  boost::asio::awaitable<void> AcceptLoop(Acceptor* acceptor);
+  boost::asio::awaitable<void> AcceptLoop(std::shared_ptr<Acceptor> acceptor);
   // Counts an accepted socket and starts its Connection on `target` (or refuses it beyond
   // maxclients or in protected mode). Runs on engine 0.
   void Admit(boost::asio::ip::tcp::socket socket, Engine& target, bool tls);
@@ -123,10 +152,14 @@ class Listener {
   ListenerOptions options_;
   uint16_t port_ = 0;
   unsigned next_engine_ = 0;  // engine 0 only
-  bool stopped_ = false;
+  bool stopped_ = false;  // owning thread
+  bool closed_ = false;   // engine 0: Stop has closed the acceptors
+  std::atomic<uint16_t> tls_port_{0};  // written on engine 0
+  std::vector<BindAddress> addresses_;  // parsed by Start
   // Shared with the connection coroutines, which may outlive the Listener.
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
-  std::vector<Acceptor> acceptors_;
+  // Plain and TLS acceptors; engine 0 only once Start has returned.
+  std::vector<std::shared_ptr<Acceptor>> acceptors_;
 };
 
 }  // namespace dashkv::io

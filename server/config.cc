@@ -737,8 +737,9 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
   auto roll_back = [&applied] {
     for (auto it = applied.rbegin(); it != applied.rend(); ++it) it->first->set(it->second);
   };
-  // Entries that take effect together (Entry::apply) apply once, after every value is set.
-  std::vector<std::pair<std::string (Config::*)(std::string_view), std::string_view>> applies;
+  // Entries that take effect together (Entry::apply) apply once, after every value is set;
+  // a listener moves last, being the costliest change to undo.
+  std::vector<std::pair<const Entry*, std::string_view>> applies;
   for (const auto& [name, value] : pairs) {
     const Entry* e = Find(name);
     std::string previous = e->get();
@@ -748,18 +749,37 @@ std::string Config::Set(const std::vector<std::pair<std::string_view, std::strin
       return err;
     }
     applied.emplace_back(e, std::move(previous));
-    if (e->apply != nullptr &&
-        std::none_of(applies.begin(), applies.end(), [e](const auto& a) { return a.first == e->apply; })) {
-      applies.emplace_back(e->apply, name);
+    if (e->apply != nullptr && std::none_of(applies.begin(), applies.end(), [e](const auto& a) {
+          return a.first->apply == e->apply;
+        })) {
+      applies.emplace_back(e, name);
     }
   }
-  for (const auto& [apply, name] : applies) {
-    if (std::string err = (this->*apply)(name); !err.empty()) {
-      roll_back();
-      return err;
+  std::stable_partition(applies.begin(), applies.end(),
+                        [](const auto& a) { return !a.first->moves_listener; });
+  for (size_t i = 0; i < applies.size(); ++i) {
+    std::string err = (this->*applies[i].first->apply)(applies[i].second);
+    if (err.empty()) continue;
+    roll_back();
+    // What the earlier applies built from the new values is rebuilt from the restored ones.
+    for (size_t j = 0; j < i; ++j) {
+      if (std::string again = (this->*applies[j].first->apply)(applies[j].second);
+          !again.empty()) {
+        ABSL_RAW_LOG(WARNING, "Failed applying restored failed CONFIG SET command: %s",
+                     again.c_str());
+      }
     }
+    return err;
   }
   return "";
+}
+
+bool Config::MovesListener(
+    const std::vector<std::pair<std::string_view, std::string_view>>& pairs) const {
+  return std::any_of(pairs.begin(), pairs.end(), [this](const auto& p) {
+    const Entry* e = Find(p.first);
+    return e != nullptr && e->moves_listener;
+  });
 }
 
 std::optional<std::vector<SavePoint>> ParseSavePoints(std::string_view text) {

@@ -89,6 +89,9 @@ class Config {
     // (the tls-* files); `name` is the first such argument. Returns an error text or "", after
     // which every value of the call is restored.
     std::string (Config::*apply)(std::string_view name) = nullptr;
+    // The apply moves a listener (tls-port): it runs after the other applies of the call, on the
+    // listener's engine (see MovesListener).
+    bool moves_listener = false;
     // For an immutable entry: applies a config file's value at start (null: a fixed value,
     // the file may only repeat it). Same contract as `set`.
     std::function<std::string(std::string_view)> load{};
@@ -128,8 +131,15 @@ class Config {
   // Applies name/value pairs atomically in Redis's sense: all are validated first; returns
   // Redis's error text or "" on success.
   // `local_client`: the client connects over loopback (enable-protected-configs local).
+  // When an apply fails, the values are restored and the applies that had succeeded run again
+  // (Redis's restoreBackupConfig), so what they built follows the restored values.
+  // REQUIRES: on the listener's engine when MovesListener(pairs).
   std::string Set(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
                   bool local_client = false);
+  // Returns whether setting `pairs` may move a listener (tls-port): CONFIG SET then runs on
+  // the engine that owns the listener (io::Listener::kAcceptEngine), which also serializes such
+  // calls.
+  bool MovesListener(const std::vector<std::pair<std::string_view, std::string_view>>& pairs) const;
 
   // Settings read on hot paths.
   std::atomic<int64_t> maxmemory{0};
@@ -251,8 +261,12 @@ class Config {
   bool ProtectedModeActive() const {
     return protected_mode.load(std::memory_order_relaxed) && DefaultUserHasNoPassword();
   }
-  // tls-port (0: no TLS listener). Immutable after Init().
-  uint16_t tls_port = 0;
+  // tls-port (0: no TLS listener). Changed by CONFIG SET on the listener's engine; read
+  // anywhere.
+  std::atomic<uint16_t> tls_port{0};
+  // Moves the TLS listener to a port (0: closes it) and returns why it could not; runs on the
+  // listener's engine. Set once by main before serving (null: no listener, as in unit tests).
+  std::function<absl::Status(uint16_t port)> listen_tls;
   // Milliseconds a TLS client has to complete its handshake (dashkv only).
   int64_t tls_handshake_timeout_ms = 10000;
   // The TLS context new connections use (null until ConfigureTls succeeds).
@@ -272,6 +286,9 @@ class Config {
   // Entry::apply of the tls-* entries: rebuilds the context (when tls-port is set) and swaps it
   // in for new connections.
   std::string ApplyTls(std::string_view name);
+  // Entry::apply of tls-port, as Redis's applyTLSPort: builds the TLS context if there is none
+  // yet, then moves the listener (listen_tls).
+  std::string ApplyTlsPort(std::string_view name);
   io::TlsOptions tls_;  // guarded by mu_
   // ---- end of protected mode and TLS ----
 

@@ -114,6 +114,32 @@ std::string Config::ApplyTls(std::string_view name) {
   return "";
 }
 
+std::string Config::ApplyTlsPort(std::string_view name) {
+  auto failed = [name](std::string_view why, const absl::Status& st) {
+    ABSL_RAW_LOG(WARNING, "%s", std::string(st.message()).c_str());
+    ABSL_RAW_LOG(WARNING,
+                 "Failed applying new configuration. Possibly related to new %.*s setting. "
+                 "Restoring previous settings.",
+                 static_cast<int>(name.size()), name.data());
+    return TlsSetFailed(name, why);
+  };
+  const uint16_t port = tls_port.load();
+  // As Redis: a first TLS port builds the context from the tls-* settings; an existing one is
+  // kept (the tls-* entries rebuild it when they change).
+  if (port != 0 && tls_context.Get() == nullptr) {
+    absl::StatusOr<std::shared_ptr<io::TlsContext>> context = io::BuildTlsContext(tls_options());
+    if (!context.ok()) {
+      return failed("Unable to update TLS configuration. Check server logs.", context.status());
+    }
+    tls_context.Set(*std::move(context));
+  }
+  if (!listen_tls) return "";
+  if (absl::Status st = listen_tls(port); !st.ok()) {
+    return failed("Unable to listen on this port. Check server logs.", st);
+  }
+  return "";
+}
+
 void Config::AddTlsEntries() {
   entries_.push_back({"protected-mode", [this] { return YesNoText(protected_mode.load()); },
                       [this](std::string_view v) {
@@ -122,14 +148,24 @@ void Config::AddTlsEntries() {
                         protected_mode = *b;
                         return std::string();
                       }});
-  entries_.push_back({"tls-port", [this] { return StrCat(tls_port); }, nullptr});
-  entries_.back().load = [this](std::string_view v) {
-    std::optional<int64_t> x = ParseInt64(v);
-    if (!x) return std::string("argument couldn't be parsed into an integer");
-    if (*x < 0 || *x > 65535) return std::string("argument must be between 0 and 65535 inclusive");
-    tls_port = static_cast<uint16_t>(*x);
-    return std::string();
-  };
+  // tls-port takes effect by moving the TLS listener (ApplyTlsPort); CONFIG SET runs there.
+  entries_.push_back({"tls-port", [this] { return StrCat(tls_port.load()); },
+                      [this](std::string_view v) {
+                        // Redis's strict integer syntax: no sign, spaces or leading zeros.
+                        std::optional<int64_t> x = ParseInt64(v);
+                        if (!x) {
+                          return TlsSetFailed("tls-port",
+                                              "argument couldn't be parsed into an integer");
+                        }
+                        if (*x < 0 || *x > 65535) {
+                          return TlsSetFailed("tls-port",
+                                              "argument must be between 0 and 65535 inclusive");
+                        }
+                        tls_port = static_cast<uint16_t>(*x);
+                        return std::string();
+                      },
+                      false, &Config::ApplyTlsPort});
+  entries_.back().moves_listener = true;
   // A tls-* value that takes effect when the context is rebuilt (ApplyTls).
   auto add = [this](std::string name, auto get, auto parse) {
     entries_.push_back(

@@ -70,13 +70,14 @@ int main(int argc, char** argv) {
   listener_options.bind = config.bind;
   listener_options.port = config.port;
   listener_options.conn.limits = &config.client_limits;
-  listener_options.tls_port = config.tls_port;
+  listener_options.tls_port = config.tls_port.load();
   listener_options.tls = &config.tls_context;
   listener_options.tls_handshake_timeout =
       std::chrono::milliseconds(config.tls_handshake_timeout_ms);
   listener_options.protected_mode = [&config] { return config.ProtectedModeActive(); };
   auto listener = std::make_unique<dashkv::io::Listener>(*pool, *server, listener_options);
   server->clients().set_accept_pending([l = listener.get()] { l->AcceptPending(); });
+  config.listen_tls = [l = listener.get()](uint16_t port) { return l->SetTlsPort(port); };
   // Stops everything in order and returns `rc`: the pool (whose io_contexts own the
   // connections) goes before the server the connections point to.
   auto shut_down = [&](bool listening, int rc) {
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
     pool->Stop();
     pool->Join();
     server->snapshots().StopIo();
+    config.listen_tls = nullptr;
     listener.reset();
     pool.reset();
     server.reset();

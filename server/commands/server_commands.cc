@@ -9,6 +9,7 @@
 #include "core/str_util.h"
 #include "core/glob.h"
 #include "io/connection.h"
+#include "io/listener.h"
 #include "server/acl/acl_check.h"
 #include "server/acl/acl_user.h"
 #include "server/cmd_context.h"
@@ -99,13 +100,29 @@ void ConfigGet(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // CONFIG SET parameter value [parameter value ...]
-void ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
+// A call that may move a listener (tls-port) runs on the listener's engine (a hop there and
+// back), which serializes such calls; any other runs here.
+awaitable<void> ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
   // Like Redis 7: a name without a value is a syntax error, not an arity error.
-  if (args.size() % 2 != 0) return ctx.SendStatus(OpStatus::kSyntaxError);
+  if (args.size() % 2 != 0) {
+    ctx.SendStatus(OpStatus::kSyntaxError);
+    co_return;
+  }
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (size_t i = 2; i + 1 < args.size(); i += 2) pairs.emplace_back(args[i], args[i + 1]);
-  std::string err = ctx.config().Set(pairs, ctx.state.local_client);
-  if (!err.empty()) return ctx.rb.SendError(err);
+  Config& config = ctx.config();
+  const bool local_client = ctx.state.local_client;
+  std::string err;
+  if (config.MovesListener(pairs)) {
+    err = co_await ctx.pool().Await(io::Listener::kAcceptEngine,
+                                    [&] { return config.Set(pairs, local_client); });
+  } else {
+    err = config.Set(pairs, local_client);
+  }
+  if (!err.empty()) {
+    ctx.rb.SendError(err);
+    co_return;
+  }
   ctx.rb.SendOk();
 }
 
@@ -492,7 +509,7 @@ std::vector<CommandSpec> ConfigSubcommands() {
       MakeSubcommand("get", -3, kAdmin, kCats, "2.0.0",
                      "Returns the effective values of configuration parameters."),
       ConfigGet));
-  CommandSpec set = WithConnHandler(
+  CommandSpec set = WithCoordHandler(
       MakeSubcommand("set", -4, kAdmin, kCats, "2.0.0",
                      "Sets configuration parameters in-flight."),
       ConfigSet);

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,46 @@ TEST_F(ConfigTest, SetRollsBackOnFailure) {
   // An unknown name fails before anything is applied.
   EXPECT_NE(config_.Set({{"timeout", "9"}, {"nosuch", "1"}}), "");
   EXPECT_EQ(Value("timeout"), "5");
+}
+
+// CONFIG SET tls-port: Redis's texts; the listener hook sees the new port after the call's
+// other settings applied, and a refused port restores every value of the call.
+TEST_F(ConfigTest, TlsPortMovesTheListener) {
+  std::vector<uint16_t> moves;
+  absl::Status answer = absl::OkStatus();
+  config_.listen_tls = [&](uint16_t port) {
+    moves.push_back(port);
+    return answer;
+  };
+  const std::string failed = "ERR CONFIG SET failed (possibly related to argument 'tls-port') - ";
+  EXPECT_EQ(config_.Set({{"tls-port", "70000"}}),
+            failed + "argument must be between 0 and 65535 inclusive");
+  EXPECT_EQ(config_.Set({{"tls-port", "0100"}}),
+            failed + "argument couldn't be parsed into an integer");
+  // No certificate: the context cannot be built, the listener is not asked.
+  EXPECT_EQ(config_.Set({{"tls-port", "7000"}}),
+            failed + "Unable to update TLS configuration. Check server logs.");
+  EXPECT_EQ(Value("tls-port"), "0");
+  EXPECT_TRUE(moves.empty());
+  // Closing needs no context.
+  EXPECT_EQ(config_.Set({{"tls-port", "0"}}), "");
+  EXPECT_THAT(moves, ElementsAre(0));
+  // A port that cannot be bound restores the call's values.
+  answer = absl::UnavailableError("cannot bind 127.0.0.1:7000: Address already in use");
+  config_.tls_port = 0;
+  config_.tls_context.Set(std::make_shared<io::TlsContext>(
+      boost::asio::ssl::context(boost::asio::ssl::context::tls_server)));
+  ASSERT_EQ(config_.Set({{"timeout", "5"}}), "");
+  EXPECT_EQ(config_.Set({{"tls-port", "7000"}, {"timeout", "6"}}),
+            failed + "Unable to listen on this port. Check server logs.");
+  EXPECT_EQ(Value("tls-port"), "0");
+  EXPECT_EQ(Value("timeout"), "5");
+  EXPECT_THAT(moves, ElementsAre(0, 7000));
+  answer = absl::OkStatus();
+  EXPECT_EQ(config_.Set({{"tls-port", "7000"}}), "");
+  EXPECT_EQ(Value("tls-port"), "7000");
+  EXPECT_TRUE(config_.MovesListener({{"timeout", "1"}, {"TLS-PORT", "1"}}));
+  EXPECT_FALSE(config_.MovesListener({{"timeout", "1"}, {"tls-cert-file", "x"}}));
 }
 
 // Every setting CONFIG SET accepts takes effect in the value the server reads; the ones dashkv
