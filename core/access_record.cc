@@ -30,6 +30,19 @@ uint64_t LruIdleMs(uint32_t record, int64_t now_ms) {
   return (clock + (kLruClockMax - record)) * 1000;
 }
 
+uint32_t RestoredRecord(AccessMode mode, int64_t now_ms, int64_t idle_s, int freq) {
+  if (mode == AccessMode::kLfu && freq >= 0) {
+    return (LfuMinutes(now_ms) << 8) | static_cast<uint32_t>(std::min(freq, 255));
+  }
+  if (mode == AccessMode::kLru && idle_s >= 0) {
+    const int64_t clock = LruClock(now_ms);
+    int64_t at = clock - std::min<int64_t>(idle_s, kLruClockMax + 1);
+    if (at < 0) at = (clock + kLruClockMax / 2) % kLruClockMax;
+    return static_cast<uint32_t>(at);
+  }
+  return NewRecord(mode, now_ms);
+}
+
 uint8_t LfuDecayed(uint32_t record, int64_t now_ms, int64_t decay_time) {
   const uint32_t last = record >> 8;
   const uint32_t counter = record & 0xff;

@@ -54,6 +54,11 @@ uint8_t LfuDecayed(uint32_t record, int64_t now_ms, int64_t decay_time);
 // Returns `counter` incremented with probability 1 / ((counter - 5) * log_factor + 1), as
 // Redis's LFULogIncr; `r` is a uniform random number in [0, 1).
 uint8_t LfuLogIncr(uint8_t counter, int64_t log_factor, double r);
+// Returns the record of a key restored with an idle time or a frequency (RESTORE's IDLETIME /
+// FREQ, an RDB file's IDLE / FREQ opcodes), as Redis's objectSetLRUOrLFU: `freq` (0..255) under
+// LFU, `idle_s` seconds before now under LRU (older than the clock's range: halfway round the
+// clock, as Redis), else (-1: not given for the mode) a new key's record.
+uint32_t RestoredRecord(AccessMode mode, int64_t now_ms, int64_t idle_s, int freq);
 // Returns the record a new key starts with.
 inline uint32_t NewRecord(AccessMode mode, int64_t now_ms) {
   return mode == AccessMode::kLfu ? (LfuMinutes(now_ms) << 8) | kLfuInitVal : LruClock(now_ms);

@@ -24,6 +24,9 @@ struct PendingCmd {
   const CommandSpec* spec;
   io::CmdArgs args;
   unsigned sid;
+  // Sent by a CLIENT NO-TOUCH client: its lookups leave the access record as it is (fits in
+  // the struct's padding; read once per command by PipelineRunner::RunShardCommand).
+  bool no_touch = false;
 };
 
 // A command queued by MULTI, with its own copy of the arguments (batch buffers are reused).
@@ -66,8 +69,8 @@ class ConnState : public io::ConnectionState {
   std::string user_name = "default";
   uint64_t acl_generation = 0;
   bool acl_restricted = false;
-  bool no_evict = false;
-  bool no_touch = false;
+  bool no_evict = false;  // CLIENT NO-EVICT
+  bool no_touch = false;  // CLIENT NO-TOUCH: carried to the shards in PendingCmd::no_touch
   // CLIENT REPLY. kSkipNext: the next command's reply is dropped; kSkipping: while that command
   // runs (it may itself turn replies on). The dispatch drops the reply of a command after
   // which the mode is not kOn (server/server.cc).

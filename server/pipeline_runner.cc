@@ -78,7 +78,9 @@ void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsign
   const uint64_t errors = rb.error_count();
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
+  if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(true);
   const bool ran = RunShardHandler(cmd, ctx, reply_start);
+  if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
     // It left its keys as they were (a failed command changed nothing; a failed allocation
     // may have left a write half done, so its writes stay modified).

@@ -275,7 +275,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       return std::nullopt;
     }
     state.last_cmd = spec;
-    return PendingCmd{spec, batch[j], *sid};
+    return PendingCmd{spec, batch[j], *sid, state.no_touch};
   };
   // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
   size_t dropped_from = SIZE_MAX;

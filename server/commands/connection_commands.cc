@@ -199,6 +199,7 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.in_multi) flags += 'x';
   if (state.blocked) flags += 'b';
   if (state.no_evict) flags += 'e';
+  if (state.no_touch) flags += 'T';
   if (flags.empty()) flags = "N";
   const int64_t multi = state.in_multi ? static_cast<int64_t>(state.queued.size()) : -1;
   return StrCat(

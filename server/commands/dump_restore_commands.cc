@@ -69,22 +69,6 @@ void SendBadPayload(ShardCmdContext& ctx, const absl::Status& status) {
   ctx.SendStatus(OpStatus::kBadDataFormat);
 }
 
-// Returns the access record of a restored key, as Redis's objectSetLRUOrLFU: FREQ under an LFU
-// policy, IDLETIME (seconds) under the others, else a new key's record.
-uint32_t RestoredRecord(const RestoreOptions& opts, AccessMode mode, int64_t now_ms) {
-  if (mode == AccessMode::kLfu && opts.freq >= 0) {
-    return (LfuMinutes(now_ms) << 8) | static_cast<uint32_t>(opts.freq);
-  }
-  if (mode == AccessMode::kLru && opts.idletime >= 0) {
-    const int64_t clock = LruClock(now_ms);
-    int64_t at = clock - opts.idletime;
-    // Older than the clock's range: halfway round the clock, as Redis.
-    if (at < 0) at = (clock + kLruClockMax / 2) % kLruClockMax;
-    return static_cast<uint32_t>(at);
-  }
-  return NewRecord(mode, now_ms);
-}
-
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
 void CmdRestore(CmdArgs args, ShardCmdContext& ctx) {
   std::string_view key = args[1];
@@ -120,7 +104,8 @@ void CmdRestore(CmdArgs args, ShardCmdContext& ctx) {
   if (!added) return ctx.SendStatus(added.status());
   added->it->second = std::move(*value);
   ctx.db.SetExpire(added->it, deadline);
-  ctx.db.SetRecord(added->it, RestoredRecord(*opts, ctx.db.eviction().access_mode(), ctx.now_ms));
+  ctx.db.SetRecord(added->it, RestoredRecord(ctx.db.eviction().access_mode(), ctx.now_ms,
+                                             opts->idletime, static_cast<int>(opts->freq)));
   ctx.db.Notify(kNotifyGeneric, "restore", key);
   ctx.rb.SendOk();
 }

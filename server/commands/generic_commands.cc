@@ -40,9 +40,12 @@ int64_t DelOne(DbSlice& db, std::string_view key, int64_t now) {
 int64_t ExistsOne(DbSlice& db, std::string_view key, int64_t now) {
   return !db.FindReadOnly(key, now, Access::kNoTouch).is_done();
 }
-// As ExistsOne, updating the access record: TOUCH.
+// As ExistsOne, updating the access record: TOUCH (a CLIENT NO-TOUCH client's too).
 int64_t TouchOne(DbSlice& db, std::string_view key, int64_t now) {
-  return !db.FindReadOnly(key, now).is_done();
+  PrimeIterator it = db.FindReadOnly(key, now, Access::kNoTouch);
+  if (it.is_done()) return 0;
+  db.Touch(it, now);
+  return 1;
 }
 
 // DEL/UNLINK/EXISTS/TOUCH on one shard (all keys local to it).

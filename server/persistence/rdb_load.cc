@@ -52,8 +52,10 @@ struct EntryHeader {
   int64_t expire_ms;
   uint64_t value_offset;  // file offset of the value (for error messages)
   uint64_t value_len;
+  int64_t idle_s;  // the IDLE opcode's seconds (capped), -1: none
   uint32_t key_len;
   uint32_t db;
+  int16_t freq;  // the FREQ opcode's counter, -1: none
   uint8_t type;
   uint8_t has_expire;
 };
@@ -156,8 +158,12 @@ absl::Status ApplyBatch(Shard& shard, const Batch& batch, const ValueLimits& lim
     }
     added->it->second = std::move(*value);
     if (h.has_expire) db.SetExpire(added->it, h.expire_ms);
-    // A record kept outside the key went with the value it replaced: a new key's again.
-    if (!added->it->first.HasAuxRoom()) {
+    if (h.idle_s >= 0 || h.freq >= 0) [[unlikely]] {
+      // The file's IDLE / FREQ, for the policy in force (Redis's objectSetLRUOrLFU).
+      db.SetRecord(added->it,
+                   RestoredRecord(db.eviction().access_mode(), NowMs(), h.idle_s, h.freq));
+    } else if (!added->it->first.HasAuxRoom()) {
+      // A record kept outside the key went with the value it replaced: a new key's again.
       db.SetRecord(added->it, NewRecord(db.eviction().access_mode(), NowMs()));
     }
     ++counts->loaded;
@@ -183,8 +189,12 @@ class Loader {
     unsigned sid = shards_.ShardOf(rec.key);
     Batch*& batch = open_[sid];
     if (batch == nullptr) batch = TakeFreeBatch();
-    EntryHeader h{rec.expire_ms.value_or(0), rec.value_offset, rec.value.size(),
-                  static_cast<uint32_t>(rec.key.size()), rec.db, rec.type,
+    // An IDLE beyond the LRU clock's range means "as old as can be": capped there.
+    const int64_t idle_s =
+        rec.idle_s ? static_cast<int64_t>(std::min<uint64_t>(*rec.idle_s, kLruClockMax + 1)) : -1;
+    EntryHeader h{rec.expire_ms.value_or(0), rec.value_offset, rec.value.size(), idle_s,
+                  static_cast<uint32_t>(rec.key.size()), rec.db,
+                  static_cast<int16_t>(rec.freq ? int16_t(*rec.freq) : int16_t(-1)), rec.type,
                   static_cast<uint8_t>(rec.expire_ms.has_value())};
     std::string& d = batch->data;
     size_t at = d.size();

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/access_record.h"
+#include "core/base/clock.h"
 #include "core/base/logging.h"
 #include "core/rdb_encoding.h"
 #include "io/engine.h"
@@ -19,6 +21,8 @@ namespace {
 
 constexpr char kOpSelectDb = char(0xFE);
 constexpr char kOpExpireMs = char(0xFC);
+constexpr char kOpIdle = char(0xF8);
+constexpr char kOpFreq = char(0xF9);
 
 }  // namespace
 
@@ -56,6 +60,14 @@ void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> write
     if (slice == nullptr || slice->size() == 0) continue;
     dbs_.push_back(DbCursor{slice, db});
     sizes->push_back(DbSize{db, slice->size(), slice->expires()});
+  }
+  record_op_ = RecordOp::kNone;
+  if (!dbs_.empty()) {
+    const EvictionSettings& eviction = dbs_.front().slice->eviction();  // one for all slices
+    const MaxmemoryPolicy policy = eviction.policy.load(std::memory_order_relaxed);
+    if (IsLruPolicy(policy)) record_op_ = RecordOp::kIdle;
+    if (IsLfuPolicy(policy)) record_op_ = RecordOp::kFreq;
+    lfu_decay_time_ = eviction.lfu_decay_time.load(std::memory_order_relaxed);
   }
   shard_->changes().SetInterest(slot_, kWantBefore);
   ScheduleSlice(false);
@@ -141,6 +153,18 @@ void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
     for (int i = 0; i < 8; ++i) buf->push_back(char((ms >> (8 * i)) & 0xFF));
   }
   const CompactObj& value = it->second;
+  if (record_op_ != RecordOp::kNone) [[unlikely]] {
+    const int64_t now_ms = NowMs();
+    if (record_op_ == RecordOp::kIdle) {
+      buf->push_back(kOpIdle);
+      const uint32_t record = GetRecord(key, value, AccessMode::kLru, now_ms);
+      AppendRdbLen(buf, LruIdleMs(record, now_ms) / 1000);
+    } else {
+      buf->push_back(kOpFreq);
+      const uint32_t record = GetRecord(key, value, AccessMode::kLfu, now_ms);
+      buf->push_back(char(LfuDecayed(record, now_ms, lfu_decay_time_)));
+    }
+  }
   buf->push_back(char(RdbTypeOf(value)));
   std::string scratch;
   AppendRdbString(buf, key.GetString(&scratch), options_.compress);

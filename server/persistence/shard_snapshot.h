@@ -125,6 +125,11 @@ class ShardSnapshot final : public ChangeListener {
   uint64_t generation_ = 0;  // a slice task of an earlier snapshot sees a different value
   std::shared_ptr<RdbFileWriter> writer_;
   RdbWriteOptions options_;
+  // The access record each entry carries, from the policy at the cut (as Redis's
+  // rdbSaveKeyValuePair): IDLE (seconds) under an LRU policy, FREQ under an LFU one, else none.
+  enum class RecordOp : uint8_t { kNone, kIdle, kFreq };
+  RecordOp record_op_ = RecordOp::kNone;
+  int64_t lfu_decay_time_ = 1;
   std::vector<DbCursor> dbs_;
   size_t walk_db_ = 0;  // the database the walk is in
   uint64_t last_slice_end_ = 0;  // CycleClock ticks; 0 before the first slice

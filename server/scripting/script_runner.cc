@@ -99,8 +99,9 @@ class ScriptHostBase : public ScriptHost {
                  const ConnState* caller, unsigned db, int64_t now_ms, const ScriptFlags& flags,
                  bool read_only)
       : services_(services), runner_(runner), conn_(conn),
-        caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr), flags_(flags),
-        read_only_(read_only), db_(db), now_ms_(now_ms) {}
+        caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr),
+        no_touch_(caller != nullptr && caller->no_touch), flags_(flags), read_only_(read_only),
+        db_(db), now_ms_(now_ms) {}
 
   std::optional<bool> AclAllows(std::span<const std::string> args) const override {
     SetViews(args);
@@ -231,6 +232,7 @@ class ScriptHostBase : public ScriptHost {
   PipelineRunner& runner_;
   io::Connection* const conn_;
   const ConnState* const caller_;
+  const bool no_touch_;  // the caller is a CLIENT NO-TOUCH client (PendingCmd::no_touch)
   const ScriptFlags& flags_;
   const bool read_only_;
   const unsigned db_;
@@ -271,8 +273,8 @@ class ShardHost : public ScriptHostBase {
       return CallStatus::kAbort;
     }
     MarkWrite(*spec);
-    runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(), reply,
-                            now_ms_, /*from_script=*/true);
+    runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index(), no_touch_}, shard_,
+                            db(), reply, now_ms_, /*from_script=*/true);
     return CallStatus::kReady;
   }
 
@@ -319,8 +321,8 @@ class CoordHost : public ScriptHostBase {
     if (pending_sid_) {
       Shard* local = Shard::Current();
       if (local != nullptr && local->index() == *pending_sid_) {
-        runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_}, *local, db(),
-                                reply, now_ms_, /*from_script=*/true);
+        runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_, no_touch_},
+                                *local, db(), reply, now_ms_, /*from_script=*/true);
         return CallStatus::kReady;
       }
     }
@@ -332,7 +334,7 @@ class CoordHost : public ScriptHostBase {
     const CommandSpec& spec = *pending_spec_;
     if (pending_sid_) {
       const unsigned db = this->db();
-      PendingCmd cmd{&spec, args(), *pending_sid_};
+      PendingCmd cmd{&spec, args(), *pending_sid_, no_touch_};
       co_await services_.shard_set.Await(*pending_sid_, [&](Shard& shard) {
         runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true);
       });

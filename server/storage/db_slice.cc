@@ -73,7 +73,10 @@ PrimeIterator DbSlice::FindReadOnly(std::string_view key, int64_t now_ms, Access
     Notify(kNotifyKeyMiss, "keymiss", key);
   } else {
     ++stats_->keyspace_hits;
-    if (access == Access::kTouch) Touch(it, now_ms);
+    if (access == Access::kTouch) {
+      PrimeTable::iterator::Ref entry = *it;
+      TouchEntry(entry.first, entry.second, now_ms);
+    }
   }
   return it;
 }
@@ -101,7 +104,8 @@ PrimeIterator DbSlice::FindMutable(std::string_view key, int64_t now_ms) {
     return table_.end();
   }
   WillChange(key, it, 0);
-  Touch(it, now_ms);
+  PrimeTable::iterator::Ref entry = *it;
+  TouchEntry(entry.first, entry.second, now_ms);
   return it;
 }
 

@@ -112,11 +112,15 @@ class DbSlice {
   void SetRecord(PrimeIterator it, uint32_t record) {
     dashkv::SetRecord(it->first, it->second, record, eviction_->access_mode());
   }
-  // Updates the access record of the entry for an access now (the lookups do; TOUCH too).
+  // Updates the access record of the entry for an access now (TOUCH; the lookups do unless
+  // no_touch is set).
   void Touch(PrimeIterator it, int64_t now_ms) {
     PrimeTable::iterator::Ref entry = *it;
-    TouchEntry(entry.first, entry.second, now_ms);
+    UpdateRecord(entry.first, entry.second, now_ms);
   }
+  // While set, lookups leave the access records as they are: the command running is a CLIENT
+  // NO-TOUCH client's (set and cleared around it by PipelineRunner::RunShardCommand).
+  void set_no_touch(bool yes) { no_touch_ = yes; }
   // The policy settings the access record follows (the server's; defaults until set).
   void set_eviction(const EvictionSettings* settings) { eviction_ = settings; }
   const EvictionSettings& eviction() const { return *eviction_; }
@@ -201,8 +205,12 @@ class DbSlice {
     NoteMutable(key);
 #endif
   }
-  // Touch on the entry's objects (a lookup that holds them already).
+  // A lookup's access to the entry's objects: updates the record unless no_touch_.
   void TouchEntry(CompactObj& key, CompactObj& value, int64_t now_ms) {
+    if (no_touch_) [[unlikely]] return;
+    UpdateRecord(key, value, now_ms);
+  }
+  void UpdateRecord(CompactObj& key, CompactObj& value, int64_t now_ms) {
     if (eviction_->access_mode() == AccessMode::kLfu) [[unlikely]] {
       return TouchLfu(key, value, now_ms);
     }
@@ -231,6 +239,7 @@ class DbSlice {
   ShardStats* stats_;
   ChangeListeners* changes_;
   unsigned db_index_;
+  bool no_touch_ = false;  // set_no_touch
   std::string removed_key_;  // the key of the entry being erased, for AfterRemove
   const EvictionSettings* eviction_;
   size_t high_water_ = 0;           // the most entries the table held since it was cleared

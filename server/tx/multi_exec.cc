@@ -119,7 +119,8 @@ asio::awaitable<void> MultiExec::ExecOnOneShard(ConnState& state, const LockRequ
     out.StartArray(cmds.size());
     shard.blocking().set_deferred(true);
     for (size_t i = 0; i < cmds.size(); ++i) {
-      PendingCmd c{cmds[i].spec, CmdArgs(views[i].data(), views[i].size()), sid};
+      PendingCmd c{cmds[i].spec, CmdArgs(views[i].data(), views[i].size()), sid,
+                   state.no_touch};
       runner_.RunShardCommand(c, shard, db, out, now_ms, /*from_script=*/false, &state);
     }
     shard.blocking().set_deferred(false);
@@ -219,7 +220,7 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     if (spec->kind != HandlerKind::kShard || refused(j)) return std::nullopt;
     std::optional<unsigned> sid = runner_.SingleShardOf(*spec, args_of(j));
     if (!sid) return std::nullopt;
-    return PendingCmd{spec, args_of(j), *sid};
+    return PendingCmd{spec, args_of(j), *sid, state.no_touch};
   };
   for (size_t i = 0; i < cmds.size();) {
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, cmds.size(), as_shard_cmd); j > i) {

@@ -36,6 +36,22 @@ TEST(AccessRecordTest, LfuDecayAndIncrement) {
 
 // Key and value forms: the record lives in the key (roomy key), the value (tight key), or the
 // lossy flags (both tight).
+TEST(AccessRecordTest, RestoredRecord) {
+  // LFU: the counter given, decremented now.
+  EXPECT_EQ(RestoredRecord(AccessMode::kLfu, kNow, -1, 200), (LfuMinutes(kNow) << 8) | 200);
+  EXPECT_EQ(LfuDecayed(RestoredRecord(AccessMode::kLfu, kNow, 50, 0), kNow, 1), 0);
+  // LRU: idle seconds before now.
+  EXPECT_EQ(LruIdleMs(RestoredRecord(AccessMode::kLru, kNow, 1000, -1), kNow), 1000'000u);
+  EXPECT_EQ(LruIdleMs(RestoredRecord(AccessMode::kLru, kNow, 0, 7), kNow), 0u);
+  // Beyond the clock's range (an RDB IDLE of any size): halfway round the clock, never wrapping
+  // to a recent access.
+  const uint32_t old = RestoredRecord(AccessMode::kLru, kNow, int64_t{1} << 40, -1);
+  EXPECT_GE(LruIdleMs(old, kNow), uint64_t{kLruClockMax / 2 - 1} * 1000);
+  // Not given for the mode: a new key's record.
+  EXPECT_EQ(RestoredRecord(AccessMode::kLfu, kNow, 1000, -1), NewRecord(AccessMode::kLfu, kNow));
+  EXPECT_EQ(RestoredRecord(AccessMode::kLru, kNow, -1, 100), NewRecord(AccessMode::kLru, kNow));
+}
+
 TEST(AccessRecordTest, StoredWhereThereIsRoom) {
   const std::string tight_key(15, 'k'), roomy_key = "key:1";
   const std::string tight_val(16, 'v'), roomy_val(100, 'v');
