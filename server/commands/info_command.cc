@@ -12,6 +12,7 @@
 #include <mimalloc.h>
 
 #include "core/memory.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/persistence/snapshot_manager.h"
 #include "server/cmd_context.h"
 #include "server/scripting/function_store.h"
@@ -90,7 +91,8 @@ void AppendClients(std::string& out, const ConnCmdContext& ctx) {
   StrAppend(&out, "# Clients\r\nconnected_clients:", ctx.clients().connected(),
                   "\r\ncluster_connections:0\r\nmaxclients:10000\r\n"
                   "blocked_clients:", ctx.stats().blocked_clients().load(),
-                  "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+                  "\r\ntracking_clients:", ctx.tracking().tracking_clients(),
+                  "\r\nclients_in_timeout_table:0\r\n");
 }
 
 void AppendMemory(std::string& out, const ConnCmdContext& ctx,
@@ -171,6 +173,9 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
                   "\r\npubsub_channels:", reg.Size(PubSubKind::kChannel),
                   "\r\npubsub_patterns:", reg.Size(PubSubKind::kPattern),
                   "\r\npubsubshard_channels:", reg.Size(PubSubKind::kShardChannel),
+                  "\r\ntracking_total_keys:", ctx.tracking().total_keys(),
+                  "\r\ntracking_total_items:", ctx.tracking().total_items(),
+                  "\r\ntracking_total_prefixes:", ctx.tracking().total_prefixes(),
                   "\r\ntotal_error_replies:", errors, "\r\ndashkv_shard_hops:", hops,
                   "\r\ndashkv_script_runs_undeclared_keys:",
                   ctx.services().scripts.undeclared_runs.load(std::memory_order_relaxed),

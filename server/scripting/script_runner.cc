@@ -99,7 +99,8 @@ class ScriptHostBase : public ScriptHost {
                  const ConnState* caller, unsigned db, int64_t now_ms, const ScriptFlags& flags,
                  bool read_only)
       : services_(services), runner_(runner), conn_(conn),
-        caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr), flags_(flags),
+        caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr),
+        tracker_(caller), flags_(flags),
         read_only_(read_only), db_(db), now_ms_(now_ms) {}
 
   std::optional<bool> AclAllows(std::span<const std::string> args) const override {
@@ -231,6 +232,8 @@ class ScriptHostBase : public ScriptHost {
   PipelineRunner& runner_;
   io::Connection* const conn_;
   const ConnState* const caller_;
+  // The calling client, for client-side caching: the keys its calls read are tracked for it.
+  const ConnState* const tracker_;
   const ScriptFlags& flags_;
   const bool read_only_;
   const unsigned db_;
@@ -272,7 +275,7 @@ class ShardHost : public ScriptHostBase {
     }
     MarkWrite(*spec);
     runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index()}, shard_, db(), reply,
-                            now_ms_, /*from_script=*/true);
+                            now_ms_, /*from_script=*/true, /*client=*/nullptr, tracker_);
     return CallStatus::kReady;
   }
 
@@ -320,7 +323,8 @@ class CoordHost : public ScriptHostBase {
       Shard* local = Shard::Current();
       if (local != nullptr && local->index() == *pending_sid_) {
         runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_}, *local, db(),
-                                reply, now_ms_, /*from_script=*/true);
+                                reply, now_ms_, /*from_script=*/true, /*client=*/nullptr,
+                                tracker_);
         return CallStatus::kReady;
       }
     }
@@ -334,7 +338,8 @@ class CoordHost : public ScriptHostBase {
       const unsigned db = this->db();
       PendingCmd cmd{&spec, args(), *pending_sid_};
       co_await services_.shard_set.Await(*pending_sid_, [&](Shard& shard) {
-        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true);
+        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true,
+                                /*client=*/nullptr, tracker_);
       });
       co_return;
     }
@@ -640,7 +645,8 @@ void ScriptRunner::RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& ca
   }
   ScriptRunner& self = services.scripting;
   RunOutcome outcome =
-      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, nullptr, ctx.db_index,
+      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, ctx.tracking_client,
+                 ctx.db_index,
                  ctx.now_ms, callee, read_only, keys, argv, ctx.shard,
                  services.scripts.generation());
   if (outcome == RunOutcome::kRerunGlobal) {
