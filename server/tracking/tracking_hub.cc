@@ -168,8 +168,7 @@ void TrackingHub::Refresh(ConnState& state) {
   state.tracking_opt = t->optin || t->optout;
 }
 
-void TrackingHub::EndBatch(ConnState& state, io::ReplyBuilder& out) {
-  if (state.tracking == nullptr) [[likely]] return;
+void TrackingHub::FlushDeferred(ConnState& state, io::ReplyBuilder& out) {
   ClientTracking& t = *state.tracking;
   t.dispatching = false;
   if (t.deferred.empty()) return;

@@ -93,7 +93,9 @@ class TrackingHub {
   static void BeginBatch(ConnState& state) {
     if (state.tracking != nullptr) [[unlikely]] state.tracking->dispatching = true;
   }
-  static void EndBatch(ConnState& state, io::ReplyBuilder& out);
+  static void EndBatch(ConnState& state, io::ReplyBuilder& out) {
+    if (state.tracking != nullptr) [[unlikely]] FlushDeferred(state, out);
+  }
   // After command `args` ran in OPTIN/OPTOUT mode: CLIENT CACHING's flag lasts for one command
   // (a whole MULTI ... EXEC), CLIENT subcommands excepted, as in Redis.
   static void AfterCommand(ConnState& state, io::CmdArgs args);
@@ -127,6 +129,8 @@ class TrackingHub {
     absl::flat_hash_map<uint64_t, ConnState*> clients;  // every client of the engine, by id
   };
 
+  // Ends the batch of a client that has tracked: appends the held-back invalidations.
+  static void FlushDeferred(ConnState& state, io::ReplyBuilder& out);
   // Delivers a batch of invalidations to the clients of engine `engine`. REQUIRES: on it.
   void Deliver(unsigned engine, std::vector<Invalidation> batch);
   // Sends the invalidation `value` (the RESP of its key array, or of null) to the tracking
