@@ -1,6 +1,7 @@
 #include "server/tracking/tracking_hub.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "core/base/logging.h"
@@ -96,7 +97,10 @@ asio::awaitable<std::optional<unsigned>> TrackingHub::FindClient(uint64_t id) {
 }
 
 asio::awaitable<void> TrackingHub::Enable(ConnState& state, TrackingRequest request) {
-  if (state.tracking == nullptr) state.tracking = std::make_unique<ClientTracking>();
+  if (state.tracking == nullptr) {
+    state.tracking = std::make_unique<ClientTracking>();
+    state.tracking->dispatching = true;  // this batch's replies go first, as for later ones
+  }
   ClientTracking& t = *state.tracking;
   if (!t.on) clients_.fetch_add(1, std::memory_order_relaxed);
   t.on = true;
@@ -110,14 +114,20 @@ asio::awaitable<void> TrackingHub::Enable(ConnState& state, TrackingRequest requ
   Refresh(state);
   if (!request.bcast) co_return;
   if (request.prefixes.empty()) request.prefixes.emplace_back();  // every key
+  // The new prefixes, sorted, merged into the client's in one pass (a request may hold many).
+  std::vector<std::string>& req = request.prefixes;
+  std::sort(req.begin(), req.end());
+  req.erase(std::unique(req.begin(), req.end()), req.end());
   std::vector<std::string> added;
-  for (std::string& p : request.prefixes) {
-    auto pos = std::lower_bound(t.prefixes.begin(), t.prefixes.end(), p);
-    if (pos != t.prefixes.end() && *pos == p) continue;
-    t.prefixes.insert(pos, p);
-    added.push_back(std::move(p));
+  for (std::string& p : req) {
+    if (!std::binary_search(t.prefixes.begin(), t.prefixes.end(), p)) added.push_back(std::move(p));
   }
   if (added.empty()) co_return;
+  std::vector<std::string> merged;
+  merged.reserve(t.prefixes.size() + added.size());
+  std::merge(std::make_move_iterator(t.prefixes.begin()), std::make_move_iterator(t.prefixes.end()),
+             added.begin(), added.end(), std::back_inserter(merged));
+  t.prefixes = std::move(merged);
   {
     absl::MutexLock lock(&mu_);
     for (const std::string& p : added) ++prefix_clients_[p];
