@@ -66,6 +66,9 @@ class ShardCmdContext {
   const ServerServices* services = nullptr;
   bool changed = true;   // cleared by NoChange()
   bool from_script = false;  // called by a script (redis.call)
+  // The client the command runs for when it tracks keys (client-side caching), else nullptr:
+  // a script it runs tracks the keys its calls read for that client.
+  const ConnState* tracking_client = nullptr;
 };
 
 // Thread: the connection's thread, for the duration of one command.
@@ -87,6 +90,7 @@ class ConnCmdContext {
   ClientRegistry& clients() const { return services_.clients; }
   MultiExec& multi() const { return services_.multi; }
   SnapshotManager& snapshots() const { return services_.snapshots; }
+  TrackingHub& tracking() const { return services_.tracking; }
   const ServerServices& services() const { return services_; }
 
   ConnState& state;

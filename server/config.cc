@@ -503,6 +503,7 @@ void Config::AddEntries() {
   atomic_mem_entry("maxmemory", &maxmemory, 0);
   atomic_mem_entry("hll-sparse-max-bytes", &hll_sparse_max_bytes, 0);
   atomic_int_entry({"maxmemory-samples"}, &eviction.samples, 1, INT32_MAX);
+  atomic_int_entry({"tracking-table-max-keys"}, &tracking_table_max_keys, 0, INT64_MAX);
   atomic_int_entry({"maxmemory-eviction-tenacity"}, &eviction.tenacity, 0, 100);
   atomic_int_entry({"lfu-log-factor"}, &eviction.lfu_log_factor, 0, INT32_MAX);
   atomic_int_entry({"lfu-decay-time"}, &eviction.lfu_decay_time, 0, INT32_MAX);

@@ -190,6 +190,9 @@ class Config {
   std::atomic<int64_t> slowlog_max_len{128};
   std::atomic<int64_t> latency_monitor_threshold{0};  // ms; 0: off
   std::atomic<bool> latency_tracking{true};
+  // tracking-table-max-keys: the keys client-side caching tracks at most (0: no limit), shared
+  // evenly by the shards (server/tracking/tracking_hub.h).
+  std::atomic<int64_t> tracking_table_max_keys{1000000};
   // The CycleClock ticks from which a command's run goes to the slow log or the latency
   // monitor: the smaller of their thresholds (UINT64_MAX when both are off). One compare per
   // command (ServerStats::RecordCall).

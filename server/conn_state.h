@@ -12,6 +12,7 @@
 #include "io/service.h"
 #include "server/acl/acl_user.h"
 #include "server/pubsub/client_subscriptions.h"
+#include "server/tracking/client_tracking.h"
 
 namespace dashkv {
 
@@ -86,6 +87,14 @@ class ConnState : public io::ConnectionState {
   std::shared_ptr<WatchState> watch_state;  // shared with the shards of the watched keys
   // Set at the first SUBSCRIBE (server/pubsub/pubsub.h).
   std::unique_ptr<ClientSubscriptions> pubsub;
+  // CLIENT TRACKING (server/tracking/tracking_hub.h): allocated when first turned on.
+  std::unique_ptr<ClientTracking> tracking;
+  // TrackingNow bits for the command being run: the shards read them while the connection
+  // waits for them (0 unless tracking is on: one branch per shard command).
+  uint8_t tracking_now = 0;
+  // Tracking is on in OPTIN or OPTOUT mode: commands run one at a time (CLIENT CACHING's flag
+  // applies to the next command only).
+  bool tracking_opt = false;
   // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
 

@@ -158,6 +158,29 @@ std::string_view StatusText(OpStatus status) {
       return "ERR DEBUG command not allowed. If the enable-debug-command option is set to "
              "\"local\", you can run it from a local connection, otherwise you need to set this "
              "option in the configuration file, and then restart the server.";
+    case OpStatus::kTrackingRedirectTwice:
+      return "ERR A client can only redirect to a single other client";
+    case OpStatus::kTrackingNoSuchRedirect:
+      return "ERR The client ID you want redirect to does not exist";
+    case OpStatus::kTrackingPrefixNeedsBcast:
+      return "ERR PREFIX option requires BCAST mode to be enabled";
+    case OpStatus::kTrackingBcastSwitch:
+      return "ERR You can't switch BCAST mode on/off before disabling tracking for this client, "
+             "and then re-enabling it with a different mode.";
+    case OpStatus::kTrackingOptBcast:
+      return "ERR OPTIN and OPTOUT are not compatible with BCAST";
+    case OpStatus::kTrackingOptBoth:
+      return "ERR You can't specify both OPTIN mode and OPTOUT mode";
+    case OpStatus::kTrackingOptSwitch:
+      return "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, "
+             "and then re-enabling it with a different mode.";
+    case OpStatus::kCachingNotTracking:
+      return "ERR CLIENT CACHING can be called only when the client is in tracking mode with "
+             "OPTIN or OPTOUT mode enabled";
+    case OpStatus::kCachingYesNotOptin:
+      return "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+    case OpStatus::kCachingNoNotOptout:
+      return "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
     case OpStatus::kLoading:
       return "LOADING Redis is loading the dataset in memory";
     case OpStatus::kMisconf:

@@ -93,6 +93,17 @@ enum class OpStatus : uint8_t {
   kWrongPass,           // "WRONGPASS invalid username-password pair or user is disabled."
   kBadClientName,       // "Client names cannot contain spaces, newlines or special characters."
   kDebugNotAllowed,     // "DEBUG command not allowed. If the enable-debug-command option ..."
+  // CLIENT TRACKING / CACHING (the prefix overlap errors name the prefixes: built in place).
+  kTrackingRedirectTwice,    // "A client can only redirect to a single other client"
+  kTrackingNoSuchRedirect,   // "The client ID you want redirect to does not exist"
+  kTrackingPrefixNeedsBcast, // "PREFIX option requires BCAST mode to be enabled"
+  kTrackingBcastSwitch,      // "You can't switch BCAST mode on/off before disabling ..."
+  kTrackingOptBcast,         // "OPTIN and OPTOUT are not compatible with BCAST"
+  kTrackingOptBoth,          // "You can't specify both OPTIN mode and OPTOUT mode"
+  kTrackingOptSwitch,        // "You can't switch OPTIN/OPTOUT mode before disabling ..."
+  kCachingNotTracking,       // "CLIENT CACHING can be called only when the client is in ..."
+  kCachingYesNotOptin,       // "CLIENT CACHING YES is only valid when tracking is enabled ..."
+  kCachingNoNotOptout,       // "CLIENT CACHING NO is only valid when tracking is enabled ..."
   // Persistence.
   kLoading,             // "LOADING Redis is loading the dataset in memory"
   kMisconf,             // "MISCONF Redis is configured to save RDB snapshots, ..."

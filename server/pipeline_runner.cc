@@ -11,6 +11,7 @@
 #include "server/cycle_clock.h"
 #include "server/server_stats.h"
 #include "server/storage/shard_set.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/tx/lock_plan.h"
 #include "server/tx/transaction.h"
 
@@ -64,7 +65,7 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                                      io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
-                                     const ConnState* client) {
+                                     const ConnState* client, const ConnState* script_caller) {
   if (shard.evictor().pressure() && cmd.spec->HasFlag(kCmdDenyOom) &&
       !shard.evictor().MakeRoom(now_ms)) [[unlikely]] {
     // Over maxmemory with nothing left to evict (server/storage/evictor.h).
@@ -79,6 +80,15 @@ void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsign
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(true);
+  // Client-side caching (server/tracking/tracking_hub.h): one branch when the client does not
+  // track.
+  const ConnState* tracker = client != nullptr ? client : script_caller;
+  const bool tracked = tracker != nullptr && tracker->tracking_now != 0;
+  uint64_t outer_origin = 0;  // a script's call runs inside the script's command
+  if (tracked) [[unlikely]] {
+    ctx.tracking_client = tracker;
+    outer_origin = services_.tracking.BeginCommand(shard, *tracker);
+  }
   const bool ran = RunShardHandler(cmd, ctx, reply_start);
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
@@ -87,6 +97,9 @@ void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsign
     shard.changes().MarkUnmodified();
   }
   shard.FinishChanges();
+  if (tracked) [[unlikely]] {
+    services_.tracking.EndCommand(shard, *tracker, *cmd.spec, cmd.args, outer_origin);
+  }
   // Serve the clients this command unblocked before anything else runs (server/tx/blocking.h).
   if (shard.blocking().has_ready()) shard.blocking().ServeReady();
   stats_.RecordCall(shard.index(), *cmd.spec, CycleClock::Now() - start,
@@ -125,6 +138,9 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
   const uint64_t errors = ctx.rb.error_count();
   const uint64_t start = CycleClock::Now();
   const size_t reply_start = ctx.rb.size();
+  if (ctx.state.tracking_now & kTrackingReads) [[unlikely]] {
+    services_.tracking.RememberCoordKeys(ctx.state, spec, args);
+  }
   const bool needs_locks = shard_set_.size() > 1 && ctx.locks == nullptr &&
                            !spec.HasFlag(kCmdBlocking) && spec.tx_scope != TxScope::kNone &&
                            spec.tx_scope != TxScope::kScript &&

@@ -101,10 +101,13 @@ class PipelineRunner {
   // Runs one shard command on `shard` (its thread) and counts it, with its duties after: the
   // change listeners' pending work, then the clients it unblocked. `from_script`: a script's
   // call (ShardCmdContext::from_script). `client`: the connection it runs for, read only if the
-  // command is slow (the slow log's client fields); nullptr for a script's calls.
+  // command is slow (the slow log's client fields) and for client-side caching; nullptr for a
+  // script's calls, whose caching client is `script_caller` (the connection running the
+  // script, or nullptr).
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms, bool from_script = false,
-                       const ConnState* client = nullptr);
+                       const ConnState* client = nullptr,
+                       const ConnState* script_caller = nullptr);
 
  private:
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked

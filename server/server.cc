@@ -20,6 +20,7 @@
 #include "server/scripting/function_store.h"
 #include "server/scripting/script_store.h"
 #include "server/pubsub/keyspace_notifier.h"
+#include "server/tracking/tracking_hub.h"
 
 namespace dashkv {
 
@@ -53,6 +54,7 @@ Server::Server(Config& config, io::EnginePool& pool,
       registry_(BuildRegistry(extra_commands)),
       stats_(pool.size(), registry_.num_ids(), config),
       clients_(pool, config),
+      tracking_(std::make_unique<TrackingHub>(pool, &config.tracking_table_max_keys)),
       shard_set_(std::make_unique<ShardSet>(pool, config.databases)),
       pubsub_(std::make_unique<PubSub>(pool.size(), config.output_limit(ClientClass::kNormal),
                                        config.output_limit(ClientClass::kPubSub))),
@@ -65,7 +67,7 @@ Server::Server(Config& config, io::EnginePool& pool,
       monitor_(pool),
       services_{config_,  pool_,       *shard_set_, *pubsub_,   registry_,  stats_,
                 clients_, multi_,      *snapshots_, *scripts_,  *functions_, scripting_,
-                *acl_,    pause_,      monitor_},
+                *acl_,    pause_,      monitor_,    *tracking_},
       runner_(services_),
       multi_(services_, runner_),
       scripting_(services_, runner_) {
@@ -89,6 +91,7 @@ Server::Server(Config& config, io::EnginePool& pool,
     notifier->Attach(&shard.changes());
     notifiers_[shard.index()] = std::move(notifier);
   });
+  tracking_->AttachShards(*shard_set_);
   snapshots_->Attach();
   // Function libraries travel in snapshots (FUNCTION2 records).
   snapshots_->SetFunctionHooks(
@@ -174,6 +177,7 @@ std::unique_ptr<io::ConnectionState> Server::OnConnect(io::Connection& conn) {
   state->local_client = IsLocalPeer(conn.remote_address());
   const unsigned engine = conn.engine().index();
   clients_.Add(engine, state.get());
+  tracking_->AddClient(engine, state.get());
   BumpCounter(stats_.engine(engine).connections_received);
   return state;
 }
@@ -182,6 +186,7 @@ void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   monitor_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
   pubsub_->UnsubscribeAll(static_cast<ConnState&>(state));
   multi_.Discard(static_cast<ConnState&>(state));
+  tracking_->RemoveClient(conn.engine().index(), static_cast<ConnState*>(&state));
   clients_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
 }
 
@@ -304,13 +309,16 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     exec_feed.clear();
     exec_reply_at = SIZE_MAX;
   };
+  TrackingHub::BeginBatch(state);
   size_t i = 0;
   while (i < batch.size()) {
     feed_exec();
     drop_reply();
     one_at = SIZE_MAX;
     if (state.reply_mode != ConnState::ReplyMode::kOn || pause_.maybe_active() ||
-        monitor_.active()) [[unlikely]] {
+        monitor_.active() || state.tracking_opt) [[unlikely]] {
+      // CLIENT CACHING's flag covers one command: the one before this may have used it up.
+      if (state.tracking_opt && i > 0) TrackingHub::AfterCommand(state, batch[i - 1]);
       // A paused command waits here; one that is refused replies at once, as in Redis.
       const CommandSpec* spec = registry_.Lookup(batch[i]);
       const bool runs =
@@ -423,6 +431,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   }
   feed_exec();
   drop_reply();
+  if (state.tracking_opt && i > 0) TrackingHub::AfterCommand(state, batch[i - 1]);
+  TrackingHub::EndBatch(state, out);
   EngineStats& es = stats_.engine(my_engine);
   BumpCounter(es.commands_processed, batch.size());
   BumpCounter(es.error_replies, out.error_count() - errors_before);

@@ -36,6 +36,7 @@ namespace dashkv {
 class KeyspaceNotifier;
 class FunctionStore;
 class ScriptStore;
+class TrackingHub;
 
 class Server : public io::Service {
  public:
@@ -99,6 +100,8 @@ class Server : public io::Service {
   std::vector<std::unique_ptr<KeyspaceNotifier>> notifiers_;
   // maxmemory as the shards share it (eviction, server/storage/memory_budget.h).
   std::unique_ptr<MemoryBudget> memory_;
+  // Client-side caching; its per-shard tables are change listeners: outlives the shards.
+  std::unique_ptr<TrackingHub> tracking_;
   std::unique_ptr<ShardSet> shard_set_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<SnapshotManager> snapshots_;

@@ -22,6 +22,7 @@ class ScriptStore;
 class ServerStats;
 class ShardSet;
 class SnapshotManager;
+class TrackingHub;
 
 struct ServerServices {
   Config& config;
@@ -39,6 +40,7 @@ struct ServerServices {
   AclRegistry& acl;
   ClientPause& pause;
   MonitorFeed& monitor;
+  TrackingHub& tracking;
 };
 
 }  // namespace dashkv

@@ -9,12 +9,14 @@
 #include "server/acl/acl_registry.h"
 #include "server/cmd_context.h"
 #include "server/commands/client_flow_commands.h"
+#include "server/commands/tracking_commands.h"
 #include "server/observability/monitor.h"
 #include "server/command_registry.h"
 #include "server/conn_state.h"
 #include "server/pubsub/pubsub.h"
 #include "server/config.h"
 #include "server/storage/shard_set.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/client_registry.h"
 #include "server/tx/multi_exec.h"
 #include "server/version.h"
@@ -165,6 +167,7 @@ void CmdSelect(CmdArgs args, ConnCmdContext& ctx) {
 void CmdReset(CmdArgs, ConnCmdContext& ctx) {
   ctx.pubsub().UnsubscribeAll(ctx.state);
   ctx.multi().Discard(ctx.state);
+  ctx.tracking().Disable(ctx.state);
   ctx.state.db = 0;
   ctx.state.name.clear();
   ctx.state.no_evict = ctx.state.no_touch = false;
@@ -198,6 +201,11 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (InSubscribedMode(state)) flags += 'P';
   if (state.in_multi) flags += 'x';
   if (state.blocked) flags += 'b';
+  const ClientTracking* tracking = state.tracking.get();
+  const bool tracking_on = tracking != nullptr && tracking->on;
+  if (tracking_on) flags += 't';
+  if (tracking_on && tracking->broken_redirect) flags += 'R';
+  if (tracking_on && tracking->bcast) flags += 'B';
   if (state.no_evict) flags += 'e';
   if (state.no_touch) flags += 'T';
   if (flags.empty()) flags = "N";
@@ -210,7 +218,8 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
       " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
       " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
       " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
-      " user=", state.user_name, " redir=-1 resp=", static_cast<int>(c.resp_version()),
+      " user=", state.user_name,
+      " redir=", tracking_on ? static_cast<int64_t>(tracking->redirect) : int64_t{-1}, " resp=", static_cast<int>(c.resp_version()),
       " lib-name=", state.lib_name, " lib-ver=", state.lib_ver);
 }
 
@@ -413,6 +422,9 @@ void ClientSetMode(CmdArgs args, ConnCmdContext& ctx) {
 void ClientHelp(CmdArgs, ConnCmdContext& ctx) {
   static constexpr std::string_view kHelp[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME", "    Return the name of the current connection.",
       "ID", "    Return the ID of the current connection.",
       "INFO", "    Return information about the current client connection.",
@@ -431,6 +443,10 @@ void ClientHelp(CmdArgs, ConnCmdContext& ctx) {
       "SETNAME <name>", "    Assign the name <name> to the current connection.",
       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
       "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO", "    Report tracking status for the current connection.",
       "UNPAUSE", "    Stop the current client pause, resuming traffic.",
       "HELP", "    Print this help.",
   };
@@ -551,6 +567,9 @@ void RegisterConnectionCommands(CommandRegistry* registry) {
   client.group = "connection";
   client.subcommands = ClientSubcommands();
   for (CommandSpec& sub : ClientFlowSubcommands()) client.subcommands.push_back(std::move(sub));
+  for (CommandSpec& sub : ClientTrackingSubcommands()) {
+    client.subcommands.push_back(std::move(sub));
+  }
   registry->Register(std::move(client));
 }
 

@@ -13,6 +13,7 @@
 #include <mimalloc.h>
 
 #include "core/memory.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/persistence/snapshot_manager.h"
 #include "server/cmd_context.h"
 #include "server/scripting/function_store.h"
@@ -113,7 +114,8 @@ void AppendClients(std::string& out, const ConnCmdContext& ctx,
                   "\r\nclient_recent_max_input_buffer:", max_query,
                   "\r\nclient_recent_max_output_buffer:", max_output,
                   "\r\nblocked_clients:", ctx.stats().blocked_clients().load(),
-                  "\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+                  "\r\ntracking_clients:", ctx.tracking().tracking_clients(),
+                  "\r\nclients_in_timeout_table:0\r\n");
 }
 
 void AppendMemory(std::string& out, const ConnCmdContext& ctx,
@@ -223,7 +225,11 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
                   "\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0"
                   "\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0"
                   "\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0"
-                  "\r\ncurrent_active_defrag_time:0\r\nunexpected_error_replies:0",
+                  "\r\ncurrent_active_defrag_time:0",
+                  "\r\ntracking_total_keys:", ctx.tracking().total_keys(),
+                  "\r\ntracking_total_items:", ctx.tracking().total_items(),
+                  "\r\ntracking_total_prefixes:", ctx.tracking().total_prefixes(),
+                  "\r\nunexpected_error_replies:0",
                   "\r\ntotal_error_replies:", errors,
                   "\r\ndump_payload_sanitizations:0",
                   "\r\ntotal_reads_processed:", reads, "\r\ntotal_writes_processed:", writes,

@@ -12,6 +12,7 @@
 #include "io/listener.h"
 #include "server/acl/acl_check.h"
 #include "server/acl/acl_user.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/cmd_context.h"
 #include "server/scripting/script_runner.h"
 #include "server/command_registry.h"
@@ -57,9 +58,12 @@ bool ParseFlushMode(CmdArgs args, ConnCmdContext& ctx) {
 awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
   unsigned db = ctx.state.db;
+  TrackingHub& tracking = ctx.tracking();
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     if (DbSlice* slice = shard.db_if_exists(db)) slice->Clear();
+    tracking.table(shard.index()).ClearKeys();  // as Redis: every tracked key, any database
   });
+  tracking.InvalidateAll();
   ctx.rb.SendOk();
 }
 
@@ -69,10 +73,13 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
 awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   if (!ParseFlushMode(args, ctx)) co_return;
   SnapshotManager& snapshots = ctx.snapshots();
+  TrackingHub& tracking = ctx.tracking();
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     snapshots.AbortOnShard(shard);
     shard.ClearAllDbs();
+    tracking.table(shard.index()).ClearKeys();
   });
+  tracking.InvalidateAll();
   if (ctx.config().has_save_points.load()) {
     if (absl::Status st = co_await snapshots.Start(SnapshotManager::SaveKind::kForeground);
         st.ok()) co_await snapshots.AwaitDone();

@@ -100,8 +100,8 @@ class ScriptHostBase : public ScriptHost {
                  bool read_only)
       : services_(services), runner_(runner), conn_(conn),
         caller_(caller != nullptr && caller->acl_restricted ? caller : nullptr),
-        no_touch_(caller != nullptr && caller->no_touch), flags_(flags), read_only_(read_only),
-        db_(db), now_ms_(now_ms) {}
+        no_touch_(caller != nullptr && caller->no_touch), tracker_(caller), flags_(flags),
+        read_only_(read_only), db_(db), now_ms_(now_ms) {}
 
   std::optional<bool> AclAllows(std::span<const std::string> args) const override {
     SetViews(args);
@@ -233,6 +233,8 @@ class ScriptHostBase : public ScriptHost {
   io::Connection* const conn_;
   const ConnState* const caller_;
   const bool no_touch_;  // the caller is a CLIENT NO-TOUCH client (PendingCmd::no_touch)
+  // The calling client, for client-side caching: the keys its calls read are tracked for it.
+  const ConnState* const tracker_;
   const ScriptFlags& flags_;
   const bool read_only_;
   const unsigned db_;
@@ -274,7 +276,8 @@ class ShardHost : public ScriptHostBase {
     }
     MarkWrite(*spec);
     runner_.RunShardCommand(PendingCmd{spec, this->args(), shard_.index(), no_touch_}, shard_,
-                            db(), reply, now_ms_, /*from_script=*/true);
+                            db(), reply, now_ms_, /*from_script=*/true, /*client=*/nullptr,
+                            tracker_);
     return CallStatus::kReady;
   }
 
@@ -322,7 +325,8 @@ class CoordHost : public ScriptHostBase {
       Shard* local = Shard::Current();
       if (local != nullptr && local->index() == *pending_sid_) {
         runner_.RunShardCommand(PendingCmd{spec, this->args(), *pending_sid_, no_touch_},
-                                *local, db(), reply, now_ms_, /*from_script=*/true);
+                                *local, db(), reply, now_ms_, /*from_script=*/true,
+                                /*client=*/nullptr, tracker_);
         return CallStatus::kReady;
       }
     }
@@ -336,7 +340,8 @@ class CoordHost : public ScriptHostBase {
       const unsigned db = this->db();
       PendingCmd cmd{&spec, args(), *pending_sid_, no_touch_};
       co_await services_.shard_set.Await(*pending_sid_, [&](Shard& shard) {
-        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true);
+        runner_.RunShardCommand(cmd, shard, db, reply, now_ms_, /*from_script=*/true,
+                                /*client=*/nullptr, tracker_);
       });
       co_return;
     }
@@ -642,7 +647,8 @@ void ScriptRunner::RunCalleeOnShard(ShardCmdContext& ctx, const ScriptCallee& ca
   }
   ScriptRunner& self = services.scripting;
   RunOutcome outcome =
-      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, nullptr, ctx.db_index,
+      RunOnShard(services, self.runner_, self.running_, ctx.rb, nullptr, ctx.tracking_client,
+                 ctx.db_index,
                  ctx.now_ms, callee, read_only, keys, argv, ctx.shard,
                  services.scripts.generation());
   if (outcome == RunOutcome::kRerunGlobal) {

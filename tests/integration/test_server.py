@@ -651,8 +651,7 @@ class TestLolwut:
 
 
 # Fields of Redis 7.0.15's INFO that dashkv does not print yet.
-INFO_FIELDS_NOT_YET = {"total_eviction_exceeded_time", "current_eviction_exceeded_time",
-                       "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"}
+INFO_FIELDS_NOT_YET = {"total_eviction_exceeded_time", "current_eviction_exceeded_time"}
 
 
 @pytest.fixture(scope="module")

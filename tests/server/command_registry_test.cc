@@ -224,7 +224,8 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
                                    "client|setinfo", "client|info", "client|list", "client|kill",
                                    "client|unblock", "client|no-evict", "client|no-touch",
                                    "client|pause", "client|unpause", "client|reply",
-                                   "client|help"));
+                                   "client|tracking", "client|caching", "client|getredir",
+                                   "client|trackinginfo", "client|help"));
   EXPECT_THAT(SubcommandNames("config"),
               UnorderedElementsAre("config|get", "config|set", "config|resetstat",
                                    "config|rewrite", "config|help"));
