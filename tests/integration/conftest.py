@@ -256,3 +256,12 @@ def server_factory(server, tmp_path_factory):
     yield make
     for srv in made:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_beside(tmp_path_factory):
+    """A redis-server 7.0 beside the server under test (side-by-side comparisons)."""
+    srv = Server("redis", 1, tmp_path_factory.mktemp("redis-beside"))
+    srv.start()
+    yield srv
+    srv.stop()

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from helpers import IS_DASHKV, assert_err, wait_until
+from helpers import assert_err
 from resp_client import Closed, encode
 
 

@@ -8,7 +8,6 @@ also starts a redis-server and compares the replies of both servers for many cal
 
 import pytest
 
-from conftest import Server
 from helpers import assert_err
 
 
@@ -85,15 +84,6 @@ class TestGetKeysEdgeCases:
                         "b", "0") == [b"a"]
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    """A redis-server 7.0 beside the server under test."""
-    srv = Server("redis", 1, tmp_path_factory.mktemp("redis-getkeys"))
-    srv.start()
-    yield srv
-    srv.stop()
-
-
 # Calls covering every shape of key spec: index ranges with steps, keywords searched forwards
 # and backwards, key counts, variable flags, unknown and incomplete specs, subcommands.
 CALLS = [
@@ -140,8 +130,8 @@ CALLS = [
 
 @pytest.mark.dashkv_only  # compares dashkv with redis-server
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: " ".join(c)[:40])
-def test_same_keys_and_flags_as_redis(raw, redis_server, call):
-    theirs = redis_server.raw()
+def test_same_keys_and_flags_as_redis(raw, redis_beside, call):
+    theirs = redis_beside.raw()
     try:
         ref = theirs.call("COMMAND", "GETKEYSANDFLAGS", *call)
         mine = raw.call("COMMAND", "GETKEYSANDFLAGS", *call)

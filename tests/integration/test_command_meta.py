@@ -12,7 +12,6 @@ import shutil
 
 import pytest
 
-from conftest import Server
 from helpers import assert_err
 from resp_client import Map, Set
 
@@ -230,15 +229,6 @@ class TestMaxmemoryPolicy:
             raw.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    """A redis-server 7.0 beside the server under test."""
-    srv = Server("redis", 1, tmp_path_factory.mktemp("redis-side"))
-    srv.start()
-    yield srv
-    srv.stop()
-
-
 def _normalize(v):
     """A comparable form of a reply: sets sorted, types kept."""
     if isinstance(v, Set):
@@ -261,8 +251,8 @@ class TestSideBySide:
     """dashkv's replies against a live redis-server 7.0, for what both implement."""
 
     @pytest.fixture
-    def both(self, raw, redis_server):
-        theirs = redis_server.raw()
+    def both(self, raw, redis_beside):
+        theirs = redis_beside.raw()
         for c in (raw, theirs):
             c.call("HELLO", "3")
         yield raw, theirs

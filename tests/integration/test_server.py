@@ -654,15 +654,6 @@ class TestLolwut:
 INFO_FIELDS_NOT_YET = {"total_eviction_exceeded_time", "current_eviction_exceeded_time"}
 
 
-@pytest.fixture(scope="module")
-def redis_beside(tmp_path_factory):
-    from conftest import Server
-    srv = Server("redis", 1, tmp_path_factory.mktemp("redis-info"))
-    srv.start()
-    yield srv
-    srv.stop()
-
-
 def info_field_order(text):
     """{section: [field, ...]} in the order INFO prints them."""
     out, section = {}, None
