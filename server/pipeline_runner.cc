@@ -66,6 +66,14 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                                      io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
                                      const ConnState* client, const ConnState* script_caller) {
+  RunShardCommandInline(cmd, shard, db, rb, now_ms, from_script, client, script_caller);
+}
+
+inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& shard,
+                                                  unsigned db, io::ReplyBuilder& rb,
+                                                  int64_t now_ms, bool from_script,
+                                                  const ConnState* client,
+                                                  const ConnState* script_caller) {
   if (shard.evictor().pressure() && cmd.spec->HasFlag(kCmdDenyOom) &&
       !shard.evictor().MakeRoom(now_ms)) [[unlikely]] {
     // Over maxmemory with nothing left to evict (server/storage/evictor.h).
@@ -200,7 +208,7 @@ size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const Pendin
         LocksBlock(shard.locks(), *c.spec, c.args, db)) {
       return i;
     }
-    RunShardCommand(c, shard, db, rb, now_ms, /*from_script=*/false, client);
+    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr);
     if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
   }
   return cmds.size();

@@ -110,6 +110,10 @@ class PipelineRunner {
                        const ConnState* script_caller = nullptr);
 
  private:
+  // RunShardCommand's body, inlined into the pipeline's loop (the per-command hot path).
+  [[gnu::always_inline]] inline void RunShardCommandInline(
+      const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb, int64_t now_ms,
+      bool from_script, const ConnState* client, const ConnState* script_caller);
   // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
   // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
   // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
