@@ -428,27 +428,33 @@ void CommandGetKeys(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendBulkArray(keys);
 }
 
-// The flags of the key at cmd[index] as Redis 7.0 reports them: those of the first key spec
-// that finds it, else of the last spec whose keys no position tells (SORT's STORE); a
-// "variable_flags" spec resolved for this call as Redis's SET and BITFIELD do, "incomplete"
-// left out (Redis answers those from its own key finders).
-std::vector<std::string_view> KeyFlagsAt(const CommandSpec& spec,
-                                         const std::vector<KeySpec>& specs, CmdArgs cmd,
-                                         int index) {
-  const KeySpec* found = nullptr;
+// For each argument of `cmd`, the key spec whose flags Redis 7.0 reports for it as a key: the
+// first spec that finds it, else the last spec whose keys no position tells (SORT's STORE).
+// One pass over the specs, so a long call costs its length, not its length squared.
+std::vector<const KeySpec*> SpecOfEachArg(const std::vector<KeySpec>& specs, CmdArgs cmd) {
+  const KeySpec* fallback = nullptr;
+  for (const KeySpec& ks : specs) {
+    if (ks.unknown) fallback = &ks;
+  }
+  std::vector<const KeySpec*> of(cmd.size(), nullptr);
   for (const KeySpec& ks : specs) {
     if (ks.unknown) continue;
     ForEachSearchKey(ks.search(), cmd, [&](int i) {
-      if (i == index) found = &ks;
-      return found == nullptr;
+      if (of[i] == nullptr) of[i] = &ks;
+      return true;
     });
-    if (found) break;
   }
-  for (auto it = specs.rbegin(); found == nullptr && it != specs.rend(); ++it) {
-    if (it->unknown) found = &*it;
+  for (const KeySpec*& ks : of) {
+    if (ks == nullptr) ks = fallback;
   }
-  if (found == nullptr) return {};
-  const auto& f = found->flags;
+  return of;
+}
+
+// The flags of a key found by `ks`: a "variable_flags" spec resolved for this call as Redis's
+// SET and BITFIELD do, "incomplete" left out (Redis answers those from its own key finders).
+std::vector<std::string_view> KeyFlags(const CommandSpec& spec, const KeySpec* ks, CmdArgs cmd) {
+  if (ks == nullptr) return {};
+  const auto& f = ks->flags;
   if (std::find(f.begin(), f.end(), "variable_flags") != f.end()) {
     const bool set = spec.name == "set";
     const uint8_t perms =
@@ -474,9 +480,10 @@ void CommandGetKeysAndFlags(CmdArgs args, ConnCmdContext& ctx) {
   const std::vector<KeySpec> specs = spec ? KeySpecsOf(*spec) : std::vector<KeySpec>{};
   std::optional<KeyIndexes> indexes = KeysOfAskedCommand(cmd, spec, specs, ctx.rb);
   if (!indexes) return;
+  const std::vector<const KeySpec*> spec_of = SpecOfEachArg(specs, cmd);
   ctx.rb.StartArray(indexes->size());
   for (uint32_t k : *indexes) {
-    std::vector<std::string_view> flags = KeyFlagsAt(*spec, specs, cmd, static_cast<int>(k));
+    std::vector<std::string_view> flags = KeyFlags(*spec, spec_of[k], cmd);
     ctx.rb.StartArray(2);
     ctx.rb.SendBulk(cmd[k]);
     ctx.rb.StartSet(flags.size());

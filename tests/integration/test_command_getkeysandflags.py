@@ -49,6 +49,20 @@ class TestGetKeysAndFlags:
         assert keys_and_flags(raw, "migrate", "h", "1", "", "0", "5", "keys", "a", "b") == \
             [("a", ["RW", "access", "delete"]), ("b", ["RW", "access", "delete"])]
 
+    def test_a_long_call_answers_at_once(self, server):
+        # Each key's flags are found in one pass over the call; walking the call again for
+        # every key (400,000 keys here) takes well over the client's 20 s timeout.
+        n = 400000
+        args = [a for i in range(n) for a in ("k%d" % i, "v")]
+        c = server.raw(timeout=20)
+        try:
+            reply = c.call("COMMAND", "GETKEYSANDFLAGS", "mset", *args)
+        finally:
+            c.close()
+        assert len(reply) == n
+        assert reply[-1][0] == b"k%d" % (n - 1)
+        assert sorted(str(f) for f in reply[-1][1]) == ["OW", "update"]
+
     def test_errors_as_getkeys(self, raw):
         assert_err(raw.call("COMMAND", "GETKEYSANDFLAGS", "nosuch", "a"),
                    "ERR Invalid command specified")
