@@ -65,6 +65,21 @@ namespace dashkv {
 // per segment (< 0.02 bytes per slot). Segments split in waves, so the load factor swings
 // between ~50% (just after a wave) and ~96%; bytes per entry = 35.5 / load factor.
 //
+// Snapshot state. Each bucket has a 64-bit word: a version (bits 16..63) and a bitmap of the
+// slots whose entries need no saving for that version (bits 0..15; all set: the bucket is
+// saved). A snapshot of version v treats a bucket whose version is older than v as holding only
+// entries as of the cut. A write saves just the entry it changes (CVCEntryUponChange) and marks
+// its slot; an insert into a free slot marks that slot before the entry exists
+// (CVCEntryUponInsert), so the new entry is never saved; the walk saves a bucket's unmarked
+// entries and marks the bucket saved (SetVersion). Operations that move entries between slots
+// (displacement, stash unloading, garbage collection and split of a full segment) are reported
+// per bucket and save whole buckets first, so no entry moves out of a partly saved bucket while
+// that snapshot runs; a split keeps slots, so copying the words keeps each entry's mark. The
+// mark of an emptied slot stays: any entry placed there later during the snapshot is new, or
+// moved by one of those whole-bucket operations. Words of an aborted snapshot are ignored by
+// the next one, whose version is higher. The word is the version field that a table without
+// snapshot state would have anyway: no memory is added per entry.
+//
 // Cursors. Traverse() cursors: bits 40..47 = home bucket, bits 0..39 = segment hash prefix
 // left-aligned to 40 bits (global depth <= 40); bits 48..63 are always 0 and free for the caller.
 // TraverseBuckets() cursors: bits 8..47 = segment prefix, bits 0..7 = physical bucket.
@@ -261,15 +276,31 @@ class DashTable {
   template <typename Fn>
   uint64_t TraverseBuckets(uint64_t cursor, Fn&& fn);
 
-  // Returns the version of the bucket `it` points into; sets it.
+  // Returns the version of the bucket `it` points into.
   uint64_t GetVersion(const const_iterator& it) const {
     return dir_[it.seg_idx_]->version(it.bucket_);
   }
+  // Marks the bucket `it` points into as wholly saved at `version` (see Snapshot state).
+  // REQUIRES: version <= kMaxVersion.
   void SetVersion(const const_iterator& it, uint64_t version) {
     dir_[it.seg_idx_]->set_version(it.bucket_, version);
   }
+  static constexpr uint64_t kMaxVersion = SegmentT::kMaxVersion;
+  // Returns true when the bucket `it` points into is wholly saved for `version`.
+  bool IsBucketSaved(const const_iterator& it, uint64_t version) const {
+    return dir_[it.seg_idx_]->saved(it.bucket_, version);
+  }
+  // Returns the slots (bit i: slot i) of the bucket `it` points into whose entries need no
+  // saving for `version`: all when the bucket is saved, none when it is older.
+  uint16_t SavedSlots(const const_iterator& it, uint64_t version) const {
+    return dir_[it.seg_idx_]->saved_slots(it.bucket_, version);
+  }
+  // Returns true when the entry at `it` needs no saving for `version`. REQUIRES: !it.is_done().
+  bool IsEntrySaved(const const_iterator& it, uint64_t version) const {
+    return (SavedSlots(it, version) >> it.slot_) & 1;
+  }
 
-  // Calls cb(bucket_iterator) for every bucket with version < `version` that inserting `key`
+  // Calls cb(bucket_iterator) for every bucket not saved for `version` that inserting `key`
   // (assumed absent) would change now: the target bucket, the displaced entry's new bucket, or
   // every bucket of the segment when it is full (hooks and split may touch any of them).
   template <typename U, typename Cb>
@@ -283,7 +314,24 @@ class DashTable {
   // `it` changes only that bucket).
   template <typename Cb>
   void CVCUponErase(uint64_t version, const_iterator it, Cb&& cb) {
-    if (GetVersion(it) < version) cb(BucketBegin(it.seg_idx_, it.bucket_));
+    if (!IsBucketSaved(it, version)) cb(BucketBegin(it.seg_idx_, it.bucket_));
+  }
+
+  // Per-entry variants (see Snapshot state). Before inserting an absent key of hash `hash`:
+  // when the insert only fills a free slot (no entry moves), marks that slot saved for
+  // `version`, since the new entry is not part of the snapshot; otherwise (displacement, full
+  // segment) calls cb(bucket_iterator) for every bucket that may change, as CVCUponInsertHash.
+  // REQUIRES: the table does not change before the insert.
+  template <typename Cb>
+  void CVCEntryUponInsert(uint64_t version, uint64_t hash, Cb&& cb);
+  // Before the entry at `it` changes or is erased: unless it is already saved for `version`,
+  // calls cb(it) (which saves its old contents) and marks it saved. Nothing else moves.
+  template <typename Cb>
+  void CVCEntryUponChange(uint64_t version, iterator it, Cb&& cb) {
+    SegmentT* seg = dir_[it.seg_idx_];
+    if ((seg->saved_slots(it.bucket_, version) >> it.slot_) & 1) return;
+    cb(it);
+    seg->mark_slot_saved(it.bucket_, it.slot_, version);
   }
 
   // Returns an iterator to an entry chosen uniformly at random (end() when empty). `gen` is a

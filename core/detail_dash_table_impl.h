@@ -176,7 +176,7 @@ void DashTable<Key, Value, Policy>::CVCUponInsertHash(uint64_t version, uint64_t
   const uint32_t idx = DirIndex(hash);
   const SegmentT* seg = dir_[idx];
   auto report = [&](unsigned b) {
-    if (seg->version(b) < version) cb(BucketBegin(idx, b));
+    if (!seg->saved(b, version)) cb(BucketBegin(idx, b));
   };
   const detail::InsertPlan plan = seg->PlanInsert(hash);
   switch (plan.kind) {
@@ -192,6 +192,20 @@ void DashTable<Key, Value, Policy>::CVCUponInsertHash(uint64_t version, uint64_t
       for (unsigned b = 0; b < kBucketsPerSegment; ++b) report(b);
       break;
   }
+}
+
+template <typename Key, typename Value, typename Policy>
+template <typename Cb>
+void DashTable<Key, Value, Policy>::CVCEntryUponInsert(uint64_t version, uint64_t hash, Cb&& cb) {
+  const uint32_t idx = DirIndex(hash);
+  SegmentT* seg = dir_[idx];
+  const detail::InsertPlan plan = seg->PlanInsert(hash);
+  if (plan.kind == detail::InsertPlan::Kind::kDirect ||
+      plan.kind == detail::InsertPlan::Kind::kStash) {
+    seg->mark_slot_saved(plan.bucket, plan.slot, version);
+    return;
+  }
+  CVCUponInsertHash(version, hash, std::forward<Cb>(cb));
 }
 
 template <typename Key, typename Value, typename Policy>

@@ -186,9 +186,32 @@ class Segment {
   // Returns the home-filter bits whose fingerprints have one of the spill bits `spill` (each
   // spill bit j stands for home-filter bits j and j + 32).
   static uint64_t FilterBitsOfSpill(uint32_t spill) { return spill | (uint64_t{spill} << 32); }
-  // Returns the snapshot version of bucket b; it never decreases when entries move in.
-  uint64_t version(unsigned b) const { return versions_[b]; }
-  void set_version(unsigned b, uint64_t v) { versions_[b] = v; }
+  // Snapshot state of bucket b (see "Snapshot state" in core/dash_table.h). The word holds the
+  // version in bits 16..63 and, in bits 0..15, the slots whose entry needs no saving for that
+  // version; all 16 bits set means the whole bucket is saved. Words compare as a whole: a move
+  // keeps the larger one, and a bucket is saved for v when its word >= SavedWord(v).
+  static constexpr uint64_t kMaxVersion = (uint64_t{1} << 48) - 1;
+  static constexpr uint64_t SavedWord(uint64_t v) { return (v << 16) | 0xffff; }
+  // Returns the version of bucket b; it never decreases when entries move in.
+  uint64_t version(unsigned b) const { return versions_[b] >> 16; }
+  // Marks bucket b as saved at version v (every slot). REQUIRES: v <= kMaxVersion.
+  void set_version(unsigned b, uint64_t v) { versions_[b] = SavedWord(v); }
+  // Returns true when bucket b is wholly saved for version v.
+  bool saved(unsigned b, uint64_t v) const { return versions_[b] >= SavedWord(v); }
+  // Returns the slots of bucket b whose entries need no saving for version v: every slot when
+  // the bucket is saved, none when its version is older than v.
+  uint16_t saved_slots(unsigned b, uint64_t v) const {
+    const uint64_t w = versions_[b];
+    if ((w >> 16) < v) return 0;
+    return (w >> 16) == v ? uint16_t(w) : uint16_t(0xffff);
+  }
+  // Marks slot s of bucket b as needing no saving for version v (its entry was saved, or it
+  // will hold an entry created after the cut); a bucket of an older version starts afresh.
+  void mark_slot_saved(unsigned b, unsigned s, uint64_t v) {
+    const uint64_t w = versions_[b];
+    if ((w >> 16) > v) return;
+    versions_[b] = ((w >> 16) == v ? w : v << 16) | (uint64_t{1} << s);
+  }
 
   // Returns the home bucket of the entry at (b, s).
   unsigned HomeOf(unsigned b, unsigned s) const {
@@ -606,7 +629,7 @@ class Segment {
   alignas(64) uint64_t filters_[kRegular];
   // All metadata first, two buckets per cache line: home and neighbour usually share a line.
   alignas(64) BucketMeta metas_[kTotal];
-  uint64_t versions_[kTotal];
+  uint64_t versions_[kTotal];  // snapshot state words (version(), saved_slots())
   // Line-aligned (free: it only moves the segment's tail padding), so the first key line that
   // Find prefetches holds slots 0..3 of 16-byte keys, the slots filled first.
   alignas(64) Bucket buckets_[kTotal];

@@ -101,11 +101,15 @@ void ShardSnapshot::BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) {
   DbCursor* dbc = CursorOf(db);
   if (dbc == nullptr) return;
   PrimeTable& table = dbc->slice->table();
-  auto serialize = [&](PrimeIterator bucket) { SerializeBucket(*dbc, bucket); };
   if (it.is_done()) {
-    table.CVCUponInsertHash(version_, hash, serialize);
+    table.CVCEntryUponInsert(version_, hash,
+                             [&](PrimeIterator bucket) { SerializeBucket(*dbc, bucket); });
   } else {
-    table.CVCUponErase(version_, it, serialize);
+    table.CVCEntryUponChange(version_, it, [&](PrimeIterator entry) {
+      entry->first.PrefetchData();
+      entry->second.PrefetchData();
+      WriteEntry(dbc->cut_db, entry);
+    });
   }
   MaybeFlushChunk();
 }
@@ -127,15 +131,20 @@ void ShardSnapshot::BeforeFlush(unsigned db) {
 
 void ShardSnapshot::SerializeBucket(DbCursor& dbc, PrimeIterator bucket) {
   PrimeTable& table = dbc.slice->table();
-  if (table.GetVersion(bucket) >= version_) return;
+  const uint16_t saved = table.SavedSlots(bucket, version_);
+  if (saved == 0xffff) return;
+  auto pending = [&](const PrimeIterator& it) { return ((saved >> it.slot_id()) & 1) == 0; };
   // The entries' keys and values lie scattered over the heap, and reading them is most of the
   // cost of a cold bucket: ask for all of them first, so their cache misses overlap instead of
   // following one another.
   for (PrimeIterator it = bucket; !it.is_done(); ++it) {
+    if (!pending(it)) continue;
     it->first.PrefetchData();
     it->second.PrefetchData();
   }
-  for (PrimeIterator it = bucket; !it.is_done(); ++it) WriteEntry(dbc.cut_db, it);
+  for (PrimeIterator it = bucket; !it.is_done(); ++it) {
+    if (pending(it)) WriteEntry(dbc.cut_db, it);
+  }
   table.SetVersion(bucket, version_);
 }
 

@@ -1,7 +1,7 @@
 // ShardSnapshot: one shard's part of a forkless point-in-time snapshot. At the cut it stamps a
 // snapshot version; then it walks the shard's tables in short slices between batches of
-// commands, and, as a change listener, serializes a bucket's old contents just before a write
-// changes a bucket it has not reached yet. The entries go to the shared RdbFileWriter.
+// commands, and, as a change listener, serializes an entry's old contents just before a write
+// changes an entry it has not reached yet. The entries go to the shared RdbFileWriter.
 // Thread: owned by shard thread (progress counters are atomics any thread may read).
 #pragma once
 
@@ -26,15 +26,18 @@ class DbSlice;
 class Shard;
 
 // Design
-//   Versions. Every Dashtable bucket carries a version. A snapshot takes a version v higher
-//   than any before; a bucket with version < v still holds its contents as of the cut. Whoever
-//   serializes such a bucket (the walk, or a write about to change it) writes every entry in it
-//   and sets its version to v, so each key present at the cut is written exactly once and no
-//   key written after the cut is. Inserts ask the table which buckets the insert may touch
-//   (CVCUponInsertHash: the target bucket, a displaced entry's new bucket, or the whole segment
-//   when it is full and may split, collect expired keys or move stash entries); erases and
-//   in-place changes touch only the entry's bucket. A split copies versions, so entries that
-//   move keep their state; the walk may meet moved entries again and skips them by version.
+//   Versions. Every Dashtable bucket carries a snapshot state word (core/dash_table.h,
+//   "Snapshot state"): a version and the slots already saved for it. A snapshot takes a
+//   version v higher than any before; a bucket whose version is older than v still holds its
+//   contents as of the cut. The walk writes the bucket's entries not yet saved and marks it
+//   saved at v. A write saves only what it touches: a change or erase of an entry first writes
+//   that entry's old contents, once, and marks its slot (CVCEntryUponChange); an insert into a
+//   free slot marks the slot, so the new entry is never written (CVCEntryUponInsert). An insert
+//   that moves entries (displacement, or a full segment whose hooks or split may touch any
+//   bucket) writes every bucket it may change first, as a whole. So each key present at the
+//   cut is written exactly once, with its value at the cut, and no key written after the cut
+//   is. A split copies the words and keeps slots, so entries that move keep their state; the
+//   walk may meet moved entries again and skips them by their state.
 //   Databases are tracked by their DbSlice object, so SWAPDB during a snapshot keeps writing
 //   each table under the number it had at the cut. FLUSHDB serializes the rest of the database
 //   first (the flush then frees it); FLUSHALL aborts the snapshot (SnapshotManager), as Redis
@@ -105,7 +108,7 @@ class ShardSnapshot final : public ChangeListener {
   };
 
   DbCursor* CursorOf(unsigned db);
-  // Serializes every entry of `bucket` and stamps it, if its version is older than the cut's.
+  // Serializes the entries of `bucket` not yet saved for this snapshot, and marks it saved.
   void SerializeBucket(DbCursor& dbc, PrimeIterator bucket);
   void WriteEntry(unsigned cut_db, PrimeIterator it);
   // Hands the buffered bytes to the writer when they reach a chunk (at an entry boundary).

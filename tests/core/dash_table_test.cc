@@ -453,6 +453,140 @@ struct TestHooks {
   void RecordSplit(const T&) { ++splits; }
 };
 
+// Emulates snapshots with per-entry state, as server/persistence/shard_snapshot.cc runs them:
+// a walk over the physical buckets (TraverseBuckets) saves each bucket's unsaved entries and
+// marks it saved; between its steps, random overwrites and erases save the entry they change
+// first (CVCEntryUponChange), and inserts mark their free slot or save whole buckets when
+// entries move (CVCEntryUponInsert). The table grows all along, so segments split, entries are
+// displaced and stash buckets unload while walks run. Every key present at the cut must be saved
+// exactly once with its value at the cut, and nothing else. Every third snapshot is abandoned
+// halfway, and the next must not trust the state it left.
+template <typename Policy>
+void RunSnapshotModel(uint64_t seed, int snapshots, uint64_t max_keys) {
+  using T = DashTable<uint64_t, uint64_t, Policy>;
+  T t;
+  std::mt19937_64 rng(seed);
+  uint64_t next_value = 1, key_space = 64;
+  size_t entry_saves = 0, bucket_saves = 0, marked_inserts = 0;
+  const size_t segments_at_start = t.segment_count();
+  for (uint64_t v = 1; v <= uint64_t(snapshots); ++v) {
+    std::map<uint64_t, uint64_t> cut;
+    for (auto it = t.begin(); !it.is_done(); ++it) cut[it->first] = it->second;
+    std::map<uint64_t, std::vector<uint64_t>> saved;  // key -> values saved
+    auto save = [&](typename T::iterator it) { saved[it->first].push_back(it->second); };
+    auto save_bucket = [&](typename T::bucket_iterator b) {
+      const uint16_t done = t.SavedSlots(b, v);
+      for (auto it = b; !it.is_done(); ++it) {
+        if (((done >> it.slot_id()) & 1) == 0) save(it);
+      }
+      t.SetVersion(b, v);
+      ASSERT_TRUE(t.IsBucketSaved(b, v));
+    };
+    const bool abandon = v % 3 == 0;
+    uint64_t cursor = 0;
+    for (int step = 0;; ++step) {
+      if (abandon && step == 40) break;
+      bool walk_done = false;
+      for (unsigned n = unsigned(rng() % 3); n > 0 && !walk_done; --n) {
+        cursor = t.TraverseBuckets(cursor, save_bucket);
+        walk_done = cursor == 0;
+      }
+      if (walk_done) break;
+      for (unsigned n = unsigned(rng() % 6); n > 0; --n) {
+        const uint64_t k = rng() % key_space;
+        const uint64_t h = Policy::HashFn(k);
+        auto it = t.Find(k, h);
+        const unsigned op = unsigned(rng() % 4);
+        if (it.is_done()) {
+          const uint64_t before = saved.size();
+          t.CVCEntryUponInsert(v, h, save_bucket);
+          marked_inserts += saved.size() == before;
+          auto [pos, inserted] = t.Insert(k, next_value++);
+          ASSERT_TRUE(inserted);
+          ASSERT_TRUE(t.IsEntrySaved(pos, v)) << "a new entry would be saved";
+        } else if (op == 0) {
+          t.CVCEntryUponChange(v, it, save);
+          ASSERT_TRUE(t.IsEntrySaved(it, v));
+          t.Erase(it);
+        } else {
+          t.CVCEntryUponChange(v, it, save);
+          it->second = next_value++;
+        }
+        ++entry_saves;
+      }
+      // Mostly inserts of new keys, so the table keeps splitting, up to max_keys.
+      if (key_space < max_keys) key_space += rng() % 4;
+    }
+    if (abandon) {
+      // The abandoned snapshot's saves are not checked; plain changes follow.
+      for (int n = 0; n < 50; ++n) {
+        const uint64_t k = rng() % key_space;
+        if (rng() % 4 == 0) {
+          t.Erase(k);
+        } else {
+          t.InsertOrAssign(k, next_value++);
+        }
+      }
+      continue;
+    }
+    bucket_saves += t.bucket_count();
+    for (auto& [key, values] : saved) {
+      auto c = cut.find(key);
+      ASSERT_NE(c, cut.end()) << "snapshot " << v << " saved key " << key << " made after the cut";
+      ASSERT_EQ(values.size(), 1u) << "snapshot " << v << " saved key " << key << " twice";
+      ASSERT_EQ(values[0], c->second) << "snapshot " << v << " key " << key;
+    }
+    ASSERT_EQ(saved.size(), cut.size()) << "snapshot " << v << " lost keys";
+    ASSERT_TRUE(t.CheckInvariants().ok());
+  }
+  EXPECT_GT(t.segment_count(), segments_at_start + 10);
+  EXPECT_GT(entry_saves, 1000u);
+  EXPECT_GT(marked_inserts, 100u);
+  EXPECT_GT(bucket_saves, 1000u);
+}
+
+TEST(DashTableTest, SnapshotStateTiny) { RunSnapshotModel<TinyPolicy>(1, 120, 3000); }
+TEST(DashTableTest, SnapshotStateSmall) { RunSnapshotModel<SmallPolicy>(2, 120, 6000); }
+TEST(DashTableTest, SnapshotStateServer) {
+  RunSnapshotModel<ServerPolicy>(3, 90, 40000);
+}
+
+// The per-entry calls in isolation: a change saves the entry once, an insert into a free slot
+// saves nothing, the walk then skips both, and a later snapshot starts afresh.
+TEST(DashTableTest, EntryStateSavesChangedEntryOnceAndNeverANewOne) {
+  using T = DashTable<uint64_t, uint64_t, ServerPolicy>;
+  T t;
+  for (uint64_t k = 0; k < 100; ++k) t.Insert(k, k);
+  const uint64_t v = 7;
+  std::vector<uint64_t> saved;
+  auto save = [&](T::iterator it) { saved.push_back(it->first); };
+  auto it = t.Find(uint64_t{5});
+  EXPECT_FALSE(t.IsEntrySaved(it, v));
+  t.CVCEntryUponChange(v, it, save);
+  t.CVCEntryUponChange(v, it, save);
+  EXPECT_EQ(saved, std::vector<uint64_t>{5});
+  EXPECT_FALSE(t.IsBucketSaved(it, v));
+  EXPECT_EQ(t.GetVersion(it), v);
+  const uint64_t h = ServerPolicy::HashFn(uint64_t{1000});
+  t.CVCEntryUponInsert(v, h, [&](T::bucket_iterator) { ADD_FAILURE() << "no bucket changes"; });
+  auto [pos, inserted] = t.Insert(uint64_t{1000}, uint64_t{1});
+  ASSERT_TRUE(inserted);
+  EXPECT_TRUE(t.IsEntrySaved(pos, v));
+  // The walk's view of the two buckets: their other entries are still to be saved.
+  for (T::iterator e : {t.Find(uint64_t{5}), pos}) {
+    T::bucket_iterator b = t.BucketBegin(e.segment_id(), e.bucket_id());
+    const uint16_t done = t.SavedSlots(b, v);
+    for (auto x = b; !x.is_done(); ++x) {
+      EXPECT_EQ((done >> x.slot_id()) & 1, x == e ? 1u : 0u) << x->first;
+    }
+    t.SetVersion(b, v);
+    EXPECT_TRUE(t.IsBucketSaved(b, v));
+    EXPECT_EQ(t.SavedSlots(b, v), 0xffff);
+    EXPECT_EQ(t.SavedSlots(b, v + 1), 0);  // the next snapshot
+    EXPECT_FALSE(t.IsEntrySaved(e, v + 1));
+  }
+}
+
 TEST(DashTableTest, GarbageCollectionAvoidsSplit) {
   DashTable<uint64_t, uint64_t, ServerPolicy> t;
   TestHooks hooks;

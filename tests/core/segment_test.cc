@@ -107,6 +107,42 @@ TEST(SegmentTest, SplitMovesUpperHalfToSamePositions) {
   }
 }
 
+// The snapshot state word: version plus saved slots; a bucket of an older version has no saved
+// slot, marking slots of a saved bucket changes nothing, and a split carries each slot's mark.
+TEST(SegmentTest, SnapshotStateWord) {
+  Seg seg(0);
+  EXPECT_EQ(seg.saved_slots(0, 1), 0);
+  EXPECT_FALSE(seg.saved(0, 1));
+  seg.mark_slot_saved(0, 3, 5);
+  EXPECT_EQ(seg.version(0), 5u);
+  EXPECT_EQ(seg.saved_slots(0, 5), 1u << 3);
+  EXPECT_FALSE(seg.saved(0, 5));
+  EXPECT_EQ(seg.saved_slots(0, 6), 0);  // the next snapshot ignores the marks
+  EXPECT_TRUE(seg.saved(0, 4));         // an older snapshot's view: newer means saved
+  seg.mark_slot_saved(0, 1, 5);
+  EXPECT_EQ(seg.saved_slots(0, 5), (1u << 3) | (1u << 1));
+  seg.mark_slot_saved(0, 2, 6);  // a newer snapshot starts afresh
+  EXPECT_EQ(seg.saved_slots(0, 6), 1u << 2);
+  seg.mark_slot_saved(0, 4, 5);  // an older one leaves it
+  EXPECT_EQ(seg.saved_slots(0, 6), 1u << 2);
+  seg.set_version(0, 6);
+  EXPECT_TRUE(seg.saved(0, 6));
+  EXPECT_EQ(seg.saved_slots(0, 6), 0xffff);
+  seg.mark_slot_saved(0, 0, 6);
+  EXPECT_TRUE(seg.saved(0, 6));
+
+  unsigned displaced = 0, stashed = 0;
+  Seg full(0);
+  auto keys = Fill(&full, 3, &displaced, &stashed);
+  for (unsigned b = 0; b < Seg::kTotal; ++b) full.mark_slot_saved(b, b % Seg::kSlots, 9);
+  Seg upper(0);
+  full.Split(&upper);
+  for (unsigned b = 0; b < Seg::kTotal; ++b) {
+    EXPECT_EQ(full.saved_slots(b, 9), 1u << (b % Seg::kSlots));
+    EXPECT_EQ(upper.saved_slots(b, 9), 1u << (b % Seg::kSlots));
+  }
+}
+
 TEST(SegmentTest, UnloadStashMovesEntriesHome) {
   Seg seg(0);
   unsigned displaced = 0, stashed = 0;
