@@ -549,9 +549,9 @@ void Server::StartBackgroundTasks() {
               last_expire_ms = now;
             }
             // No eviction either while a CLIENT PAUSE keeps the data set static.
-            if (config_.maxmemory.load(std::memory_order_relaxed) > 0 &&
-                pause_.InForce(now) == ClientPause::Kind::kNone) {
-              shard.evictor().Cron(now);
+            if (config_.maxmemory.load(std::memory_order_relaxed) > 0) {
+              if (shard.index() == 0) memory_->SampleRss();
+              if (pause_.InForce(now) == ClientPause::Kind::kNone) shard.evictor().Cron(now);
             }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();
