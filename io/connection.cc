@@ -294,35 +294,38 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
 }
 
 template <typename Stream>
-asio::awaitable<void> StreamConnection<Stream>::Run() {
-  DCHECK(engine_.IsMyThread());
-  Register();
-  boost::system::error_code ec;
-  bool open = true;
-  while (open && !closed_) {
+asio::awaitable<HttpSniff> StreamConnection<Stream>::ReadFirstLine() {
+  for (;;) {
     MakeRoom();
+    boost::system::error_code ec;
     size_t n = co_await stream_.async_read_some(
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || n == 0) break;
+    if (ec || n == 0) co_return HttpSniff::kNeedMore;  // gone before it said anything
     engine_.net().AddRead(n);
     input_filled_ = in_end_ + n == in_cap_;
     in_end_ += n;
+    const HttpSniff sniff = SniffHttp(std::string_view(in_.get() + in_start_, in_end_ - in_start_));
+    if (sniff != HttpSniff::kNeedMore) co_return sniff;
+  }
+}
+
+template <typename Stream>
+asio::awaitable<void> StreamConnection<Stream>::Run() {
+  DCHECK(engine_.IsMyThread());
+  Register();
+  // The first line decides between HTTP and RESP; the RESP loop below starts with the bytes
+  // it read, and is the same per read as it would be without HTTP.
+  const HttpSniff protocol = co_await ReadFirstLine();
+  if (protocol == HttpSniff::kHttp) co_await ServeHttp();
+  boost::system::error_code ec;
+  bool open = protocol == HttpSniff::kNotHttp;
+  while (open) {
     const int64_t max_query = limits_.max_query_buffer.load(std::memory_order_relaxed);
     if (in_end_ - in_start_ > static_cast<size_t>(max_query)) {
       ABSL_RAW_LOG(WARNING, "closing client %s: query buffer above %lld bytes", remote_.c_str(),
                    static_cast<long long>(max_query));
       break;
-    }
-    if (sniff_http_) [[unlikely]] {  // until the first line says whether this is HTTP
-      const HttpSniff sniff =
-          SniffHttp(std::string_view(in_.get() + in_start_, in_end_ - in_start_));
-      if (sniff == HttpSniff::kNeedMore) continue;
-      sniff_http_ = false;
-      if (sniff == HttpSniff::kHttp) {
-        co_await ServeHttp();
-        break;
-      }
     }
     // Every complete command, in as few batches as possible (usually one).
     for (;;) {
@@ -352,6 +355,15 @@ asio::awaitable<void> StreamConnection<Stream>::Run() {
       if (!open || end != BatchEnd::kCut) break;
     }
     TrimInput();
+    if (!open || closed_) break;
+    MakeRoom();
+    size_t n = co_await stream_.async_read_some(
+        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+        asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) break;
+    engine_.net().AddRead(n);
+    input_filled_ = in_end_ + n == in_cap_;
+    in_end_ += n;
   }
   finishing_ = true;
   co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first

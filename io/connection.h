@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "io/client_limits.h"
+#include "io/http_request.h"
 #include "io/output_limit.h"
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
@@ -181,7 +182,6 @@ class Connection {
   size_t in_end_ = 0;    // end of valid data in in_
   size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
   bool input_filled_ = false;  // the last read filled in_ to its end
-  bool sniff_http_ = true;     // no RESP parsed yet: the first line may be an HTTP request
   // Reused per batch (no allocation in the steady state): the args of all commands of the
   // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.
   std::vector<std::string_view> args_;
@@ -241,6 +241,9 @@ class StreamConnection final : public Connection {
   void StartWriter();
   // The background writer: sends pending_, then whatever was queued meanwhile.
   boost::asio::awaitable<void> WriteLoop();
+  // Reads until the first line says whether the client speaks HTTP (kHttp) or RESP (kNotHttp),
+  // keeping what it read as unconsumed input; kNeedMore: the client left first.
+  boost::asio::awaitable<HttpSniff> ReadFirstLine();
   // Serves HTTP requests (see Design) from the unconsumed input on, until the client or a
   // response closes the connection.
   boost::asio::awaitable<void> ServeHttp();

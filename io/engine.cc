@@ -116,8 +116,8 @@ size_t Engine::InboxDepth() const {
   // Only this thread unlinks and frees nodes, so every node reachable from tail_ stays alive
   // during the walk; a producer between its exchange and its link is not reachable yet.
   size_t depth = 0;
-  for (const Node* node = tail_; node != nullptr; node = node->next.load(std::memory_order_acquire)) {
-    if (node != &stub_) ++depth;
+  for (const Node* n = tail_; n != nullptr; n = n->next.load(std::memory_order_acquire)) {
+    if (n != &stub_) ++depth;
   }
   return depth;
 }

@@ -16,6 +16,7 @@ import os
 import pathlib
 import shutil
 import socket
+import ssl
 import stat
 import subprocess
 import tempfile
@@ -30,6 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import TARGET, Server
 from helpers import wait_until
 from resp_client import Error, RawClient
+from tls_helpers import certs, tls_factory  # noqa: F401  (fixtures)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MAX_HEAD = 8 * 1024  # io/http_request.h kMaxHttpHead
@@ -305,6 +307,25 @@ def test_other_methods_are_405(server, method):
         assert c.response()[0] == 200
     finally:
         c.close()
+
+
+@dashkv_only
+def test_https_on_the_tls_port(tls_factory, certs):
+    """The TLS port answers HTTP inside TLS the same way (the scrape is HTTPS)."""
+    t = tls_factory(tls_auth_clients="no")
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.check_hostname = False
+    with socket.create_connection(("127.0.0.1", t.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw) as s:
+            c = HttpConn.__new__(HttpConn)
+            c.sock, c.buf = s, b""
+            c.send(get())
+            status, headers, body = c.response()
+            assert status == 200 and headers["content-type"] == CONTENT_TYPE
+            assert b"redis_up 1" in body
+            c.send(b"*1\r\n$4\r\nPING\r\n")  # still HTTP on this connection
+            assert c.response()[0] == 400
+    assert t.client(certs, cert=None).ping() is True  # and RESP over TLS as before
 
 
 # ---- connection handling ---------------------------------------------------------------------
