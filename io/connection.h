@@ -28,6 +28,12 @@
 //  whole replies, so pushes that arrive in one engine loop iteration leave in one write.
 //  Output waiting for the writer is checked against the connection's output limit
 //  (client-output-buffer-limit); a client over it is disconnected.
+//  HTTP: a fresh connection whose first line is an HTTP/1.x request line (io/http_request.h:
+//  "GET /metrics HTTP/1.1", never an inline command such as "GET key") speaks HTTP for the rest
+//  of its life: each request head is parsed within a fixed bound, GET/HEAD requests without a
+//  body go to Service::ServeHttp, others are answered here (405, 413, or the parser's 400/431
+//  with a close); responses leave in request order, keep-alive as the client asks. Until the
+//  first line decides, RESP parsing waits (a RESP array decides at its first byte).
 //  Connection holds the state and everything that does not touch the stream; the read loop,
 //  the writes and the peer watch live in StreamConnection<Stream>, compiled once per stream
 //  type, so a plain connection runs exactly the code it would without TLS (no branch, no
@@ -50,6 +56,7 @@
 #include <vector>
 
 #include "io/client_limits.h"
+#include "io/http_request.h"
 #include "io/output_limit.h"
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
@@ -234,6 +241,12 @@ class StreamConnection final : public Connection {
   void StartWriter();
   // The background writer: sends pending_, then whatever was queued meanwhile.
   boost::asio::awaitable<void> WriteLoop();
+  // Reads until the first line says whether the client speaks HTTP (kHttp) or RESP (kNotHttp),
+  // keeping what it read as unconsumed input; kNeedMore: the client left first.
+  boost::asio::awaitable<HttpSniff> ReadFirstLine();
+  // Serves HTTP requests (see Design) from the unconsumed input on, until the client or a
+  // response closes the connection.
+  boost::asio::awaitable<void> ServeHttp();
 
   Stream stream_;
 };

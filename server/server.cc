@@ -70,7 +70,8 @@ Server::Server(Config& config, io::EnginePool& pool,
                 *acl_,    pause_,      monitor_,    *tracking_},
       runner_(services_),
       multi_(services_, runner_),
-      scripting_(services_, runner_) {
+      scripting_(services_, runner_),
+      metrics_(services_, *this) {
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   // requirepass is the default user's password, now and after CONFIG SET (as Redis).
   if (std::string pass = config_.requirepass(); !pass.empty()) acl_->SetDefaultPassword(pass);
@@ -188,6 +189,12 @@ void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   multi_.Discard(static_cast<ConnState&>(state));
   tracking_->RemoveClient(conn.engine().index(), static_cast<ConnState*>(&state));
   clients_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
+}
+
+asio::awaitable<void> Server::ServeHttp(io::Connection& conn, io::ConnectionState& state,
+                                        const io::HttpRequest& request,
+                                        io::HttpResponse& response) {
+  co_await metrics_.Serve(conn, static_cast<ConnState&>(state), request, response);
 }
 
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
