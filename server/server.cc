@@ -421,7 +421,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec->kind == HandlerKind::kConn) {
       runner_.RunConnCommand(*spec, args, ctx);
     } else {
+      state.running_args = args;  // CLIENT LIST's argv-mem while it is suspended
       co_await runner_.RunCoordCommand(*spec, args, ctx);
+      state.running_args = {};
       now_ms = NowMs();  // the command may have suspended for a while
     }
     if (conn.close_requested()) break;  // the rest is not run
@@ -488,7 +490,13 @@ asio::awaitable<void> Server::WaitWhilePaused(ConnState& state, const CommandSpe
     out.Clear();
   }
   stats_.blocked_clients().fetch_add(1, std::memory_order_relaxed);
+  // Held like a blocked client (CLIENT LIST: flag b, the command and its arguments).
+  state.held = true;
+  state.last_cmd = &spec;
+  state.running_args = args;
   co_await pause_.WaitWhile(state.conn->engine().index(), holds);
+  state.running_args = {};
+  state.held = false;
   stats_.blocked_clients().fetch_sub(1, std::memory_order_relaxed);
 }
 
