@@ -284,9 +284,15 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   };
   // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
   size_t dropped_from = SIZE_MAX;
+  // The command's reply is a push that CLIENT REPLY OFF|SKIP lets through: the confirmations
+  // of (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE, as Redis 7.0.15 sends them.
+  bool reply_is_push = false;
   auto drop_reply = [&] {
     if (dropped_from == SIZE_MAX) return;
-    if (state.reply_mode != ConnState::ReplyMode::kOn) out.buffer().resize(dropped_from);
+    if (state.reply_mode != ConnState::ReplyMode::kOn && !reply_is_push) {
+      out.buffer().resize(dropped_from);
+    }
+    reply_is_push = false;
     if (state.reply_mode == ConnState::ReplyMode::kSkipping) {
       state.reply_mode = ConnState::ReplyMode::kOn;
     }
@@ -333,6 +339,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       if (state.reply_mode != ConnState::ReplyMode::kOn) {
         dropped_from = out.size();
+        reply_is_push = runs && !state.in_multi && spec->HasFlag(kCmdPubSub) &&
+                        spec->HasFlag(kCmdSubscribedOk);
         if (state.reply_mode == ConnState::ReplyMode::kSkipNext) {
           state.reply_mode = ConnState::ReplyMode::kSkipping;
         }
