@@ -569,6 +569,10 @@ void Server::StartBackgroundTasks() {
                 pause_.InForce(now) == ClientPause::Kind::kNone) {
               shard.evictor().Cron(now);
             }
+            if (uint64_t& us = shard.stats().slowest_snapshot_slice_us; us != 0) {
+              stats_.RecordLatencyEvent("snapshot-slice", static_cast<int64_t>(us / 1000));
+              us = 0;
+            }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();
               last_decay_ms = now;
