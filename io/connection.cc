@@ -183,7 +183,18 @@ bool Connection::TakeParkedInput() {
   return true;
 }
 
-size_t Connection::query_buffer_size() const { return in_end_ - in_start_; }
+size_t Connection::query_buffer_size() const {
+  if (!batch_.empty()) return in_end_ - std::min(in_end_, batch_end_) + parked_in_.size();
+  const size_t unconsumed = in_end_ - in_start_;
+  return unconsumed - std::min(unconsumed, parser_.partial_parsed_bytes()) + parked_in_.size();
+}
+
+size_t Connection::memory_bytes() const {
+  return sizeof(*this) + in_cap_ + reply_.capacity() + pending_.capacity() +
+         queued_.capacity() + parked_in_.capacity() +
+         args_.capacity() * sizeof(std::string_view) +
+         cmd_ranges_.capacity() * sizeof(cmd_ranges_[0]) + batch_.capacity() * sizeof(CmdArgs);
+}
 
 size_t Connection::query_buffer_free() const { return in_cap_ - in_end_; }
 
@@ -289,7 +300,7 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
     }
   }
   for (auto [first, last] : cmd_ranges_) batch_.emplace_back(args_.data() + first, last - first);
-  *end_pos = pos;
+  *end_pos = batch_end_ = pos;
   return result;
 }
 

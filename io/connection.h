@@ -101,11 +101,34 @@ class Connection {
   // Milliseconds since the epoch (wall clock) of creation and of the last command.
   int64_t created_ms() const { return created_ms_; }
   int64_t last_command_ms() const { return last_command_ms_; }
+  // Input received and not parsed into commands yet (Redis's qbuf of another client): while a
+  // batch runs (the client is parked in it), the input after the batch; between batches, the
+  // part of a partly received command that is not a complete argument yet.
   size_t query_buffer_size() const;
+  // All input not consumed yet, the running batch's included (Redis's qbuf of the client that
+  // asks: its buffer is trimmed after the batch).
+  size_t unconsumed_input() const { return in_end_ - in_start_ + parked_in_.size(); }
   size_t query_buffer_free() const;
   // Bytes allocated for the input buffer (0 while none is allocated).
   size_t query_buffer_capacity() const { return in_cap_; }
+  // Between batches: the length of the complete arguments of a partly received command
+  // (Redis's argv-mem for a client whose command has not fully arrived); 0 while a batch runs.
+  size_t partial_arg_bytes() const { return batch_.empty() ? parser_.partial_arg_bytes() : 0; }
   size_t output_buffer_size() const { return reply_.size() + pending_.size() + queued_.size(); }
+  // Output figures for CLIENT LIST: replies of the running batch not handed to the socket yet
+  // (obl), output the socket has not taken (omem: what client-output-buffer-limit checks) and
+  // the number of buffers holding it (oll, 0 to 2), the reply buffer's allocation (rbs).
+  size_t reply_buffer_used() const { return reply_.size(); }
+  size_t unsent_output() const { return pending_.size() + queued_.size(); }
+  size_t unsent_buffers() const { return (pending_.empty() ? 0 : 1) + (queued_.empty() ? 0 : 1); }
+  size_t reply_buffer_capacity() const { return reply_.capacity(); }
+  // Bytes this connection has allocated: the object, its input and output buffers and its
+  // per-batch scratch vectors.
+  size_t memory_bytes() const;
+  // Whether the connection reads the socket (CLIENT LIST events=r; it stops while a slow
+  // reader's output drains) and has output waiting for the socket to take it (events=w).
+  bool reading() const { return !waiting_for_writer_ && !closed_; }
+  bool writing() const { return writing_; }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
   size_t batch_size() const { return batch_.size(); }
   // Watches the socket while a command is parked (a blocked BLPOP): bytes the client sends
@@ -181,6 +204,7 @@ class Connection {
   size_t in_start_ = 0;  // first unconsumed byte of in_
   size_t in_end_ = 0;    // end of valid data in in_
   size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
+  size_t batch_end_ = 0;  // where the input of the batch being dispatched ends
   bool input_filled_ = false;  // the last read filled in_ to its end
   // Reused per batch (no allocation in the steady state): the args of all commands of the
   // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.

@@ -291,9 +291,15 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   };
   // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
   size_t dropped_from = SIZE_MAX;
+  // The command's reply is a push that CLIENT REPLY OFF|SKIP lets through: the confirmations
+  // of (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE, as Redis 7.0.15 sends them.
+  bool reply_is_push = false;
   auto drop_reply = [&] {
     if (dropped_from == SIZE_MAX) return;
-    if (state.reply_mode != ConnState::ReplyMode::kOn) out.buffer().resize(dropped_from);
+    if (state.reply_mode != ConnState::ReplyMode::kOn && !reply_is_push) {
+      out.buffer().resize(dropped_from);
+    }
+    reply_is_push = false;
     if (state.reply_mode == ConnState::ReplyMode::kSkipping) {
       state.reply_mode = ConnState::ReplyMode::kOn;
     }
@@ -340,6 +346,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       if (state.reply_mode != ConnState::ReplyMode::kOn) {
         dropped_from = out.size();
+        reply_is_push = runs && !state.in_multi && spec->HasFlag(kCmdPubSub) &&
+                        spec->HasFlag(kCmdSubscribedOk);
         if (state.reply_mode == ConnState::ReplyMode::kSkipNext) {
           state.reply_mode = ConnState::ReplyMode::kSkipping;
         }
@@ -428,7 +436,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec->kind == HandlerKind::kConn) {
       runner_.RunConnCommand(*spec, args, ctx);
     } else {
+      state.running_args = args;  // CLIENT LIST's argv-mem while it is suspended
       co_await runner_.RunCoordCommand(*spec, args, ctx);
+      state.running_args = {};
       now_ms = NowMs();  // the command may have suspended for a while
     }
     if (conn.close_requested()) break;  // the rest is not run
@@ -495,7 +505,13 @@ asio::awaitable<void> Server::WaitWhilePaused(ConnState& state, const CommandSpe
     out.Clear();
   }
   stats_.blocked_clients().fetch_add(1, std::memory_order_relaxed);
+  // Held like a blocked client (CLIENT LIST: flag b, the command and its arguments).
+  state.held = true;
+  state.last_cmd = &spec;
+  state.running_args = args;
   co_await pause_.WaitWhile(state.conn->engine().index(), holds);
+  state.running_args = {};
+  state.held = false;
   stats_.blocked_clients().fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -559,6 +575,10 @@ void Server::StartBackgroundTasks() {
             if (config_.maxmemory.load(std::memory_order_relaxed) > 0) {
               if (shard.index() == 0) memory_->SampleRss();
               if (pause_.InForce(now) == ClientPause::Kind::kNone) shard.evictor().Cron(now);
+            }
+            if (uint64_t& us = shard.stats().slowest_snapshot_slice_us; us != 0) {
+              stats_.RecordLatencyEvent("snapshot-slice", static_cast<int64_t>(us / 1000));
+              us = 0;
             }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();
