@@ -26,7 +26,7 @@ int64_t MemoryBudget::Overage() const {
 
 int64_t MemoryBudget::EffectiveLimit() const {
   const int64_t limit = maxmemory();
-  if (limit <= 0 || policy() == MaxmemoryPolicy::kNoEviction) return limit;
+  if (limit < kMinLimitForRss || policy() == MaxmemoryPolicy::kNoEviction) return limit;
   const auto l = static_cast<double>(limit);
   const double lowered = l * (1.0 + kRssHeadroom) - static_cast<double>(rss_gap());
   return static_cast<int64_t>(std::clamp(lowered, l * kMinLimitShare, l));

@@ -21,9 +21,10 @@
 //   samples RSS and used_memory (SampleRss), and the limit the overage is measured against is
 //   lowered by the part of the gap beyond the headroom: used_memory is held at
 //   maxmemory x (1 + kRssHeadroom) - gap, never below maxmemory x kMinLimitShare, never above
-//   maxmemory. Evicting lowers used_memory but not RSS (the allocator keeps the freed blocks
-//   for the next inserts), so a gap computed after an eviction would grow by what was just
-//   evicted and drive further evictions with no end: the gap is taken anew only when RSS grew
+//   maxmemory, and only for a maxmemory of kMinLimitForRss or more. Evicting lowers used_memory
+//   but not RSS (the allocator keeps the freed blocks for the next inserts), so a gap computed
+//   after an eviction would grow by what was just evicted and drive further evictions with no
+//   end: the gap is taken anew only when RSS grew
 //   since the last sample (new pages were touched, so the gap is real), and otherwise may only
 //   shrink (pages were returned). Not applied in sanitizer builds, whose RSS is mostly shadow
 //   memory.
@@ -44,6 +45,9 @@ class MemoryBudget {
   static constexpr double kRssHeadroom = 0.07;
   // The lowered limit never goes under this share of maxmemory.
   static constexpr double kMinLimitShare = 0.75;
+  // Smaller limits are not lowered: the empty server's own ~12 MB would dominate the gap, and
+  // such a limit would hold a quarter fewer keys than Redis's at the same setting.
+  static constexpr int64_t kMinLimitForRss = int64_t{64} << 20;
 
   // `maxmemory` and `settings` are the server's (Config); they outlive this object.
   MemoryBudget(unsigned num_shards, const std::atomic<int64_t>* maxmemory,

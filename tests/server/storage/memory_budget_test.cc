@@ -59,6 +59,12 @@ TEST_F(MemoryBudgetTest, ReturnedPagesNarrowTheGap) {
   EXPECT_EQ(budget_.EffectiveLimit(), 97 * kMiB);
 }
 
+TEST_F(MemoryBudgetTest, ASmallLimitIgnoresTheGap) {
+  maxmemory_ = 8 * kMiB;
+  budget_.SampleRss(20 * kMiB, 8 * kMiB);
+  EXPECT_EQ(budget_.EffectiveLimit(), 8 * kMiB);
+}
+
 TEST_F(MemoryBudgetTest, NoevictionAndNoLimitIgnoreTheGap) {
   budget_.SampleRss(150 * kMiB, 90 * kMiB);
   settings_.policy = MaxmemoryPolicy::kNoEviction;
