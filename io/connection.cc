@@ -225,6 +225,12 @@ void StreamConnection<Stream>::CloseStream() {
   CloseStreamNow(stream_);
 }
 
+void Connection::Received(size_t n) {
+  engine_.net().AddRead(n);
+  input_filled_ = in_end_ + n == in_cap_;
+  in_end_ += n;
+}
+
 void Connection::MakeRoom() {
   const size_t used = in_end_ - in_start_;
   // The parser's need, but never more than what has arrived again: a declared bulk length is
@@ -313,9 +319,7 @@ asio::awaitable<HttpSniff> StreamConnection<Stream>::ReadFirstLine() {
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) co_return HttpSniff::kNeedMore;  // gone before it said anything
-    engine_.net().AddRead(n);
-    input_filled_ = in_end_ + n == in_cap_;
-    in_end_ += n;
+    Received(n);
     const HttpSniff sniff = SniffHttp(std::string_view(in_.get() + in_start_, in_end_ - in_start_));
     if (sniff != HttpSniff::kNeedMore) co_return sniff;
   }
@@ -372,9 +376,7 @@ asio::awaitable<void> StreamConnection<Stream>::Run() {
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
-    engine_.net().AddRead(n);
-    input_filled_ = in_end_ + n == in_cap_;
-    in_end_ += n;
+    Received(n);
   }
   finishing_ = true;
   co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first
@@ -429,9 +431,7 @@ asio::awaitable<void> StreamConnection<Stream>::ServeHttp() {
         asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
         asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) co_return;
-    engine_.net().AddRead(n);
-    input_filled_ = in_end_ + n == in_cap_;
-    in_end_ += n;
+    Received(n);
   }
 }
 

@@ -166,6 +166,8 @@ class Connection {
   // parser still needs but at most as much again as has arrived; compacts or grows in_ only
   // when needed.
   void MakeRoom();
+  // Accounts for `n` bytes a read placed at in_end_: the network counter, the filled flag.
+  void Received(size_t n);
   // Replaces in_ by a buffer of `capacity` bytes (uninitialized) holding the unconsumed input
   // at its front. REQUIRES: capacity >= unconsumed input.
   void Reallocate(size_t capacity);
