@@ -29,7 +29,7 @@ import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import TARGET, Server
-from helpers import wait_until
+from helpers import non_loopback_ipv4, wait_until
 from resp_client import Error, RawClient
 from tls_helpers import certs, tls_factory  # noqa: F401  (fixtures)
 
@@ -625,21 +625,11 @@ def test_each_request_stands_on_its_own_credentials(secured):
         c.close()
 
 
-def _non_loopback_ipv4():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("198.51.100.1", 9))  # no packet is sent: this only picks the route
-        ip = s.getsockname()[0]
-    except OSError:
-        return None
-    finally:
-        s.close()
-    return None if ip.startswith("127.") or ip == "0.0.0.0" else ip
 
 
 @dashkv_only
 def test_protected_mode_refuses_remote_scrapes(server, server_factory):
-    ip = _non_loopback_ipv4()
+    ip = non_loopback_ipv4()
     if ip is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
     srv = server_factory(["--bind", "0.0.0.0", "--protected_mode=yes"])
