@@ -3,6 +3,7 @@
 #include <absl/base/internal/raw_logging.h>
 #include <pthread.h>
 #include <sched.h>
+#include <x86intrin.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -25,7 +26,7 @@ inline void CpuRelax() {
 
 // Inbox messages run per DrainInbox() call before the io_context gets a turn (fairness between
 // cross-engine messages and socket completions).
-constexpr int kMaxInboxBatch = 256;
+constexpr size_t kMaxInboxBatch = 256;
 
 }  // namespace
 
@@ -122,20 +123,20 @@ size_t Engine::InboxDepth() const {
   return depth;
 }
 
-bool Engine::DrainInbox() {
-  bool ran = false;
-  for (int i = 0; i < kMaxInboxBatch; ++i) {
+size_t Engine::DrainInbox() {
+  size_t ran = 0;
+  for (; ran < kMaxInboxBatch; ++ran) {
     Node* node = nullptr;
     if (Pop(&node) != PopResult::kItem) break;
     node->invoke(node, /*run=*/true);
-    ran = true;
   }
   return ran;
 }
 
 bool Engine::RunOnce() {
-  bool ran = DrainInbox();
-  if (context_.poll() > 0) ran = true;
+  const size_t ran_now = DrainInbox() + context_.poll();
+  work_done_ += ran_now;
+  bool ran = ran_now > 0;
   if (!deferred_.empty()) {
     // Tasks deferred from here on wait for the next turn.
     running_deferred_.swap(deferred_);
@@ -214,6 +215,7 @@ void Engine::Loop() {
   try {
     while (!stopping_.load(std::memory_order_acquire)) {
       if (RunOnce()) continue;
+      const uint64_t idle_start = __rdtsc();
       bool ran = false;
       if (options_.spin_us > 0) {
         const auto deadline = std::chrono::steady_clock::now() + spin;
@@ -228,6 +230,8 @@ void Engine::Loop() {
                  std::chrono::steady_clock::now() < deadline);
       }
       if (!ran) Sleep();
+      idle_ticks_ += __rdtsc() - idle_start;
+      ++idle_stretches_;
     }
   } catch (const std::bad_alloc& e) {
     // Commands catch their own allocation failures (server/server.h); one that reaches here

@@ -137,6 +137,17 @@ class Engine {
   // REQUIRES: called on this engine's thread.
   size_t InboxDepth() const;
 
+  // Returns the number of inbox messages and io_context handlers (socket completions, timers,
+  // posts) this engine has run; deferred tasks are not counted. Lets background work that runs
+  // in deferred slices tell a turn that served something from an idle one.
+  // REQUIRES: called on this engine's thread.
+  uint64_t work_done() const { return work_done_; }
+  // Returns the time this engine's loop has spent with nothing to run (spinning or asleep), in
+  // time-stamp counter ticks (server/cycle_clock.h converts them), and the number of such idle
+  // stretches. REQUIRES: called on this engine's thread.
+  uint64_t idle_ticks() const { return idle_ticks_; }
+  uint64_t idle_stretches() const { return idle_stretches_; }
+
  private:
   using Node = detail::InboxNode;
   enum class PopResult { kItem, kEmpty, kRetry };
@@ -147,7 +158,7 @@ class Engine {
   bool InboxEmpty() const;
   void Loop();
   bool RunOnce();     // drains the inbox and polls io_context; true if anything ran
-  bool DrainInbox();  // returns true if it ran anything
+  size_t DrainInbox();  // returns the number of messages it ran
   void Sleep();
   void Wake();
   void PinToCpu();
@@ -162,6 +173,9 @@ class Engine {
   alignas(64) Node* tail_;               // consumer pops here
   Node stub_;
   NetCounters net_;
+  uint64_t work_done_ = 0;      // engine-local (work_done())
+  uint64_t idle_ticks_ = 0;     // engine-local (idle_ticks())
+  uint64_t idle_stretches_ = 0;  // engine-local (idle_stretches())
   std::vector<Task> deferred_;  // engine-local (Defer)
   std::vector<Task> running_deferred_;
 };

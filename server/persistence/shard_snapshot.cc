@@ -1,5 +1,6 @@
 #include "server/persistence/shard_snapshot.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -24,6 +25,13 @@ constexpr char kOpExpireMs = char(0xFC);
 constexpr char kOpIdle = char(0xF8);
 constexpr char kOpFreq = char(0xF9);
 
+// The calling thread's CPU time in nanoseconds.
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 ShardSnapshot::ShardSnapshot(Shard* shard, io::Engine* engine)
@@ -43,7 +51,7 @@ ShardSnapshot::~ShardSnapshot() = default;
 void ShardSnapshot::Attach() { slot_ = shard_->changes().Add(this); }
 
 void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> writer,
-                          RdbWriteOptions options, std::vector<DbSize>* sizes) {
+                          RdbWriteOptions options, bool paced, std::vector<DbSize>* sizes) {
   DCHECK(shard_->IsMyThread());
   if (running()) Stop();  // a failed save whose walk has not noticed yet
   version_ = version;
@@ -53,7 +61,10 @@ void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> write
   keys_written_.store(0, std::memory_order_relaxed);
   walk_db_ = 0;
   chunk_db_ = -1;
-  last_slice_end_ = 0;
+  paced_ = paced;
+  NoteSeen();
+  last_work_tick_ = CycleClock::Now();
+  credit_us_ = 0;
   dbs_.clear();
   for (unsigned db = 0; db < shard_->num_dbs(); ++db) {
     DbSlice* slice = shard_->db_if_exists(db);
@@ -70,7 +81,7 @@ void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> write
     lfu_decay_time_ = eviction.lfu_decay_time.load(std::memory_order_relaxed);
   }
   shard_->changes().SetInterest(slot_, kWantBefore);
-  ScheduleSlice(false);
+  ScheduleSlice(0);
 }
 
 void ShardSnapshot::Abort() {
@@ -101,6 +112,7 @@ void ShardSnapshot::BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) {
   DbCursor* dbc = CursorOf(db);
   if (dbc == nullptr) return;
   PrimeTable& table = dbc->slice->table();
+  const uint64_t start = CycleClock::Now();
   if (it.is_done()) {
     table.CVCEntryUponInsert(version_, hash,
                              [&](PrimeIterator bucket) { SerializeBucket(*dbc, bucket); });
@@ -112,6 +124,7 @@ void ShardSnapshot::BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) {
     });
   }
   MaybeFlushChunk();
+  forced_ticks_ += CycleClock::Now() - start;
 }
 
 void ShardSnapshot::BeforeFlush(unsigned db) {
@@ -204,15 +217,50 @@ void ShardSnapshot::WaitForWriter() {
   while (writer_ && writer_->in_flight(sid) > kHardInFlight && !writer_->failed()) usleep(200);
 }
 
-void ShardSnapshot::ScheduleSlice(bool wait) {
+void ShardSnapshot::ScheduleSlice(uint64_t wait_us) {
   const uint64_t gen = generation_;
-  if (!wait) {
+  if (wait_us == 0) {
     engine_->Defer([this, gen] { RunSlice(gen); });
     return;
   }
   auto timer = std::make_shared<boost::asio::steady_timer>(engine_->context(),
-                                                           std::chrono::milliseconds(1));
-  timer->async_wait([this, gen, timer](const boost::system::error_code&) { RunSlice(gen); });
+                                                           std::chrono::microseconds(wait_us));
+  timer->async_wait([this, gen, timer](const boost::system::error_code&) {
+    if (gen == generation_) ++seen_work_;  // this handler is the walk's, not the engine's work
+    RunSlice(gen);
+  });
+}
+
+double ShardSnapshot::NextSliceUs() {
+  const uint64_t work = engine_->work_done();
+  const uint64_t now = CycleClock::Now();
+  if (work != seen_work_) last_work_tick_ = now;
+  if (!paced_ || double(now - last_work_tick_) >= kLongIdleUs * CycleClock::TicksPerUsec()) {
+    credit_us_ = 0;  // credit is for busy stretches; an idle engine walks freely
+    return kSliceUs;
+  }
+  // Credit earned since the last slice (see Design): kBusyShare of the thread's CPU time,
+  // less what writes spent saving entries, at least kFloorShare; plus the engine's idle time
+  // if it idled in long stretches.
+  double idle_us = double(engine_->idle_ticks() - seen_idle_ticks_) / CycleClock::TicksPerUsec();
+  const uint64_t stretches = engine_->idle_stretches() - seen_idle_stretches_;
+  if (stretches == 0 || idle_us < kLongIdleUs * double(stretches)) idle_us = 0;
+  const double cpu_us = double(ThreadCpuNs() - seen_cpu_ns_) / 1000;
+  const double forced_us = double(forced_ticks_) / CycleClock::TicksPerUsec();
+  const double other_us = std::max(0.0, cpu_us - forced_us);
+  const double earned_us = other_us * kBusyShare / (1 - kBusyShare) - forced_us;
+  credit_us_ += idle_us + std::max(earned_us, other_us * kFloorShare);
+  credit_us_ = std::clamp(credit_us_, -kMaxCreditUs, kMaxCreditUs);
+  NoteSeen();
+  return credit_us_ >= kMinCreditUs ? std::min(credit_us_, kSliceUs) : 0;
+}
+
+void ShardSnapshot::NoteSeen() {
+  seen_work_ = engine_->work_done();
+  seen_idle_ticks_ = engine_->idle_ticks();
+  seen_idle_stretches_ = engine_->idle_stretches();
+  seen_cpu_ns_ = paced_ ? ThreadCpuNs() : 0;
+  forced_ticks_ = 0;
 }
 
 void ShardSnapshot::RunSlice(uint64_t generation) {
@@ -221,19 +269,17 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     writer_->ShardDone(shard_->index());  // the writer reports the failure when all are done
     return Stop();
   }
-  if (writer_->in_flight(shard_->index()) > kSoftInFlight) return ScheduleSlice(true);
-  // The slice's length: kSliceUs when the engine had nothing else to do since the last slice;
-  // while it serves commands, a ninth of the time they took (at least kMinSliceUs), so the
-  // walk takes about a tenth of a busy engine.
+  if (writer_->in_flight(shard_->index()) > kSoftInFlight) return ScheduleSlice(1000);
+  const double slice_us = NextSliceUs();
+  if (slice_us == 0) return ScheduleSlice(kCreditWaitUs);
   const uint64_t now = CycleClock::Now();
   const double ticks_per_us = CycleClock::TicksPerUsec();
-  const double busy_us = last_slice_end_ == 0 ? 0 : double(now - last_slice_end_) / ticks_per_us;
-  double slice_us = kSliceUs;
-  if (busy_us > kIdleGapUs) slice_us = std::clamp(busy_us / 9, kMinSliceUs, double(kSliceUs));
   const uint64_t deadline = now + uint64_t(slice_us * ticks_per_us);
   auto note_run_time = [&] {  // for the latency monitor (ShardStats::slowest_snapshot_slice_us)
+    const double ran_us = double(CycleClock::Now() - now) / ticks_per_us;
     uint64_t& slowest = shard_->stats().slowest_snapshot_slice_us;
-    slowest = std::max(slowest, uint64_t(double(CycleClock::Now() - now) / ticks_per_us));
+    slowest = std::max(slowest, uint64_t(ran_us));
+    return ran_us;
   };
   do {
     if (walk_db_ == dbs_.size()) {
@@ -251,9 +297,12 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     if (dbc.cursor == 0) dbc.done = true;
     MaybeFlushChunk();
   } while (CycleClock::Now() < deadline);
-  note_run_time();
-  last_slice_end_ = CycleClock::Now();
-  ScheduleSlice(false);
+  const double ran_us = note_run_time();
+  // A paced slice (the only kind that starts with credit) pays for itself; NoteSeen keeps the
+  // slice's own CPU time out of what the next slice counts as the engine's work.
+  if (credit_us_ > 0) credit_us_ -= ran_us;
+  NoteSeen();
+  ScheduleSlice(0);
 }
 
 void ShardSnapshot::Finish() {

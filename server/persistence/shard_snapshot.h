@@ -43,15 +43,22 @@ class Shard;
 //   first (the flush then frees it); FLUSHALL aborts the snapshot (SnapshotManager), as Redis
 //   7.0 kills its saving child.
 //   Slices. The walk runs as a task on the shard's engine that serializes buckets for a while
-//   and defers itself to the end of the engine's next loop turn (io::Engine::Defer), so the
-//   inbox's hops and the ready sockets run between slices. A slice lasts kSliceUs when the
-//   engine is otherwise idle, and about a ninth of the time the engine spent on other work
-//   since the previous slice when it is busy: under load the walk takes about a tenth of the
-//   engine and the snapshot takes longer, instead of halving the throughput. While
-//   the writer has more than kSoftInFlight bytes of this shard queued, the walk waits (a timer)
-//   instead. A write's own bucket serialization cannot wait; above kHardInFlight it blocks the
-//   shard thread until the writer has taken this shard's bytes (bounded by the disk's speed),
-//   so memory stays bounded by the buffers, never by the dataset.
+//   and then yields, so the inbox's hops and the ready sockets run between slices. When the
+//   engine has served nothing for kLongIdleUs (io::Engine::work_done() unchanged), or the save
+//   is a foreground one whose caller waits for it (SAVE, SHUTDOWN, DEBUG RELOAD), the walk runs
+//   kSliceUs slices back to back (deferred to the end of each loop turn). While the engine
+//   serves commands during a BGSAVE, the walk runs on credit: of the shard thread's CPU time,
+//   the snapshot may take kBusyShare, which pays first for the time writes spent saving the
+//   entries they were about to change, the walk keeping at least kFloorShare so that it ends;
+//   and idle time is the walk's when the engine idles in stretches of kLongIdleUs or more (a
+//   light load; short gaps between requests are not free, since a request arriving during a
+//   slice waits for it). Without credit the walk waits on a timer (kCreditWaitUs), so the
+//   engine can sleep between requests instead of polling for the walk. Under a saturating
+//   load the snapshot takes longer instead of taking the throughput. While the writer has more
+//   than kSoftInFlight bytes of this shard queued, the walk waits (a timer) instead. A write's
+//   own entry serialization cannot wait; above kHardInFlight it blocks the shard thread until
+//   the writer has taken this shard's bytes (bounded by the disk's speed), so memory stays
+//   bounded by the buffers, never by the dataset.
 //   Chunks. Entries are buffered up to kChunkBytes and handed to the writer; a value larger
 //   than that leaves in pieces (RdbSink) while this shard holds the writer's floor, and the
 //   rest goes as soon as the entry ends, releasing the floor. Only the floor holder's bytes
@@ -62,9 +69,13 @@ class ShardSnapshot final : public ChangeListener {
   static constexpr size_t kChunkBytes = 128 * 1024;
   static constexpr size_t kSoftInFlight = 4 << 20;  // per shard
   static constexpr size_t kHardInFlight = 64 << 20;
-  static constexpr uint64_t kSliceUs = 50;        // a slice of an otherwise idle engine
-  static constexpr double kMinSliceUs = 5;         // the shortest slice of a busy one
-  static constexpr double kIdleGapUs = 20;         // a gap between slices longer than this: busy
+  static constexpr double kSliceUs = 50;        // the longest slice
+  static constexpr double kBusyShare = 0.1;      // of a busy shard thread's CPU time (Design)
+  static constexpr double kFloorShare = 0.02;    // the walk's least share of it
+  static constexpr double kMinCreditUs = 10;     // the least credit a paced slice starts with
+  static constexpr double kMaxCreditUs = 2000;   // credit saved up in a long busy stretch
+  static constexpr uint64_t kCreditWaitUs = 200;  // the timer of a walk waiting for credit
+  static constexpr double kLongIdleUs = 200;     // idle stretches this long: a light load
 
   // The size of one database at the cut (for the file's size hints).
   struct DbSize {
@@ -84,10 +95,11 @@ class ShardSnapshot final : public ChangeListener {
   void Attach();
 
   // Takes the cut: records this shard's non-empty databases and their sizes (appended to
-  // `sizes`) and starts the walk. REQUIRES: shard thread; the caller
-  // holds every shard (no other command runs anywhere until every shard has taken the cut).
+  // `sizes`) and starts the walk, paced to the shard's load when `paced` (see Design).
+  // REQUIRES: shard thread; the caller holds every shard (no other command runs anywhere
+  // until every shard has taken the cut).
   void Start(uint64_t version, std::shared_ptr<RdbFileWriter> writer, RdbWriteOptions options,
-             std::vector<DbSize>* sizes);
+             bool paced, std::vector<DbSize>* sizes);
   // Stops the snapshot running here, if any (the writer is aborted by the caller).
   void Abort();
   bool running() const { return writer_ != nullptr; }
@@ -117,7 +129,13 @@ class ShardSnapshot final : public ChangeListener {
   void WaitForWriter();
   // Runs one slice of the walk and schedules the next, or finishes.
   void RunSlice(uint64_t generation);
-  void ScheduleSlice(bool wait);
+  // Runs the next slice at the end of this loop turn, or after `wait_us` on a timer.
+  void ScheduleSlice(uint64_t wait_us);
+  // Returns the length of the next slice in microseconds (0: wait for credit), from what the
+  // engine did since the last slice (see Design).
+  double NextSliceUs();
+  // Records the engine's counters as of now, the base of the next NextSliceUs().
+  void NoteSeen();
   void Finish();
   void Stop();
 
@@ -135,7 +153,15 @@ class ShardSnapshot final : public ChangeListener {
   int64_t lfu_decay_time_ = 1;
   std::vector<DbCursor> dbs_;
   size_t walk_db_ = 0;  // the database the walk is in
-  uint64_t last_slice_end_ = 0;  // CycleClock ticks; 0 before the first slice
+  // Pacing (see Design), as of the end of the last slice.
+  bool paced_ = false;
+  uint64_t seen_work_ = 0;        // the engine's work_done()
+  uint64_t last_work_tick_ = 0;   // CycleClock when a slice last saw work_done() move
+  uint64_t seen_idle_ticks_ = 0;  // the engine's idle_ticks()
+  uint64_t seen_idle_stretches_ = 0;
+  int64_t seen_cpu_ns_ = 0;       // the shard thread's CPU time (paced only)
+  uint64_t forced_ticks_ = 0;     // CycleClock ticks writes spent saving entries since then
+  double credit_us_ = 0;
   RdbSink sink_;
   int chunk_db_ = -1;  // the SELECTDB the current chunk is under, or -1 at a chunk start
   bool in_entry_ = false;

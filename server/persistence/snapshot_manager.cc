@@ -160,7 +160,8 @@ asio::awaitable<absl::Status> SnapshotManager::Start(SaveKind kind) {
   co_await shards_.AwaitAll([&](Shard& shard) {
     std::vector<ShardSnapshot::DbSize> sizes;
     const uint64_t dirty = shard.changes().change_count();
-    snapshots_[shard.index()]->Start(version, writer, options, &sizes);
+    snapshots_[shard.index()]->Start(version, writer, options, kind == SaveKind::kBackground,
+                                     &sizes);
     std::lock_guard<std::mutex> lock(cut.mu);
     cut.sizes.insert(cut.sizes.end(), sizes.begin(), sizes.end());
     cut.dirty += dirty;
