@@ -32,6 +32,8 @@
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
+#include <absl/container/inlined_vector.h>
+
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <optional>
@@ -87,6 +89,30 @@ class PipelineRunner {
                                              int64_t now_ms, bool check_locks = true,
                                              KeyLocks* release = nullptr);
 
+  // Runs state.pending — single-shard commands on exactly two shards, one of them this
+  // thread's — as EXEC's only group under `locks` (not held; they cover every key of the
+  // commands on those two shards) in one round trip: takes the local shard's locks at once,
+  // then in one message the other shard's, where its commands run and its locks are released;
+  // then the local commands run and the local locks are released (multi_group.cc explains why
+  // that is safe). On success sends EXEC's reply (the array of the commands' replies) and
+  // returns true; returns false, having run and sent nothing and holding nothing, if a shard
+  // refused.
+  boost::asio::awaitable<bool> RunShardGroupLocalFirst(ConnState& state, io::ReplyBuilder& out,
+                                                       int64_t now_ms, KeyLocks& locks);
+
+  // Multi-shard groups (server/tx/multi_part.h): a pipelined run of calls whose keys span
+  // shards (CommandSpec::multi_ops) runs as one transaction with one message per shard per
+  // step. Dispatch gathers a run (BeginMultiGroup, then AddMultiCmd per call, PendingCmd::sid
+  // unused) and runs it (RunMultiGroup); replies in request order.
+  static void BeginMultiGroup(ConnState& state);
+  // Adds the call `spec` `args` to the group being gathered if its keys span shards; returns
+  // whether it did. REQUIRES: spec.multi_ops set; the call's arity is checked.
+  bool AddMultiCmd(ConnState& state, const CommandSpec& spec, CmdArgs args) const;
+  // Runs the gathered group: locks every key of every call (local shard first; see
+  // multi_group.cc), runs each shard's parts in one message, replies in request order.
+  boost::asio::awaitable<void> RunMultiGroup(ConnState& state, io::ReplyBuilder& out,
+                                             int64_t now_ms);
+
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, CmdArgs args) const;
@@ -129,6 +155,19 @@ class PipelineRunner {
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
   // group pays its cache misses in parallel rather than one after another.
   void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
+  // Prepares state.shard_replies for a group over several shards of state.pending: each target
+  // shard's builder cleared (its error count kept in `errors_before`), `targets` filled.
+  void PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
+                           absl::InlinedVector<unsigned, 8>& targets,
+                           absl::InlinedVector<uint64_t, 8>& errors_before);
+  // Puts the replies of state.pending, written per shard, into `out` in request order.
+  void MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
+                         std::span<const unsigned> targets,
+                         std::span<const uint64_t> errors_before);
+  // Runs on `shard` the parts of the gathered group's calls that have keys there, in order.
+  void RunParts(Shard& shard, ConnState& state, int64_t now_ms);
+  // Sends the replies of the group's calls from their parts, in order, and counts the calls.
+  void CombineParts(ConnState& state, std::span<const unsigned> sids, io::ReplyBuilder& out);
   // Runs the shard handler of `cmd`; returns false when it failed for lack of memory (then its
   // reply, from `reply_start` on in ctx.rb, was replaced by the error; see Design above).
   bool RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start);

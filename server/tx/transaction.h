@@ -31,6 +31,17 @@
 //   and releases each shard's locks in the message that writes there (every lock is already
 //   held, so releasing one is the start of the shrinking phase).
 //
+//   Pipelined multi-shard groups (server/tx/multi_part.h, multi_group.cc): consecutive
+//   pipelined calls whose keys span shards lock the union of their keys as one coordinator and
+//   run each shard's parts of all of them in one message. With two shards of which one is the
+//   connection's own (and for EXEC, PipelineRunner::RunShardGroupLocalFirst), the local locks
+//   are taken synchronously first; then one message to the other shard takes its locks and, if
+//   granted, runs there and releases at once: every lock is held by then, so even a write may
+//   run in the message that locks. The local work runs after it, under the local locks, which
+//   no other transaction could take in between. One round trip instead of two (writes) or one
+//   plus a one-way release (reads). A refusal at either step gives everything back and falls
+//   back to step 2's ordered acquisition, so this never waits while holding a lock.
+//
 //   Single-shard commands keep their fast path (no transaction id, no lock, no extra message):
 //   before running, a command checks its keys against the shard's table only when the table is
 //   not empty (one branch otherwise). A command whose key is locked by a running transaction
@@ -81,6 +92,12 @@ class KeyLocks {
   void Add(unsigned db, std::string_view key, LockMode mode);
   // Locks every shard whole in `mode` (global commands). REQUIRES: not held.
   void AddAllShards(LockMode mode);
+  // Adds the key whose fingerprint is `lock_hash` (LockHashOf) on shard `sid` (its owner) in
+  // `mode`, without looking for it among the keys already added: many keys at once cost
+  // O(n log n) in all, with MergeDuplicates after the last. REQUIRES: not held.
+  void AddUnmerged(unsigned sid, uint64_t lock_hash, LockMode mode);
+  // Merges the keys AddUnmerged added twice (exclusive wins). REQUIRES: not held.
+  void MergeDuplicates();
 
   // Acquires every lock added; resumes when all are held. May wait (never a shard thread).
   boost::asio::awaitable<void> Acquire();
