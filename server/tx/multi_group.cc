@@ -50,6 +50,11 @@ void PipelineRunner::BeginMultiGroup(ConnState& state) {
 
 bool PipelineRunner::AddMultiCmd(ConnState& state, const CommandSpec& spec, CmdArgs args) const {
   DCHECK(spec.multi_ops != nullptr);
+  // A write runs as a group of its own (multi_part.h, Design: why).
+  if (!state.pending.empty() &&
+      (spec.HasFlag(kCmdWrite) || state.pending.back().spec->HasFlag(kCmdWrite))) {
+    return false;
+  }
   MultiGroupScratch& m = state.multi;
   const size_t at = m.key_shards.size();
   const size_t nkeys = NumKeys(spec, args.size());
@@ -221,14 +226,25 @@ asio::awaitable<void> PipelineRunner::RunMultiGroup(ConnState& state, io::ReplyB
     }
   }
   if (!done) {
-    // Contended (or a multi-shard write): acquire in id order, then run and release.
+    // Refused at once (or a write over three shards or more): acquire in ascending shard
+    // order, waiting in id order. When the highest shard is another thread's, the message that
+    // gets its locks runs its parts there and releases them; the rest run after.
     reset();
-    co_await locks.Acquire();
-    BumpCounter(stats_.engine(my_engine).shard_hops, sids.size() - (has_local ? 1 : 0));
-    co_await shard_set_.AwaitMany(sids, [&](Shard& shard) {
+    auto run_and_release = [&](Shard& shard) {
       RunParts(shard, state, now_ms);
       locks.ReleaseOn(shard);
-    });
+    };
+    const bool last_remote = sids.back() != local.index();
+    co_await locks.AcquireOrdered(/*but_last=*/last_remote);
+    absl::InlinedVector<unsigned, 8> rest(sids.begin(), sids.end());
+    if (last_remote) {
+      BumpCounter(stats_.engine(my_engine).shard_hops);
+      co_await locks.AcquireLastAndRun(run_and_release);
+      rest.pop_back();
+    }
+    BumpCounter(stats_.engine(my_engine).shard_hops,
+                rest.size() - (std::find(rest.begin(), rest.end(), local.index()) != rest.end()));
+    co_await shard_set_.AwaitMany(rest, run_and_release);
     locks.Release();
   }
   CombineParts(state, sids, out);

@@ -156,6 +156,14 @@ asio::awaitable<void> KeyLocks::Acquire() {
   for (unsigned sid : shards_) co_await AcquireOne(sid);
 }
 
+asio::awaitable<void> KeyLocks::AcquireOrdered(bool but_last) {
+  DCHECK(!held_);
+  TakeTxId();
+  held_ = true;
+  const size_t n = shards_.size() - (but_last && !shards_.empty() ? 1 : 0);
+  for (size_t i = 0; i < n; ++i) co_await AcquireOne(shards_[i]);
+}
+
 void KeyLocks::ReleaseOn(Shard& shard) {
   const unsigned sid = shard.index();
   shard.locks().Release(requests_[sid]);

@@ -104,6 +104,15 @@ class KeyLocks {
   // Releases the locks (one one-way message per remote shard). REQUIRES: held.
   void Release();
 
+  // Acquires as Acquire's ordered phase alone (after a failed attempt at once): takes a
+  // transaction id and acquires shard by shard in ascending order, waiting; with `but_last`,
+  // all but the highest shard, which AcquireLastAndRun then takes. May wait.
+  boost::asio::awaitable<void> AcquireOrdered(bool but_last);
+  // Takes the highest shard's locks, waiting in its queue, and runs fn(Shard&) there in the
+  // message that got them (every other lock is held: AcquireOrdered(true) came first).
+  template <typename F>
+  boost::asio::awaitable<void> AcquireLastAndRun(F fn);
+
   // One-hop commands (see Design): set by the caller before the command runs.
   void set_one_hop(bool v) { one_hop_ = v; }
   bool one_hop() const { return one_hop_; }
@@ -151,6 +160,25 @@ class KeyLocks {
   bool held_ = false;
   bool one_hop_ = false;
 };
+
+template <typename F>
+boost::asio::awaitable<void> KeyLocks::AcquireLastAndRun(F fn) {
+  DCHECK(held_);
+  const LockRequest* req = &requests_[shards_.back()];
+  co_await shard_set_.AwaitAsync<void>(
+      shards_.back(), [req, &fn](Shard& shard, io::Completion<void> done) {
+        if (shard.locks().TryAcquire(*req)) {
+          fn(shard);
+          return done();
+        }
+        Shard* sp = &shard;
+        // The copy of the request is the queue's; the coordinator's stays for Release.
+        shard.locks().Enqueue(*req, [sp, &fn, done = std::move(done)]() mutable {
+          fn(*sp);
+          done();
+        }, /*transient=*/false);
+      });
+}
 
 // Runs fn(Shard&) on the shards `sids` in parallel as the only hop of a one-hop command
 // (CommandSpec::one_hop) under `locks` (the command's own, from RunCoordCommand; nullptr or
