@@ -21,6 +21,8 @@
 #include "core/base/clock.h"
 #include "core/base/logging.h"
 #include "io/engine.h"
+#include "io/http_request.h"
+#include "io/http_response.h"
 #include "io/tls_stream.h"
 
 namespace dashkv::io {
@@ -41,6 +43,9 @@ constexpr size_t kMaxIdleOutput = 1024 * 1024;
 // not authenticated, whose replies are all -NOAUTH.
 constexpr size_t kMaxPendingOutput = 256 * 1024 * 1024;
 constexpr size_t kMaxUnauthPendingOutput = 64 * 1024;
+// Unsent HTTP responses above which an HTTP connection stops reading until they drain (a client
+// that pipelines requests and never reads).
+constexpr size_t kMaxHttpPendingOutput = 4 * 1024 * 1024;
 
 // Connection ids, unique per process (CLIENT ID); the only global state of this file.
 std::atomic<uint64_t> next_connection_id{1};
@@ -178,7 +183,18 @@ bool Connection::TakeParkedInput() {
   return true;
 }
 
-size_t Connection::query_buffer_size() const { return in_end_ - in_start_; }
+size_t Connection::query_buffer_size() const {
+  if (!batch_.empty()) return in_end_ - std::min(in_end_, batch_end_) + parked_in_.size();
+  const size_t unconsumed = in_end_ - in_start_;
+  return unconsumed - std::min(unconsumed, parser_.partial_parsed_bytes()) + parked_in_.size();
+}
+
+size_t Connection::memory_bytes() const {
+  return sizeof(*this) + in_cap_ + reply_.capacity() + pending_.capacity() +
+         queued_.capacity() + parked_in_.capacity() +
+         args_.capacity() * sizeof(std::string_view) +
+         cmd_ranges_.capacity() * sizeof(cmd_ranges_[0]) + batch_.capacity() * sizeof(CmdArgs);
+}
 
 size_t Connection::query_buffer_free() const { return in_cap_ - in_end_; }
 
@@ -207,6 +223,12 @@ void Connection::CloseSocket() {
 template <typename Stream>
 void StreamConnection<Stream>::CloseStream() {
   CloseStreamNow(stream_);
+}
+
+void Connection::Received(size_t n) {
+  engine_.net().AddRead(n);
+  input_filled_ = in_end_ + n == in_cap_;
+  in_end_ += n;
 }
 
 void Connection::MakeRoom() {
@@ -284,25 +306,36 @@ Connection::BatchEnd Connection::ParseBatch(size_t* end_pos) {
     }
   }
   for (auto [first, last] : cmd_ranges_) batch_.emplace_back(args_.data() + first, last - first);
-  *end_pos = pos;
+  *end_pos = batch_end_ = pos;
   return result;
+}
+
+template <typename Stream>
+asio::awaitable<HttpSniff> StreamConnection<Stream>::ReadFirstLine() {
+  for (;;) {
+    MakeRoom();
+    boost::system::error_code ec;
+    size_t n = co_await stream_.async_read_some(
+        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+        asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) co_return HttpSniff::kNeedMore;  // gone before it said anything
+    Received(n);
+    const HttpSniff sniff = SniffHttp(std::string_view(in_.get() + in_start_, in_end_ - in_start_));
+    if (sniff != HttpSniff::kNeedMore) co_return sniff;
+  }
 }
 
 template <typename Stream>
 asio::awaitable<void> StreamConnection<Stream>::Run() {
   DCHECK(engine_.IsMyThread());
   Register();
+  // The first line decides between HTTP and RESP; the RESP loop below starts with the bytes
+  // it read, and is the same per read as it would be without HTTP.
+  const HttpSniff protocol = co_await ReadFirstLine();
+  if (protocol == HttpSniff::kHttp) co_await ServeHttp();
   boost::system::error_code ec;
-  bool open = true;
-  while (open && !closed_) {
-    MakeRoom();
-    size_t n = co_await stream_.async_read_some(
-        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
-        asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || n == 0) break;
-    engine_.net().AddRead(n);
-    input_filled_ = in_end_ + n == in_cap_;
-    in_end_ += n;
+  bool open = protocol == HttpSniff::kNotHttp;
+  while (open) {
     const int64_t max_query = limits_.max_query_buffer.load(std::memory_order_relaxed);
     if (in_end_ - in_start_ > static_cast<size_t>(max_query)) {
       ABSL_RAW_LOG(WARNING, "closing client %s: query buffer above %lld bytes", remote_.c_str(),
@@ -337,11 +370,69 @@ asio::awaitable<void> StreamConnection<Stream>::Run() {
       if (!open || end != BatchEnd::kCut) break;
     }
     TrimInput();
+    if (!open || closed_) break;
+    MakeRoom();
+    size_t n = co_await stream_.async_read_some(
+        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+        asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) break;
+    Received(n);
   }
   finishing_ = true;
   co_await WaitForWriter();  // the last replies (QUIT's OK, a protocol error) go out first
   service_.OnDisconnect(*this, *state_);
   CloseSocket();
+}
+
+template <typename Stream>
+asio::awaitable<void> StreamConnection<Stream>::ServeHttp() {
+  HttpRequestParser parser;
+  for (;;) {
+    // Every complete request head in the input, answered in order.
+    bool open = true;
+    while (open && !closed_) {
+      const HttpRequestParser::Status status =
+          parser.Parse(std::string_view(in_.get() + in_start_, in_end_ - in_start_));
+      if (status == HttpRequestParser::Status::kNeedMore) break;
+      HttpResponse response;
+      bool head_only = false;
+      if (status == HttpRequestParser::Status::kError) {
+        response.status = parser.error_status();
+        open = false;
+      } else {
+        const HttpRequest& request = parser.request();
+        head_only = request.method == "HEAD";
+        if (!head_only && request.method != "GET") {
+          response.status = 405;
+          response.headers.emplace_back("Allow", "GET, HEAD");
+        } else if (request.has_body) {
+          response.status = 413;  // no path takes a body
+        } else {
+          last_command_ms_ = NowMs();
+          co_await service_.ServeHttp(*this, *state_, request, response);
+        }
+        // A body is never read, so the next request's start is unknown: close after this one.
+        open = request.keep_alive && !request.has_body && !close_requested_;
+        in_start_ += parser.consumed();  // only now: `request` views the input
+      }
+      if (response.status != 200 && response.body.empty()) {
+        response.body = std::string(HttpReason(response.status)) + "\n";
+      }
+      AppendHttpResponse(response, head_only, open, &reply_.buffer());
+      if (!closed_) Flush();
+      if (write_failed_) co_return;
+      if (pending_.size() + queued_.size() > kMaxHttpPendingOutput) co_await WaitForWriter();
+    }
+    if (!open || closed_) co_return;
+    TrimInput();
+    MakeRoom();
+    boost::system::error_code ec;
+    size_t n = co_await stream_.async_read_some(
+        asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+        asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) co_return;
+    Received(n);
+  }
 }
 
 template <typename Stream>

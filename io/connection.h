@@ -28,6 +28,12 @@
 //  whole replies, so pushes that arrive in one engine loop iteration leave in one write.
 //  Output waiting for the writer is checked against the connection's output limit
 //  (client-output-buffer-limit); a client over it is disconnected.
+//  HTTP: a fresh connection whose first line is an HTTP/1.x request line (io/http_request.h:
+//  "GET /metrics HTTP/1.1", never an inline command such as "GET key") speaks HTTP for the rest
+//  of its life: each request head is parsed within a fixed bound, GET/HEAD requests without a
+//  body go to Service::ServeHttp, others are answered here (405, 413, or the parser's 400/431
+//  with a close); responses leave in request order, keep-alive as the client asks. Until the
+//  first line decides, RESP parsing waits (a RESP array decides at its first byte).
 //  Connection holds the state and everything that does not touch the stream; the read loop,
 //  the writes and the peer watch live in StreamConnection<Stream>, compiled once per stream
 //  type, so a plain connection runs exactly the code it would without TLS (no branch, no
@@ -50,6 +56,7 @@
 #include <vector>
 
 #include "io/client_limits.h"
+#include "io/http_request.h"
 #include "io/output_limit.h"
 #include "io/reply_builder.h"
 #include "io/resp_parser.h"
@@ -94,11 +101,34 @@ class Connection {
   // Milliseconds since the epoch (wall clock) of creation and of the last command.
   int64_t created_ms() const { return created_ms_; }
   int64_t last_command_ms() const { return last_command_ms_; }
+  // Input received and not parsed into commands yet (Redis's qbuf of another client): while a
+  // batch runs (the client is parked in it), the input after the batch; between batches, the
+  // part of a partly received command that is not a complete argument yet.
   size_t query_buffer_size() const;
+  // All input not consumed yet, the running batch's included (Redis's qbuf of the client that
+  // asks: its buffer is trimmed after the batch).
+  size_t unconsumed_input() const { return in_end_ - in_start_ + parked_in_.size(); }
   size_t query_buffer_free() const;
   // Bytes allocated for the input buffer (0 while none is allocated).
   size_t query_buffer_capacity() const { return in_cap_; }
+  // Between batches: the length of the complete arguments of a partly received command
+  // (Redis's argv-mem for a client whose command has not fully arrived); 0 while a batch runs.
+  size_t partial_arg_bytes() const { return batch_.empty() ? parser_.partial_arg_bytes() : 0; }
   size_t output_buffer_size() const { return reply_.size() + pending_.size() + queued_.size(); }
+  // Output figures for CLIENT LIST: replies of the running batch not handed to the socket yet
+  // (obl), output the socket has not taken (omem: what client-output-buffer-limit checks) and
+  // the number of buffers holding it (oll, 0 to 2), the reply buffer's allocation (rbs).
+  size_t reply_buffer_used() const { return reply_.size(); }
+  size_t unsent_output() const { return pending_.size() + queued_.size(); }
+  size_t unsent_buffers() const { return (pending_.empty() ? 0 : 1) + (queued_.empty() ? 0 : 1); }
+  size_t reply_buffer_capacity() const { return reply_.capacity(); }
+  // Bytes this connection has allocated: the object, its input and output buffers and its
+  // per-batch scratch vectors.
+  size_t memory_bytes() const;
+  // Whether the connection reads the socket (CLIENT LIST events=r; it stops while a slow
+  // reader's output drains) and has output waiting for the socket to take it (events=w).
+  bool reading() const { return !waiting_for_writer_ && !closed_; }
+  bool writing() const { return writing_; }
   // Number of commands in the batch being dispatched (for INFO/CLIENT LIST).
   size_t batch_size() const { return batch_.size(); }
   // Watches the socket while a command is parked (a blocked BLPOP): bytes the client sends
@@ -136,6 +166,8 @@ class Connection {
   // parser still needs but at most as much again as has arrived; compacts or grows in_ only
   // when needed.
   void MakeRoom();
+  // Accounts for `n` bytes a read placed at in_end_: the network counter, the filled flag.
+  void Received(size_t n);
   // Replaces in_ by a buffer of `capacity` bytes (uninitialized) holding the unconsumed input
   // at its front. REQUIRES: capacity >= unconsumed input.
   void Reallocate(size_t capacity);
@@ -174,6 +206,7 @@ class Connection {
   size_t in_start_ = 0;  // first unconsumed byte of in_
   size_t in_end_ = 0;    // end of valid data in in_
   size_t in_needed_ = 0;  // after kNeedMore: bytes the unconsumed input must reach
+  size_t batch_end_ = 0;  // where the input of the batch being dispatched ends
   bool input_filled_ = false;  // the last read filled in_ to its end
   // Reused per batch (no allocation in the steady state): the args of all commands of the
   // batch, each command's [begin, end) in args_, and the spans handed to Dispatch.
@@ -234,6 +267,12 @@ class StreamConnection final : public Connection {
   void StartWriter();
   // The background writer: sends pending_, then whatever was queued meanwhile.
   boost::asio::awaitable<void> WriteLoop();
+  // Reads until the first line says whether the client speaks HTTP (kHttp) or RESP (kNotHttp),
+  // keeping what it read as unconsumed input; kNeedMore: the client left first.
+  boost::asio::awaitable<HttpSniff> ReadFirstLine();
+  // Serves HTTP requests (see Design) from the unconsumed input on, until the client or a
+  // response closes the connection.
+  boost::asio::awaitable<void> ServeHttp();
 
   Stream stream_;
 };

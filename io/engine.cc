@@ -111,6 +111,17 @@ bool Engine::InboxEmpty() const {
   return tail_ == &stub_ && head_.load(std::memory_order_seq_cst) == &stub_;
 }
 
+size_t Engine::InboxDepth() const {
+  DCHECK(IsMyThread());
+  // Only this thread unlinks and frees nodes, so every node reachable from tail_ stays alive
+  // during the walk; a producer between its exchange and its link is not reachable yet.
+  size_t depth = 0;
+  for (const Node* n = tail_; n != nullptr; n = n->next.load(std::memory_order_acquire)) {
+    if (n != &stub_) ++depth;
+  }
+  return depth;
+}
+
 bool Engine::DrainInbox() {
   bool ran = false;
   for (int i = 0; i < kMaxInboxBatch; ++i) {

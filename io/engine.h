@@ -132,6 +132,11 @@ class Engine {
   // Drops (destroys without running) every queued task. REQUIRES: the thread is not running.
   void DiscardInbox();
 
+  // Returns the number of messages waiting in the inbox now (a message being pushed at this
+  // very moment may be missed). O(messages): for sampling (/metrics), not for the hot path.
+  // REQUIRES: called on this engine's thread.
+  size_t InboxDepth() const;
+
  private:
   using Node = detail::InboxNode;
   enum class PopResult { kItem, kEmpty, kRetry };

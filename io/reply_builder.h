@@ -59,6 +59,7 @@ class ReplyBuilder {
   std::string& buffer() { return buf_; }
   const std::string& buffer() const { return buf_; }
   size_t size() const { return buf_.size(); }
+  size_t capacity() const { return buf_.capacity(); }
   bool empty() const { return buf_.empty(); }
   void Clear() { buf_.clear(); }
   // Errors sent since construction (the server counts failed calls from it).

@@ -67,6 +67,18 @@ class RespParser {
   // can complete (lets the connection reserve space for a large bulk string at once).
   size_t bytes_needed() const { return bytes_needed_; }
 
+  // Valid after kNeedMore inside a multibulk: the bytes of the command already parsed (headers
+  // and complete arguments; Redis has dropped them from its query buffer by then) and the total
+  // length of its complete arguments (Redis's argv-mem). Both 0 otherwise. For CLIENT LIST.
+  size_t partial_parsed_bytes() const { return multibulk_len_ > 0 ? pos_ : 0; }
+  size_t partial_arg_bytes() const {
+    size_t n = 0;
+    if (multibulk_len_ > 0) {
+      for (const ArgSpan& a : offsets_) n += a.len;
+    }
+    return n;
+  }
+
   void set_limits(const RespLimits& limits) { limits_ = limits; }
   // Forgets any partial command.
   void Reset();

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/http_request.h"
+#include "io/http_response.h"
 #include "io/reply_builder.h"
 
 namespace dashkv::io {
@@ -46,6 +48,20 @@ class Service {
 
   // Called once when the connection ends (after the last Dispatch returned).
   virtual void OnDisconnect(Connection& conn, ConnectionState& state) = 0;
+
+  // Answers a GET or HEAD `request` that arrived on a connection whose first bytes were an HTTP
+  // request line (io/http_request.h; the connection speaks HTTP from then on): fills
+  // `response` (the connection encodes it, and leaves the body out for HEAD). Requests with
+  // other methods or with a body are answered by the connection itself (405, 413). May suspend.
+  // The default knows no path: 404.
+  virtual boost::asio::awaitable<void> ServeHttp(Connection& /*conn*/,
+                                                 ConnectionState& /*state*/,
+                                                 const HttpRequest& /*request*/,
+                                                 HttpResponse& response) {
+    response.status = 404;
+    response.body = "Not Found\n";
+    co_return;
+  }
 };
 
 }  // namespace dashkv::io

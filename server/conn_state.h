@@ -60,6 +60,10 @@ class ConnState : public io::ConnectionState {
   std::string lib_name;  // CLIENT SETINFO LIB-NAME
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
+  // The arguments of the command the connection is suspended in (a coordinator command: a
+  // blocking one, a hop to other shards, CLIENT LIST itself; or a command held by CLIENT
+  // PAUSE), set around that wait only: CLIENT LIST's argv-mem. Views into the input buffer.
+  io::CmdArgs running_args;
   bool authenticated = false;  // change it through SetAuthenticated
   // Connected from a loopback address (IsLocalPeer): enable-debug-command and
   // enable-protected-configs "local" allow it.
@@ -98,6 +102,7 @@ class ConnState : public io::ConnectionState {
   bool tracking_opt = false;
   // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
+  bool held = false;  // a command of this connection is held by CLIENT PAUSE
 
   // Scratch space of the pipeline runner (server/pipeline_runner.h), kept to avoid allocations
   // per batch.

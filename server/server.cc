@@ -70,7 +70,8 @@ Server::Server(Config& config, io::EnginePool& pool,
                 *acl_,    pause_,      monitor_,    *tracking_},
       runner_(services_),
       multi_(services_, runner_),
-      scripting_(services_, runner_) {
+      scripting_(services_, runner_),
+      metrics_(services_, *this) {
   CycleClock::TicksPerUsec();  // calibrate now, not during the first INFO
   // requirepass is the default user's password, now and after CONFIG SET (as Redis).
   if (std::string pass = config_.requirepass(); !pass.empty()) acl_->SetDefaultPassword(pass);
@@ -190,6 +191,12 @@ void Server::OnDisconnect(io::Connection& conn, io::ConnectionState& state) {
   clients_.Remove(conn.engine().index(), static_cast<ConnState*>(&state));
 }
 
+asio::awaitable<void> Server::ServeHttp(io::Connection& conn, io::ConnectionState& state,
+                                        const io::HttpRequest& request,
+                                        io::HttpResponse& response) {
+  co_await metrics_.Serve(conn, static_cast<ConnState&>(state), request, response);
+}
+
 const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
   const CommandSpec* spec = registry_.Lookup(args);
   if (spec == nullptr) {
@@ -298,9 +305,15 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   };
   // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
   size_t dropped_from = SIZE_MAX;
+  // The command's reply is a push that CLIENT REPLY OFF|SKIP lets through: the confirmations
+  // of (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE, as Redis 7.0.15 sends them.
+  bool reply_is_push = false;
   auto drop_reply = [&] {
     if (dropped_from == SIZE_MAX) return;
-    if (state.reply_mode != ConnState::ReplyMode::kOn) out.buffer().resize(dropped_from);
+    if (state.reply_mode != ConnState::ReplyMode::kOn && !reply_is_push) {
+      out.buffer().resize(dropped_from);
+    }
+    reply_is_push = false;
     if (state.reply_mode == ConnState::ReplyMode::kSkipping) {
       state.reply_mode = ConnState::ReplyMode::kOn;
     }
@@ -347,6 +360,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
       if (state.reply_mode != ConnState::ReplyMode::kOn) {
         dropped_from = out.size();
+        reply_is_push = runs && !state.in_multi && spec->HasFlag(kCmdPubSub) &&
+                        spec->HasFlag(kCmdSubscribedOk);
         if (state.reply_mode == ConnState::ReplyMode::kSkipNext) {
           state.reply_mode = ConnState::ReplyMode::kSkipping;
         }
@@ -447,7 +462,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec->kind == HandlerKind::kConn) {
       runner_.RunConnCommand(*spec, args, ctx);
     } else {
+      state.running_args = args;  // CLIENT LIST's argv-mem while it is suspended
       co_await runner_.RunCoordCommand(*spec, args, ctx);
+      state.running_args = {};
       now_ms = NowMs();  // the command may have suspended for a while
     }
     if (conn.close_requested()) break;  // the rest is not run
@@ -514,7 +531,13 @@ asio::awaitable<void> Server::WaitWhilePaused(ConnState& state, const CommandSpe
     out.Clear();
   }
   stats_.blocked_clients().fetch_add(1, std::memory_order_relaxed);
+  // Held like a blocked client (CLIENT LIST: flag b, the command and its arguments).
+  state.held = true;
+  state.last_cmd = &spec;
+  state.running_args = args;
   co_await pause_.WaitWhile(state.conn->engine().index(), holds);
+  state.running_args = {};
+  state.held = false;
   stats_.blocked_clients().fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -575,9 +598,13 @@ void Server::StartBackgroundTasks() {
               last_expire_ms = now;
             }
             // No eviction either while a CLIENT PAUSE keeps the data set static.
-            if (config_.maxmemory.load(std::memory_order_relaxed) > 0 &&
-                pause_.InForce(now) == ClientPause::Kind::kNone) {
-              shard.evictor().Cron(now);
+            if (config_.maxmemory.load(std::memory_order_relaxed) > 0) {
+              if (shard.index() == 0) memory_->SampleRss();
+              if (pause_.InForce(now) == ClientPause::Kind::kNone) shard.evictor().Cron(now);
+            }
+            if (uint64_t& us = shard.stats().slowest_snapshot_slice_us; us != 0) {
+              stats_.RecordLatencyEvent("snapshot-slice", static_cast<int64_t>(us / 1000));
+              us = 0;
             }
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();

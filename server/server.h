@@ -22,6 +22,7 @@
 #include "server/client_registry.h"
 #include "server/command_registry.h"
 #include "server/config.h"
+#include "server/metrics/metrics_endpoint.h"
 #include "server/pipeline_runner.h"
 #include "server/pubsub/pubsub.h"
 #include "server/scripting/script_runner.h"
@@ -56,6 +57,10 @@ class Server : public io::Service {
                                         std::span<const io::CmdArgs> batch,
                                         io::ReplyBuilder& out) override;
   void OnDisconnect(io::Connection& conn, io::ConnectionState& state) override;
+  // HTTP on the RESP port: GET /metrics (server/metrics/metrics_endpoint.h).
+  boost::asio::awaitable<void> ServeHttp(io::Connection& conn, io::ConnectionState& state,
+                                         const io::HttpRequest& request,
+                                         io::HttpResponse& response) override;
 
   // Starts the per-shard background tasks (active expiry, client upkeep, ops sampling).
   void StartBackgroundTasks();
@@ -114,6 +119,7 @@ class Server : public io::Service {
   PipelineRunner runner_;
   MultiExec multi_;
   ScriptRunner scripting_;
+  MetricsEndpoint metrics_;
   std::atomic<bool> stopping_{false};
 };
 

@@ -23,7 +23,7 @@ AclContext ContextOf(const ConnState& state, AclContext context) {
 
 void AddEntry(const ServerServices& services, const ConnState& state, AclLogEntry entry) {
   entry.updated_ms = NowMs();
-  entry.client_info = ClientInfoLine(state, entry.updated_ms);
+  entry.client_info = ClientInfoLine(state, entry.updated_ms, /*self=*/true);
   const int64_t max_len = services.config.acllog_max_len.load(std::memory_order_relaxed);
   services.acl.log().Add(std::move(entry), static_cast<size_t>(std::max<int64_t>(0, max_len)));
 }

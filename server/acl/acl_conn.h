@@ -19,8 +19,9 @@ class ConnState;
 struct CommandSpec;
 struct ServerServices;
 
-// Returns the CLIENT LIST line of `state` (server/commands/connection_commands.cc).
-std::string ClientInfoLine(const ConnState& state, int64_t now_ms);
+// Returns the CLIENT LIST line of `state` (server/commands/connection_commands.cc); `self`:
+// the line of the client whose command runs (CLIENT INFO, the ACL log).
+std::string ClientInfoLine(const ConnState& state, int64_t now_ms, bool self);
 
 // Makes `state` run as `user` (authenticated).
 void SetConnUser(ConnState& state, AclUserPtr user, uint64_t generation);

@@ -38,6 +38,7 @@
 #include "server/cycle_clock.h"
 #include "server/storage/shard_set.h"
 #include "server/server_stats.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -352,8 +353,19 @@ class WaitScope {
       });
     }
     ctx.state.conn->WatchPeer([call] { call->Interrupt(WakeReason::kClosed); });
+    // As Redis, what the batch's earlier commands replied goes out before the client waits,
+    // and so do a tracking client's invalidations, now and as they come while it waits. Not
+    // under CLIENT REPLY OFF|SKIP, whose dropping keeps offsets into the reply buffer.
+    if (ctx.state.reply_mode == ConnState::ReplyMode::kOn) {
+      tracking_parked_ = TrackingHub::Park(ctx.state, ctx.rb);
+      if (!ctx.rb.empty()) {
+        ctx.state.conn->SendAsync(ctx.rb.buffer());
+        ctx.rb.Clear();
+      }
+    }
   }
   ~WaitScope() {
+    if (tracking_parked_) TrackingHub::Unpark(ctx_.state);
     timer_.cancel();
     ctx_.state.conn->StopWatchingPeer();
     ctx_.state.blocked.reset();
@@ -367,6 +379,7 @@ class WaitScope {
   ConnCmdContext& ctx_;
   boost::asio::steady_timer timer_;
   const uint64_t start_;
+  bool tracking_parked_ = false;  // TrackingHub::Park took over the invalidations
 };
 
 // Keys on one shard: try and register in one hop; parked, the shard serves the client.

@@ -19,6 +19,7 @@
 #include "server/tracking/tracking_hub.h"
 #include "server/client_registry.h"
 #include "server/tx/multi_exec.h"
+#include "server/tx/watch.h"
 #include "server/version.h"
 
 namespace dashkv {
@@ -185,10 +186,77 @@ void CmdReset(CmdArgs, ConnCmdContext& ctx) {
 
 }  // namespace
 
-// Returns the CLIENT LIST line of `state` (without the trailing newline). REQUIRES: called on
-// the connection's engine.
-std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
-  io::Connection& c = *state.conn;
+namespace {
+
+// Redis's CLIENT LIST flags, in its order (dashkv has no replicas, unix sockets or READONLY).
+std::string ClientFlags(const ConnState& state) {
+  std::string flags;
+  if (state.monitor) flags += 'O';
+  if (InSubscribedMode(state)) flags += 'P';
+  if (state.in_multi) flags += 'x';
+  if (state.blocked || state.held) flags += 'b';
+  const ClientTracking* tracking = state.tracking.get();
+  if (tracking != nullptr && tracking->on) {
+    flags += 't';
+    if (tracking->broken_redirect) flags += 'R';
+    if (tracking->bcast) flags += 'B';
+  }
+  if (state.watch_state && state.watch_state->dirty.load(std::memory_order_relaxed)) flags += 'd';
+  if (state.no_evict) flags += 'e';
+  if (state.no_touch) flags += 'T';
+  if (flags.empty()) flags = "N";
+  return flags;
+}
+
+size_t ArgBytes(io::CmdArgs args) {
+  size_t n = 0;
+  for (std::string_view a : args) n += a.size();
+  return n;
+}
+
+// Redis's multi-mem: the queued commands' argument bytes plus one object pointer per argument.
+size_t MultiMem(const ConnState& state) {
+  size_t n = 0;
+  for (const QueuedCmd& q : state.queued) {
+    for (const std::string& a : q.args) n += a.size() + sizeof(void*);
+  }
+  return n;
+}
+
+// The memory of the connection's server-side state beyond the io::Connection: the state
+// itself, queued MULTI commands, WATCHed keys, subscriptions and BCAST prefixes.
+size_t StateMemory(const ConnState& state) {
+  size_t n = sizeof(ConnState) + state.name.capacity() + state.lib_name.capacity() +
+             state.lib_ver.capacity() + state.queued.capacity() * sizeof(QueuedCmd) +
+             state.watched.capacity() * sizeof(WatchedKey) +
+             state.pending.capacity() * sizeof(PendingCmd);
+  for (const QueuedCmd& q : state.queued) {
+    n += q.args.capacity() * sizeof(std::string);
+    for (const std::string& a : q.args) n += a.capacity() > 15 ? a.capacity() + 1 : 0;
+  }
+  for (const WatchedKey& w : state.watched) n += w.key.capacity() > 15 ? w.key.capacity() + 1 : 0;
+  if (state.pubsub) {
+    n += sizeof(ClientSubscriptions);
+    for (const PubSubNameSet& set : state.pubsub->names) {
+      n += set.capacity() * (sizeof(std::string) + 1);
+      for (const std::string& name : set) n += name.capacity() > 15 ? name.capacity() + 1 : 0;
+    }
+  }
+  if (state.tracking) {
+    n += sizeof(ClientTracking) + state.tracking->deferred.capacity();
+    for (const std::string& p : state.tracking->prefixes) n += sizeof(std::string) + p.size();
+  }
+  for (const io::ReplyBuilder& rb : state.shard_replies) n += sizeof(rb) + rb.capacity();
+  return n;
+}
+
+}  // namespace
+
+// Returns the CLIENT LIST line of `state` (without the trailing newline), Redis 7.0.15's fields
+// in its order, then CLIENT SETINFO's (Redis 7.2). `self`: the line of the client that asks
+// (its qbuf holds the running command, as Redis's). REQUIRES: called on the connection's engine.
+std::string ClientInfoLine(const ConnState& state, int64_t now_ms, bool self) {
+  const io::Connection& c = *state.conn;
   int64_t age = (now_ms - c.created_ms()) / 1000;
   int64_t idle = (now_ms - c.last_command_ms()) / 1000;
   std::string_view cmd = state.last_cmd ? std::string_view(state.last_cmd->name) : "NULL";
@@ -196,31 +264,28 @@ std::string ClientInfoLine(const ConnState& state, int64_t now_ms) {
   if (state.pubsub) {
     for (size_t k = 0; k < kPubSubKinds; ++k) subs[k] = state.pubsub->names[k].size();
   }
-  std::string flags;  // in Redis's order
-  if (state.monitor) flags += 'O';
-  if (InSubscribedMode(state)) flags += 'P';
-  if (state.in_multi) flags += 'x';
-  if (state.blocked) flags += 'b';
   const ClientTracking* tracking = state.tracking.get();
   const bool tracking_on = tracking != nullptr && tracking->on;
-  if (tracking_on) flags += 't';
-  if (tracking_on && tracking->broken_redirect) flags += 'R';
-  if (tracking_on && tracking->bcast) flags += 'B';
-  if (state.no_evict) flags += 'e';
-  if (state.no_touch) flags += 'T';
-  if (flags.empty()) flags = "N";
   const int64_t multi = state.in_multi ? static_cast<int64_t>(state.queued.size()) : -1;
+  const size_t qbuf = self ? c.unconsumed_input() : c.query_buffer_size();
+  // The running (or parked) command's arguments, else those of a partly received one.
+  const size_t argv_mem =
+      !state.running_args.empty() ? ArgBytes(state.running_args) : c.partial_arg_bytes();
+  const size_t multi_mem = MultiMem(state);
+  const size_t rbs = c.reply_buffer_capacity();
+  std::string_view events = c.reading() ? (c.writing() ? "rw" : "r") : (c.writing() ? "w" : "");
   return StrCat(
       "id=", c.id(), " addr=", c.remote_address(), " laddr=", c.local_address(), " fd=", c.fd(),
-      " name=", state.name, " age=", age, " idle=", idle,
-      " flags=", flags, " db=", state.db, " sub=", subs[0], " psub=", subs[1],
-      " ssub=", subs[2], " multi=", multi, " qbuf=", c.query_buffer_size(),
-      " qbuf-free=", c.query_buffer_free(), " argv-mem=0 multi-mem=0 rbs=", c.query_buffer_size(),
-      " rbp=0 obl=0 oll=0 omem=", c.output_buffer_size(),
-      " tot-mem=", c.query_buffer_size() + c.output_buffer_size(), " events=r cmd=", cmd,
+      " name=", state.name, " age=", age, " idle=", idle, " flags=", ClientFlags(state),
+      " db=", state.db, " sub=", subs[0], " psub=", subs[1], " ssub=", subs[2], " multi=", multi,
+      " qbuf=", qbuf, " qbuf-free=", c.query_buffer_free(), " argv-mem=", argv_mem,
+      " multi-mem=", multi_mem, " rbs=", rbs, " rbp=", rbs, " obl=", c.reply_buffer_used(),
+      " oll=", c.unsent_buffers(), " omem=", c.unsent_output(),
+      " tot-mem=", c.memory_bytes() + StateMemory(state), " events=", events, " cmd=", cmd,
       " user=", state.user_name,
-      " redir=", tracking_on ? static_cast<int64_t>(tracking->redirect) : int64_t{-1}, " resp=", static_cast<int>(c.resp_version()),
-      " lib-name=", state.lib_name, " lib-ver=", state.lib_ver);
+      " redir=", tracking_on ? static_cast<int64_t>(tracking->redirect) : int64_t{-1},
+      " resp=", static_cast<int>(c.resp_version()), " lib-name=", state.lib_name,
+      " lib-ver=", state.lib_ver);
 }
 
 namespace {
@@ -256,7 +321,7 @@ awaitable<void> ClientList(CmdArgs args, ConnCmdContext& ctx) {
         continue;
       }
       if (want_pubsub && *want_pubsub != InSubscribedMode(*st)) continue;
-      StrAppend(&per_engine[i], ClientInfoLine(*st, now), "\n");
+      StrAppend(&per_engine[i], ClientInfoLine(*st, now, st == &ctx.state), "\n");
     }
   });
   ctx.rb.SendVerbatim(absl::StrJoin(per_engine, ""));
@@ -405,8 +470,11 @@ void ClientSetInfo(CmdArgs args, ConnCmdContext& ctx) {
 }
 
 // CLIENT INFO
-void ClientInfo(CmdArgs, ConnCmdContext& ctx) {
-  ctx.rb.SendVerbatim(StrCat(ClientInfoLine(ctx.state, ctx.now_ms), "\n"));
+void ClientInfo(CmdArgs args, ConnCmdContext& ctx) {
+  const io::CmdArgs outer = ctx.state.running_args;  // EXEC's, when it runs this
+  ctx.state.running_args = args;  // its own argv-mem, as Redis counts it
+  ctx.rb.SendVerbatim(StrCat(ClientInfoLine(ctx.state, ctx.now_ms, true), "\n"));
+  ctx.state.running_args = outer;
 }
 
 // CLIENT NO-EVICT ON|OFF and CLIENT NO-TOUCH ON|OFF

@@ -16,6 +16,7 @@
 #include "io/connection.h"
 #include "io/engine.h"
 #include "server/cmd_context.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/command_registry.h"
 #include "server/values/list_value.h"
 #include "server/config.h"
@@ -210,10 +211,13 @@ awaitable<void> DebugReload(CmdArgs args, ConnCmdContext& ctx) {
     }
   }
   if (flush) {
+    TrackingHub& tracking = ctx.tracking();
     co_await ss.AwaitAll([&](Shard& shard) {
       snapshots.AbortOnShard(shard);
       shard.ClearAllDbs();
+      tracking.table(shard.index()).ClearKeys();
     });
+    tracking.InvalidateAll();  // as Redis's emptyData: the null invalidation of a flush
   }
   LoadOptions options;
   options.replace_existing = merge;

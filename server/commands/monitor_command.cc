@@ -15,6 +15,9 @@ namespace {
 // MONITOR
 void CmdMonitor(CmdArgs, ConnCmdContext& ctx) {
   ConnState& state = ctx.state;
+  // As Redis 7.0.15: MONITOR is queued by MULTI and refused when EXEC runs it (a transaction
+  // expects one reply per command), before the check for a monitor already.
+  if (ctx.in_exec) return ctx.rb.SendError("ERR MONITOR isn't allowed for DENY BLOCKING client");
   if (state.monitor) return;  // as Redis: a second MONITOR is ignored, without a reply
   // +OK goes out before the first fed line (feed lines are queued on the connection as they
   // arrive, and this batch's replies would follow them).

@@ -70,19 +70,27 @@ awaitable<void> ClientTrackingCmd(CmdArgs args, ConnCmdContext& ctx) {
   if (on && ((req.optin && cur->optout) || (req.optout && cur->optin))) {
     co_return ctx.SendStatus(OpStatus::kTrackingOptSwitch);
   }
+  bool overlapping = false;  // the client is left with overlapping prefixes (below)
   if (req.bcast) {
     static const std::vector<std::string> kNone;
     const std::vector<std::string>& existing = on ? cur->prefixes : kNone;
-    if (auto c = FindPrefixCollision(prefixes, existing)) {
-      co_return ctx.rb.SendError(StrCat(
+    if (auto c = FindPrefixCollision(prefixes, existing, on && cur->prefixes_overlap)) {
+      ctx.rb.SendError(StrCat(
           "ERR Prefix '", prefixes[c->index], "' overlaps with ",
           c->with_existing ? "an existing" : "another provided", " prefix '", c->other,
           "'. Prefixes for a single client must not overlap."));
+      // Redis 7.0.15's checkPrefixCollisionsOrReply returns the index of a requested prefix
+      // that overlaps a later one, which its caller takes for success when it is not the
+      // first: tracking goes on with every prefix and OK follows the error. Done the same, but
+      // inside EXEC, whose reply holds one element per command: the error only there.
+      if (c->with_existing || c->index == 0) co_return;
+      overlapping = true;
     }
     req.prefixes.assign(prefixes.begin(), prefixes.end());
   }
   co_await ctx.tracking().Enable(state, std::move(req));
-  ctx.rb.SendOk();
+  if (overlapping) state.tracking->prefixes_overlap = true;
+  if (!overlapping || !ctx.in_exec) ctx.rb.SendOk();
 }
 
 // CLIENT CACHING YES|NO

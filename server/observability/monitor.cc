@@ -115,7 +115,11 @@ void MonitorFeed::Send(std::string lines) {
     if (monitors_[i].count.load(std::memory_order_relaxed) == 0) continue;
     pool_.Post(i, [this, i, shared, seq] {
       for (ConnState* st : monitors_[i].states) {
-        if (st->monitor_since <= seq) st->conn->SendAsync(*shared);
+        // CLIENT REPLY OFF|SKIP silences a monitor's feed too (Redis writes it as replies,
+        // unlike pub/sub messages and invalidations, which pass).
+        if (st->monitor_since <= seq && st->reply_mode == ConnState::ReplyMode::kOn) {
+          st->conn->SendAsync(*shared);
+        }
       }
     });
   }

@@ -222,8 +222,15 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
   double slice_us = kSliceUs;
   if (busy_us > kIdleGapUs) slice_us = std::clamp(busy_us / 9, kMinSliceUs, double(kSliceUs));
   const uint64_t deadline = now + uint64_t(slice_us * ticks_per_us);
+  auto note_run_time = [&] {  // for the latency monitor (ShardStats::slowest_snapshot_slice_us)
+    uint64_t& slowest = shard_->stats().slowest_snapshot_slice_us;
+    slowest = std::max(slowest, uint64_t(double(CycleClock::Now() - now) / ticks_per_us));
+  };
   do {
-    if (walk_db_ == dbs_.size()) return Finish();
+    if (walk_db_ == dbs_.size()) {
+      note_run_time();
+      return Finish();
+    }
     DbCursor& dbc = dbs_[walk_db_];
     if (dbc.done) {
       ++walk_db_;
@@ -235,6 +242,7 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     if (dbc.cursor == 0) dbc.done = true;
     MaybeFlushChunk();
   } while (CycleClock::Now() < deadline);
+  note_run_time();
   last_slice_end_ = CycleClock::Now();
   ScheduleSlice(false);
 }

@@ -1,5 +1,7 @@
 #include "server/storage/memory_budget.h"
 
+#include <algorithm>
+
 #include "core/memory.h"
 
 namespace dashkv {
@@ -15,12 +17,32 @@ int64_t MemoryBudget::Overage() const {
   const int64_t limit = maxmemory();
   if (limit <= 0) return 0;
   int64_t used = UsedMemory();
-  if (policy() != MaxmemoryPolicy::kNoEviction) {
-    for (unsigned i = 0; i < num_shards_; ++i) {
-      used -= slots_[i].credit.load(std::memory_order_relaxed);
-    }
+  if (policy() == MaxmemoryPolicy::kNoEviction) return used - limit;
+  for (unsigned i = 0; i < num_shards_; ++i) {
+    used -= slots_[i].credit.load(std::memory_order_relaxed);
   }
-  return used - limit;
+  return used - EffectiveLimit();
+}
+
+int64_t MemoryBudget::EffectiveLimit() const {
+  const int64_t limit = maxmemory();
+  if (limit < kMinLimitForRss || policy() == MaxmemoryPolicy::kNoEviction) return limit;
+  const auto l = static_cast<double>(limit);
+  const double lowered = l * (1.0 + kRssHeadroom) - static_cast<double>(rss_gap());
+  return static_cast<int64_t>(std::clamp(lowered, l * kMinLimitShare, l));
+}
+
+void MemoryBudget::SampleRss() {
+#ifndef DASHKV_SANITIZER
+  SampleRss(static_cast<int64_t>(ProcessRssBytes()), UsedMemory());
+#endif
+}
+
+void MemoryBudget::SampleRss(int64_t rss, int64_t used) {
+  if (rss <= 0) return;  // /proc unreadable
+  const int64_t gap = std::max<int64_t>(0, rss - used);
+  if (rss > last_rss_ || gap < rss_gap()) rss_gap_.store(gap, std::memory_order_relaxed);
+  last_rss_ = rss;
 }
 
 void MemoryBudget::Publish(unsigned shard, int64_t credit, int64_t evictable) {

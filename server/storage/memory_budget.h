@@ -13,6 +13,21 @@
 //   writes. Each shard publishes its credit and its count of evictable keys (all keys, or keys
 //   with an expiry under volatile-*) after it evicts and on every cron tick, so the figures
 //   another thread reads may be up to one tick old.
+//
+//   The resident set: under an evicting policy the limit also keeps the process's RSS within
+//   kRssHeadroom of maxmemory. RSS exceeds used_memory by the empty server's own footprint
+//   (code, libraries, stacks: ~12 MB) and by what the allocator holds beyond the live blocks
+//   (partly filled pages, freed pages not yet returned); both are the "gap". Shard 0's cron
+//   samples RSS and used_memory (SampleRss), and the limit the overage is measured against is
+//   lowered by the part of the gap beyond the headroom: used_memory is held at
+//   maxmemory x (1 + kRssHeadroom) - gap, never below maxmemory x kMinLimitShare, never above
+//   maxmemory, and only for a maxmemory of kMinLimitForRss or more. Evicting lowers used_memory
+//   but not RSS (the allocator keeps the freed blocks for the next inserts), so a gap computed
+//   after an eviction would grow by what was just evicted and drive further evictions with no
+//   end: the gap is taken anew only when RSS grew
+//   since the last sample (new pages were touched, so the gap is real), and otherwise may only
+//   shrink (pages were returned). Not applied in sanitizer builds, whose RSS is mostly shadow
+//   memory.
 #pragma once
 
 #include <atomic>
@@ -25,6 +40,15 @@ namespace dashkv {
 
 class MemoryBudget {
  public:
+  // RSS may exceed maxmemory by this share before the limit is lowered (the aim is
+  // 10%; the rest covers the growth between two samples).
+  static constexpr double kRssHeadroom = 0.07;
+  // The lowered limit never goes under this share of maxmemory.
+  static constexpr double kMinLimitShare = 0.75;
+  // Smaller limits are not lowered: the empty server's own ~12 MB would dominate the gap, and
+  // such a limit would hold a quarter fewer keys than Redis's at the same setting.
+  static constexpr int64_t kMinLimitForRss = int64_t{64} << 20;
+
   // `maxmemory` and `settings` are the server's (Config); they outlive this object.
   MemoryBudget(unsigned num_shards, const std::atomic<int64_t>* maxmemory,
                const EvictionSettings* settings);
@@ -52,6 +76,17 @@ class MemoryBudget {
     if (pressure() != on) pressure_.store(on, std::memory_order_relaxed);
   }
 
+  // Samples the process's RSS and used_memory and updates the gap (Design). Shard 0's cron,
+  // every tick while maxmemory is set.
+  void SampleRss();
+  // The same with given figures (tests).
+  void SampleRss(int64_t rss, int64_t used);
+  // Returns the limit the overage is measured against (Design): maxmemory, lowered under an
+  // evicting policy by the RSS gap beyond the headroom.
+  int64_t EffectiveLimit() const;
+  // Returns the gap between RSS and used_memory as last taken (Design).
+  int64_t rss_gap() const { return rss_gap_.load(std::memory_order_relaxed); }
+
   // Shard `shard`'s figures (its thread only).
   void Publish(unsigned shard, int64_t credit, int64_t evictable);
   // Returns the evictable keys published by all shards.
@@ -69,6 +104,8 @@ class MemoryBudget {
   const EvictionSettings* settings_;
   std::unique_ptr<Slot[]> slots_;
   std::atomic<bool> pressure_{false};
+  std::atomic<int64_t> rss_gap_{0};
+  int64_t last_rss_ = 0;  // SampleRss's caller only
 };
 
 }  // namespace dashkv

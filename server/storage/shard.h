@@ -30,6 +30,9 @@ struct ShardStats {
   // among the keys with a TTL they look at (a moving average giving each cycle 5%).
   uint64_t expire_cycle_us = 0;
   double expired_stale_perc = 0;
+  // The longest snapshot slice since the shard's cron last reported it to the latency monitor
+  // (its `snapshot-slice` event), in microseconds.
+  uint64_t slowest_snapshot_slice_us = 0;
 };
 
 class Shard {

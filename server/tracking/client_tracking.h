@@ -23,6 +23,9 @@ struct ClientTracking {
   uint64_t redirect = 0;         // client id; 0: none
   unsigned redirect_engine = 0;  // the engine of the redirect client (a client never moves)
   std::vector<std::string> prefixes;  // BCAST prefixes, sorted
+  // Some of them overlap each other (accepted after an error, as Redis 7.0.15 does; see
+  // CLIENT TRACKING in server/commands/tracking_commands.cc).
+  bool prefixes_overlap = false;
 
   // Set while the connection runs a batch: the invalidations for this client wait in
   // `deferred` and are written after the batch's replies. An invalidation never overtakes the

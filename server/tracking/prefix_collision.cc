@@ -11,7 +11,14 @@ namespace {
 // Returns the existing prefix that overlaps `p`, or nullptr. Existing prefixes do not overlap
 // each other, so one that is a prefix of `p` is its predecessor in sorted order, and the first
 // that `p` is a prefix of is its lower bound.
-const std::string* ExistingOverlap(std::string_view p, std::span<const std::string> existing) {
+const std::string* ExistingOverlap(std::string_view p, std::span<const std::string> existing,
+                                   bool existing_overlap) {
+  if (existing_overlap) {  // the first overlapping one in sorted order, as Redis's rax walk
+    for (const std::string& e : existing) {
+      if (PrefixesOverlap(e, p)) return &e;
+    }
+    return nullptr;
+  }
   auto lb = std::lower_bound(existing.begin(), existing.end(), p,
                              [](const std::string& e, std::string_view v) { return e < v; });
   if (lb != existing.end() && PrefixesOverlap(*lb, p)) return &*lb;
@@ -22,7 +29,8 @@ const std::string* ExistingOverlap(std::string_view p, std::span<const std::stri
 }  // namespace
 
 std::optional<PrefixCollision> FindPrefixCollision(std::span<const std::string_view> requested,
-                                                   std::span<const std::string> existing) {
+                                                   std::span<const std::string> existing,
+                                                   bool existing_overlap) {
   const size_t n = requested.size();
   // overlaps[i]: requested[i] overlaps another requested prefix. In sorted order, the strings
   // between p and a string starting with p all start with p: a neighbour check finds "p is a
@@ -45,7 +53,7 @@ std::optional<PrefixCollision> FindPrefixCollision(std::span<const std::string_v
   // the requested ones after it. The first that overlaps another requested one overlaps only
   // later ones (an earlier one would have been reported first).
   for (size_t i = 0; i < n; ++i) {
-    if (const std::string* e = ExistingOverlap(requested[i], existing)) {
+    if (const std::string* e = ExistingOverlap(requested[i], existing, existing_overlap)) {
       return PrefixCollision{i, true, *e};
     }
     if (!overlaps[i]) continue;

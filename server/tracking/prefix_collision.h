@@ -22,10 +22,13 @@ struct PrefixCollision {
 };
 
 // Returns the collision Redis's checkPrefixCollisionsOrReply reports for `requested` given the
-// client's `existing` prefixes (sorted, not overlapping each other), or nullopt. Redis scans
-// all pairs; this finds the same answer in O(n log n) so that a request with a huge number of
-// prefixes costs no quadratic work.
+// client's `existing` prefixes (sorted), or nullopt. Redis scans all pairs; this finds the
+// same answer in O(n log n) so that a request with a huge number of prefixes costs no
+// quadratic work. `existing_overlap`: some existing prefixes overlap each other (Redis 7.0.15
+// accepts such a set after replying an error, see tracking_commands.cc); they are then
+// scanned in order, as Redis does.
 std::optional<PrefixCollision> FindPrefixCollision(std::span<const std::string_view> requested,
-                                                   std::span<const std::string> existing);
+                                                   std::span<const std::string> existing,
+                                                   bool existing_overlap = false);
 
 }  // namespace dashkv

@@ -156,6 +156,7 @@ void TrackingHub::Disable(ConnState& state) {
       RunOn(sid, [this, sid, id] { tables_[sid]->RemovePrefixes(id); });
     }
     t.prefixes.clear();
+    t.prefixes_overlap = false;
   }
   clients_.fetch_sub(1, std::memory_order_relaxed);
   t.on = t.bcast = t.optin = t.optout = t.noloop = t.caching = t.broken_redirect = false;
@@ -211,11 +212,19 @@ void TrackingHub::EndCommand(Shard& shard, const ConnState& client, const Comman
   for (uint32_t idx : spec.KeysOf(args)) {
     if (shards_->ShardOf(args[idx]) == sid) table.Remember(args[idx], id, engine);
   }
+  EnforceMaxKeys(sid);
+}
+
+void TrackingHub::EnforceMaxKeys(unsigned sid) {
   const int64_t max = max_keys_->load(std::memory_order_relaxed);
-  if (max > 0) {
-    const size_t share = (static_cast<size_t>(max) + tables_.size() - 1) / tables_.size();
-    table.EnforceLimit(share);
-  }
+  if (max <= 0) return;
+  // The limit is on all shards' keys together, as Redis's one table: this shard gives up the
+  // excess, as far as it holds keys (the others may run over until they remember a key).
+  const size_t total = total_keys();
+  if (total <= static_cast<size_t>(max)) return;
+  TrackingTable& table = *tables_[sid];
+  const size_t excess = total - static_cast<size_t>(max);
+  table.EnforceLimit(table.keys() > excess ? table.keys() - excess : 0);
 }
 
 void TrackingHub::RememberCoordKeys(const ConnState& client, const CommandSpec& spec,
@@ -231,6 +240,7 @@ void TrackingHub::RememberCoordKeys(const ConnState& client, const CommandSpec& 
     if (per_shard[sid].empty()) continue;
     RunOn(sid, [this, sid, id, engine, keys = std::move(per_shard[sid])] {
       for (const std::string& k : keys) tables_[sid]->Remember(k, id, engine);
+      EnforceMaxKeys(sid);
     });
   }
 }

@@ -62,7 +62,7 @@ struct TrackingRequest {
 
 class TrackingHub {
  public:
-  // `max_keys`: tracking-table-max-keys (0: no limit), shared evenly by the shards.
+  // `max_keys`: tracking-table-max-keys (0: no limit), for the keys of all shards together.
   TrackingHub(io::EnginePool& pool, const std::atomic<int64_t>* max_keys);
   TrackingHub(const TrackingHub&) = delete;
   TrackingHub& operator=(const TrackingHub&) = delete;
@@ -96,6 +96,16 @@ class TrackingHub {
   static void EndBatch(ConnState& state, io::ReplyBuilder& out) {
     if (state.tracking != nullptr) [[unlikely]] FlushDeferred(state, out);
   }
+  // The connection parks in a blocking command: the held-back invalidations join `out` (its
+  // earlier replies, which the caller sends now), and later ones are written as they come, as
+  // Redis writes to a blocked client. Returns whether it did (then call Unpark when the
+  // command resumes).
+  static bool Park(ConnState& state, io::ReplyBuilder& out) {
+    if (state.tracking == nullptr || !state.tracking->dispatching) return false;
+    FlushDeferred(state, out);
+    return true;
+  }
+  static void Unpark(ConnState& state) { state.tracking->dispatching = true; }
   // After command `args` ran in OPTIN/OPTOUT mode: CLIENT CACHING's flag lasts for one command
   // (a whole MULTI ... EXEC), CLIENT subcommands excepted, as in Redis.
   static void AfterCommand(ConnState& state, io::CmdArgs args);
@@ -129,6 +139,9 @@ class TrackingHub {
     absl::flat_hash_map<uint64_t, ConnState*> clients;  // every client of the engine, by id
   };
 
+  // Invalidates keys of shard `sid` while all shards together track more than
+  // tracking-table-max-keys. REQUIRES: on the shard's thread.
+  void EnforceMaxKeys(unsigned sid);
   // Ends the batch of a client that has tracked: appends the held-back invalidations.
   static void FlushDeferred(ConnState& state, io::ReplyBuilder& out);
   // Delivers a batch of invalidations to the clients of engine `engine`. REQUIRES: on it.

@@ -91,13 +91,13 @@ void TrackingTable::ClearKeys() {
   UpdateInterest();
 }
 
-void TrackingTable::EnforceLimit(size_t max_keys, unsigned effort) {
-  if (max_keys == 0 || keys_.size() <= max_keys) return;
+void TrackingTable::EnforceLimit(size_t keep, unsigned effort) {
+  if (keys_.size() <= keep) return;
   const uint64_t origin = origin_;
   origin_ = 0;  // evicted by the server, not by the command that runs
   // One walk picks the victims (a begin() per victim would rescan the emptied slots).
   std::vector<std::string> victims;
-  const size_t n = std::min<size_t>(keys_.size() - max_keys, effort);
+  const size_t n = std::min<size_t>(keys_.size() - keep, effort);
   for (auto it = keys_.begin(); victims.size() < n; ++it) victims.push_back(it->first);
   for (const std::string& key : victims) Invalidate(key);
   origin_ = origin;

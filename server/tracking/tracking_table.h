@@ -65,9 +65,9 @@ class TrackingTable : public ChangeListener {
   // Forgets every tracked key without messages (FLUSHDB / FLUSHALL: the clients get one
   // invalidation with a null key list instead).
   void ClearKeys();
-  // While more than `max_keys` keys are tracked (0: no limit), invalidates tracked keys, at
-  // most `effort` of them.
-  void EnforceLimit(size_t max_keys, unsigned effort = 100);
+  // While more than `keep` keys are tracked, invalidates tracked keys, at most `effort` of
+  // them (tracking-table-max-keys, applied by TrackingHub over all shards).
+  void EnforceLimit(size_t keep, unsigned effort = 100);
   // Hands the queued invalidations to their engines.
   void Flush();
 

@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import socket
 import time
 
 import redis
@@ -141,3 +142,16 @@ class Decoded:
 
     def close(self):
         self.client.close()
+
+
+def non_loopback_ipv4():
+    """This machine's IPv4 address on its default route, or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("198.51.100.1", 9))  # no packet is sent: this only picks the route
+        ip = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if ip.startswith("127.") or ip == "0.0.0.0" else ip

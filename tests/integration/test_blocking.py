@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from helpers import WRONGTYPE, assert_err, wait_until
-from resp_client import Error
+from resp_client import Error, encode
 
 ERR_TIMEOUT_FLOAT = "ERR timeout is not a float or out of range"
 ERR_TIMEOUT_NEG = "ERR timeout is negative"
@@ -536,3 +536,16 @@ class TestWatchSeesBlockingWrites:
 
         assert self._exec_after(watcher, src, serve) is None
         assert self._exec_after(watcher, SHARD1 + "untouched", lambda: None) == ["PONG"]
+
+
+def test_earlier_pipelined_replies_go_out_before_a_client_waits(server, r):
+    # As Redis: the replies of the commands sent ahead of a blocking one do not wait for it.
+    c = server.raw()
+    try:
+        c.send(encode("SET", "pre", "1") + encode("GET", "pre") + encode("BLPOP", "nolist", 0))
+        assert c.read() == "OK"
+        assert c.read() == b"1"
+        r.rpush("nolist", "x")
+        assert c.read() == [b"nolist", b"x"]
+    finally:
+        c.close()

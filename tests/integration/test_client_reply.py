@@ -1,6 +1,8 @@
 """CLIENT REPLY ON|OFF|SKIP: which replies are dropped, across pipelines, shard groups, MULTI,
 errors and blocking commands. Also runs against redis-server 7.0 (DASHKV_TEST_TARGET=redis)."""
-from helpers import assert_err
+import socket
+
+from helpers import assert_err, wait_until
 from resp_client import encode
 
 
@@ -86,3 +88,70 @@ def test_bad_mode_is_a_syntax_error(raw):
 def test_reply_is_refused_in_scripts(raw):
     reply = raw.call("EVAL", "return redis.call('client', 'reply', 'off')", "0")
     assert "not allowed from script" in reply
+
+
+# ---- pushes: Redis 7.0.15 silences replies only; pub/sub messages, (un)subscribe
+# confirmations and tracking invalidations pass (they are written as pushes) ----
+
+def test_off_lets_subscription_confirmations_and_messages_through(raw, r):
+    send(raw, ("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "ch"))
+    assert raw.read() == [b"subscribe", b"ch", 1]
+    assert r.publish("ch", "hello") == 1
+    assert raw.read() == [b"message", b"ch", b"hello"]
+    # A reply in subscribed mode is still dropped: PING's, and the error of a refused command.
+    send(raw, ("PING",), ("GET", "x"), ("PSUBSCRIBE", "p*"))
+    assert raw.read() == [b"psubscribe", b"p*", 2]
+    assert r.publish("ch", "again") == 1
+    assert raw.read() == [b"message", b"ch", b"again"]
+    send(raw, ("UNSUBSCRIBE",))
+    assert raw.read() == [b"unsubscribe", b"ch", 1]
+
+
+def test_resp3_pushes_pass_while_off_and_skip(raw, r):
+    raw.call("HELLO", "3")
+    assert raw.call("SUBSCRIBE", "ch") == [b"subscribe", b"ch", 1]
+    send(raw, ("CLIENT", "REPLY", "OFF"))
+    assert r.publish("ch", "m1") == 1
+    assert raw.read() == [b"message", b"ch", b"m1"]
+    assert raw.call("CLIENT", "REPLY", "ON") == "OK"
+    # SKIP: a message that comes while the skip waits for its command passes; the command's
+    # own reply goes, the message its PUBLISH sent to this client does not.
+    send(raw, ("CLIENT", "REPLY", "SKIP"))
+    assert r.publish("ch", "m2") == 1
+    assert raw.read() == [b"message", b"ch", b"m2"]
+    send(raw, ("PUBLISH", "ch", "self"), ("PING",))
+    assert raw.read() == [b"message", b"ch", b"self"]
+    assert raw.read() == "PONG"
+
+
+def test_invalidations_pass_while_off(raw, r):
+    raw.call("HELLO", "3")
+    assert raw.call("CLIENT", "TRACKING", "on") == "OK"
+    assert raw.call("GET", "tk") is None
+    send(raw, ("CLIENT", "REPLY", "OFF"))
+    r.set("tk", 1)
+    assert raw.read() == [b"invalidate", [b"tk"]]
+    assert raw.call("CLIENT", "REPLY", "ON") == "OK"
+
+
+def test_silent_subscriber_that_never_reads_is_cut(server, raw_factory, r):
+    # A client under CLIENT REPLY OFF that never reads its messages is still cut by the pub/sub
+    # output limit (its messages are not silenced), and the server goes on.
+    r.config_set("client-output-buffer-limit", "pubsub 1mb 0 0")
+    try:
+        sub = raw_factory()
+        sub.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        cid = sub.call("CLIENT", "ID")
+        send(sub, ("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "flood"))
+        assert sub.read() == [b"subscribe", b"flood", 1]
+
+        def gone():
+            r.publish("flood", "x" * 65536)
+            return all(not line.startswith("id=%d " % cid)
+                       for line in r.execute_command("CLIENT", "LIST").splitlines())
+
+        wait_until(gone, timeout=30, what="the silent subscriber to be cut")
+        assert r.ping() is True
+        assert r.execute_command("PUBSUB", "NUMSUB", "flood") == ["flood", 0]
+    finally:
+        r.config_set("client-output-buffer-limit", "pubsub 32mb 8mb 60")

@@ -12,6 +12,7 @@ import redis
 
 from config_helpers import conf_server  # noqa: F401 (fixture)
 from resp_client import Error, RawClient
+from helpers import non_loopback_ipv4
 
 DEBUG_REFUSED = ('ERR DEBUG command not allowed. If the enable-debug-command option is set to '
                  '"local", you can run it from a local connection, otherwise you need to set '
@@ -30,17 +31,6 @@ def immutable(name):
             % name)
 
 
-def _non_loopback_ipv4():
-    """An IPv4 address of this machine outside 127.0.0.0/8, or None."""
-    try:
-        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True,
-                             timeout=5).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    for addr in out.split():
-        if ":" not in addr and not addr.startswith("127."):
-            return addr
-    return None
 
 
 def _client(host, port, source):
@@ -63,7 +53,7 @@ def _peers(srv, extra):
 
 @pytest.mark.parametrize("setting", ["no", "yes", "local"])
 def test_debug_and_protected_configs_by_setting(conf_server, setting):
-    extra = _non_loopback_ipv4()
+    extra = non_loopback_ipv4()
     # protected-mode no: Redis's would close the connections from other addresses first.
     conf = ("protected-mode no\nenable-debug-command %s\nenable-protected-configs %s\n"
             % (setting, setting))

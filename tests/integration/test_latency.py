@@ -190,3 +190,41 @@ class TestInfoLatencystats:
         with pytest.raises(redis.ResponseError) as e:
             r.config_set("latency-tracking-info-percentiles", value)
         assert str(e.value).endswith(why)
+
+
+def wait_for_save(r):
+    deadline = time.monotonic() + 60
+    while r.info("persistence")["rdb_bgsave_in_progress"]:
+        assert time.monotonic() < deadline, "BGSAVE did not finish"
+        time.sleep(0.01)
+
+
+def big_hash(r, fields=200000):
+    pipe = r.pipeline(transaction=False)
+    for start in range(0, fields, 10000):
+        pipe.hset("big", mapping={"field:%d" % i: "value:%d" % i
+                                  for i in range(start, start + 10000)})
+    pipe.execute()
+
+
+@pytest.mark.dashkv_only
+class TestSnapshotSlice:
+    """dashkv's own event: a slice of the forkless snapshot's walk (Redis forks instead)."""
+
+    def test_a_long_slice_is_an_event(self, mon):
+        big_hash(mon)  # one value of 200,000 fields: serialized in one slice, well over 1 ms
+        mon.execute_command("LATENCY", "RESET")
+        assert mon.bgsave()
+        wait_for_save(mon)
+        # The shard's cron reports the slice within 100 ms.
+        deadline = time.monotonic() + 10
+        while True:
+            latest = {e[0]: e for e in mon.execute_command("LATENCY", "LATEST")}
+            if "snapshot-slice" in latest or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        assert "snapshot-slice" in latest
+        event = latest["snapshot-slice"]
+        assert event[2] >= 1 and event[3] >= event[2]
+        history = mon.execute_command("LATENCY", "HISTORY", "snapshot-slice")
+        assert history and all(ms >= 1 for _, ms in history)

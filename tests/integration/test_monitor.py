@@ -177,3 +177,63 @@ def test_closed_monitor_stops_being_fed(raw_factory, r):
     for i in range(100):
         r.set("k%d" % i, i)
     assert r.dbsize() == 100
+
+
+def client_flags(r, cid):
+    for line in r.execute_command("CLIENT", "LIST").splitlines():
+        if line.startswith("id=%d " % cid):
+            return line.split(" flags=", 1)[1].split(" ", 1)[0]
+    return None
+
+
+def test_monitor_queued_in_multi_is_refused_by_exec(mon, raw_factory, r):
+    # MONITOR is not no-multi in Redis 7.0.15: it is queued, and EXEC refuses it (a transaction
+    # expects one reply per command) while running the rest.
+    c = raw_factory()
+    cid = c.call("CLIENT", "ID")
+    replies = c.pipeline([("MULTI",), ("MONITOR",), ("SET", "mx", "1"), ("EXEC",)])
+    assert replies[:3] == ["OK", "QUEUED", "QUEUED"]
+    assert len(replies[3]) == 2
+    assert_err(replies[3][0], "ERR MONITOR isn't allowed for DENY BLOCKING client")
+    assert replies[3][1] == "OK"
+    assert "O" not in client_flags(r, cid)
+    # It is no monitor: another client's command reaches only the real one.
+    r.set("after", "1")
+    mon.until('"SET" "after" "1"')
+    c.send(encode("PING"))
+    assert c.read() == "PONG"
+
+
+def test_monitor_from_a_subscribed_client(raw_factory, r):
+    # RESP2 subscribed mode refuses it; a RESP3 subscriber becomes a monitor.
+    c = raw_factory()
+    c.send(encode("SUBSCRIBE", "ch"))
+    assert c.read() == [b"subscribe", b"ch", 1]
+    assert_err(c.call("MONITOR"),
+               "ERR Can't execute 'monitor': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+               "QUIT / RESET are allowed in this context")
+    c3 = raw_factory()
+    c3.call("HELLO", "3")
+    cid = c3.call("CLIENT", "ID")
+    assert c3.call("SUBSCRIBE", "ch") == [b"subscribe", b"ch", 1]
+    assert c3.call("MONITOR") == "OK"
+    assert client_flags(r, cid) == "OP"
+    m = Monitor.__new__(Monitor)
+    m.raw = c3
+    r.set("fromsub", "1")
+    m.until('"SET" "fromsub" "1"')
+
+
+def test_monitor_silenced_by_client_reply_off(raw_factory, r):
+    # Redis writes the feed as replies: CLIENT REPLY OFF drops it, ON lets it flow again.
+    m = Monitor(raw_factory())
+    witness = Monitor(raw_factory())
+    m.raw.send(encode("CLIENT", "REPLY", "OFF"))
+    witness.until('"CLIENT" "REPLY" "OFF"')  # it has run: nothing else tells, it replies nothing
+    r.set("during", "1")
+    witness.until('"SET" "during" "1"')
+    m.raw.send(encode("CLIENT", "REPLY", "ON"))
+    assert m.raw.read() == "OK"
+    r.set("after", "1")
+    seen = m.until('"SET" "after" "1"')
+    assert all(e["command"] != '"SET" "during" "1"' for e in seen)

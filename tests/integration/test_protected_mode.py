@@ -9,7 +9,7 @@ import socket
 import pytest
 import redis
 
-from helpers import wait_until
+from helpers import non_loopback_ipv4, wait_until
 
 DENIED = (
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
@@ -27,17 +27,6 @@ DENIED = (
     "outside.\r\n").encode()
 
 
-def non_loopback_ipv4():
-    """This machine's IPv4 address on its default route, or None."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("198.51.100.1", 9))  # no packet is sent: this only picks the route
-        ip = s.getsockname()[0]
-    except OSError:
-        return None
-    finally:
-        s.close()
-    return None if ip.startswith("127.") or ip == "0.0.0.0" else ip
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import threading
 import pytest
 import redis
 
-from helpers import IS_DASHKV, wait_until
+from helpers import IS_DASHKV, non_loopback_ipv4, wait_until
 from tls_helpers import certs, free_port, refused, server_args, tls_factory  # noqa: F401
 
 
@@ -334,7 +334,7 @@ def test_many_connects_and_disconnects(tls_factory, certs):
 
 
 def test_protected_mode_tls_denied(server_factory, server, certs):
-    from test_protected_mode import DENIED, non_loopback_ipv4
+    from test_protected_mode import DENIED
     ip = non_loopback_ipv4()
     if ip is None:
         pytest.skip("this machine has no non-loopback IPv4 address")

@@ -33,6 +33,28 @@ TEST(EngineTest, PostRunsOnTheEngineThread) {
   engine.Join();
 }
 
+TEST(EngineTest, InboxDepthCountsTheMessagesWaiting) {
+  Engine engine(0, {});
+  engine.Start();
+  std::promise<void> queued;
+  std::promise<size_t> depth;
+  // The first task waits (on the engine thread) until five more are queued behind it.
+  engine.Post([&] {
+    queued.get_future().wait();
+    depth.set_value(engine.InboxDepth());
+  });
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) engine.Post([&] { ran.fetch_add(1); });
+  queued.set_value();
+  EXPECT_EQ(depth.get_future().get(), 5u);
+  std::promise<size_t> after;
+  engine.Post([&] { after.set_value(engine.InboxDepth()); });
+  EXPECT_EQ(after.get_future().get(), 0u);  // the five ran before it, nothing after
+  EXPECT_EQ(ran.load(), 5);
+  engine.Stop();
+  engine.Join();
+}
+
 TEST(EngineTest, PostAcceptsAnyInvocableTask) {
   Engine engine(0, {});
   engine.Start();

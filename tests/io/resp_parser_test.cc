@@ -186,6 +186,20 @@ TEST(RespParserTest, CorpusByteByByte) {
   }
 }
 
+// CLIENT LIST's view of a partly received command: what is parsed (headers and complete
+// arguments, which Redis has dropped from its query buffer) and the complete arguments' bytes.
+TEST(RespParserTest, ReportsAPartlyReceivedCommand) {
+  RespParser parser;
+  EXPECT_EQ(parser.partial_parsed_bytes(), 0u);
+  const std::string wire = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab";
+  ASSERT_EQ(parser.Parse(wire), Status::kNeedMore);
+  EXPECT_EQ(parser.partial_parsed_bytes(), wire.size() - 2);  // all but "ab"
+  EXPECT_EQ(parser.partial_arg_bytes(), 4u);                  // SET, k
+  ASSERT_EQ(parser.Parse(wire + "cde\r\n"), Status::kCommand);
+  EXPECT_EQ(parser.partial_parsed_bytes(), 0u);
+  EXPECT_EQ(parser.partial_arg_bytes(), 0u);
+}
+
 // A buffer that ends right after a complete bulk of an unfinished command is read no further
 // than its end (the connection's input buffer may end exactly there; ASan checks the read).
 TEST(RespParserTest, ReadsNothingPastABufferEndingAfterABulk) {

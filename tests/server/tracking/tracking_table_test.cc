@@ -126,8 +126,10 @@ TEST_F(TrackingTableTest, LimitEvictsTrackedKeysWithInvalidations) {
   EXPECT_EQ(table_.keys(), 4u);
   table_.Flush();
   EXPECT_EQ(Keys(0, 1).size(), 6u);
-  table_.EnforceLimit(0);  // no limit
+  table_.EnforceLimit(4);  // within the limit: nothing more goes
   EXPECT_EQ(table_.keys(), 4u);
+  table_.EnforceLimit(0);
+  EXPECT_EQ(table_.keys(), 0u);
 }
 
 TEST(PrefixCollisionTest, ReportsThePairRedisReports) {
@@ -152,6 +154,19 @@ TEST(PrefixCollisionTest, ReportsThePairRedisReports) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->index, 0u);
   EXPECT_EQ(c->other, "");
+}
+
+TEST(PrefixCollisionTest, OverlappingExistingPrefixesAreScannedInOrder) {
+  // Redis 7.0.15 can leave a client with overlapping prefixes; the neighbour search assumes
+  // none, so it would miss "b" here: "bc" falls between "ba" and "bz".
+  std::vector<std::string> existing = {"b", "ba", "bz"};
+  std::vector<std::string_view> req = {"bc"};
+  auto c = FindPrefixCollision(req, existing, /*existing_overlap=*/true);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->with_existing);
+  EXPECT_EQ(c->other, "b");
+  std::vector<std::string_view> free = {"c"};
+  EXPECT_FALSE(FindPrefixCollision(free, existing, /*existing_overlap=*/true));
 }
 
 TEST(PrefixCollisionTest, ManyPrefixesStayFast) {
