@@ -234,6 +234,22 @@ asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db
       });
 }
 
+bool PipelineRunner::RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms) {
+  std::vector<PendingCmd>& cmds = state.pending;
+  const unsigned here = state.conn->engine().index();
+  for (const PendingCmd& c : cmds) {
+    if (c.sid != here) return false;
+  }
+  Shard& shard = *Shard::Current();
+  PrefetchKeys(shard, state.db, cmds);
+  const size_t next = RunCmds(shard, state.db, cmds, 0, /*from_granted=*/false,
+                              /*check_locks=*/true, out, nullptr, now_ms, &state);
+  if (next == cmds.size()) return true;
+  // cmds[next] waits for a transaction's lock: RunShardGroup waits and runs it and the rest.
+  cmds.erase(cmds.begin(), cmds.begin() + static_cast<ptrdiff_t>(next));
+  return false;
+}
+
 asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyBuilder& out,
                                                     int64_t now_ms, bool check_locks,
                                                     KeyLocks* release) {

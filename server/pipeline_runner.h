@@ -57,14 +57,17 @@ class PipelineRunner {
   // rules for what joins a group and what else an item may be):
   //   for (size_t i = 0; i < n;) {
   //     if (size_t j = GatherShardCmds(state, i, n, as_shard_cmd); j > i) {
-  //       co_await RunShardGroup(state, out, now_ms, ...);
+  //       if (!RunLocalGroup(state, out, now_ms)) co_await RunShardGroup(state, out, now_ms);
   //       i = j;
   //     } else {
   //       ... run item i on the connection's thread (RunConnCommand, RunCoordCommand) ...
   //     }
   //   }
   // The loop stays in the caller's coroutine: a coroutine level more per batch costs ~10% of
-  // the instructions of a pipeline-1 GET.
+  // the instructions of a pipeline-1 GET. For the same reason a group that runs on the
+  // connection's own shard runs in a plain call (RunLocalGroup): a nested coroutine's frame
+  // would be allocated per batch, since asio keeps one freed frame per thread for reuse and the
+  // caller's frame is still live.
 
   // Puts into state.pending the single-shard commands of the maximal run of items from `i`
   // on (below `n`) that `as_shard_cmd(j)` (returning std::optional<PendingCmd>) accepts;
@@ -79,6 +82,12 @@ class PipelineRunner {
     }
     return i;
   }
+
+  // Runs state.pending at once, without suspending, when the connection's own shard owns every
+  // command of it (a command whose key a transaction holds stops the run there, as in
+  // RunShardGroup). Returns whether all ran; if not, the commands that ran (if any) have been
+  // removed from state.pending, and RunShardGroup runs the rest.
+  bool RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
 
   // Runs state.pending grouped per owning shard (one message per shard, the shards in
   // parallel); replies in request order. With `check_locks`, a command whose key a

@@ -381,7 +381,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       one_at = i;
     }
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, batch.size(), as_shard_cmd); j > i) {
-      co_await runner_.RunShardGroup(state, out, now_ms);
+      if (!runner_.RunLocalGroup(state, out, now_ms)) {
+        co_await runner_.RunShardGroup(state, out, now_ms);
+      }
       i = j;
       continue;
     }
