@@ -84,6 +84,10 @@ using CoordHandler = boost::asio::awaitable<void> (*)(CmdArgs args, ConnCmdConte
 using BatchHandler = boost::asio::awaitable<void> (*)(std::span<const CmdArgs> calls,
                                                       ConnCmdContext& ctx);
 
+// How a multi-key kShard command runs its keys of one shard as a part of a pipelined
+// multi-shard group (server/tx/multi_part.h); set for MGET, MSET, DEL, UNLINK, EXISTS, TOUCH.
+struct MultiShardOps;
+
 // What a command locks when it runs as a transaction (server/tx/transaction.h).
 enum class TxScope : uint8_t {
   kKeys,          // its keys: exclusive if it writes, shared if it reads
@@ -218,6 +222,9 @@ struct CommandSpec {
   ConnHandler conn_handler = nullptr;
   CoordHandler coord_handler = nullptr;
   BatchHandler batch_handler = nullptr;  // optional, kCoord commands without keys only
+  // Optional, kShard commands with fixed key positions: a call whose keys span shards may
+  // join its neighbours in a pipelined multi-shard group (PipelineRunner::RunMultiGroup).
+  const MultiShardOps* multi_ops = nullptr;
   ShardRouteFn shard_route = nullptr;    // optional, kCoord commands with a shard_handler
   LocksAllShardsFn locks_all_shards = nullptr;  // optional, TxScope::kScript commands
   WholeKeyspaceFn whole_keyspace = nullptr;  // optional (server/tx/lock_plan.h)

@@ -13,6 +13,7 @@
 #include "server/acl/acl_user.h"
 #include "server/pubsub/client_subscriptions.h"
 #include "server/tracking/client_tracking.h"
+#include "server/tx/multi_part.h"
 
 namespace dashkv {
 
@@ -108,6 +109,7 @@ class ConnState : public io::ConnectionState {
   std::vector<PendingCmd> pending;
   std::vector<io::ReplyBuilder> shard_replies;  // one per shard (multi-shard groups)
   std::vector<uint32_t> reply_ends;             // end offset of each command's reply
+  MultiGroupScratch multi;                      // multi-shard groups (RunMultiGroup)
 };
 
 }  // namespace dashkv

@@ -234,6 +234,22 @@ asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db
       });
 }
 
+bool PipelineRunner::RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms) {
+  std::vector<PendingCmd>& cmds = state.pending;
+  const unsigned here = state.conn->engine().index();
+  for (const PendingCmd& c : cmds) {
+    if (c.sid != here) return false;
+  }
+  Shard& shard = *Shard::Current();
+  PrefetchKeys(shard, state.db, cmds);
+  const size_t next = RunCmds(shard, state.db, cmds, 0, /*from_granted=*/false,
+                              /*check_locks=*/true, out, nullptr, now_ms, &state);
+  if (next == cmds.size()) return true;
+  // cmds[next] waits for a transaction's lock: RunShardGroup waits and runs it and the rest.
+  cmds.erase(cmds.begin(), cmds.begin() + static_cast<ptrdiff_t>(next));
+  return false;
+}
+
 asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyBuilder& out,
                                                     int64_t now_ms, bool check_locks,
                                                     KeyLocks* release) {
@@ -271,19 +287,10 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
   }
   // Several shards: each writes its commands' replies into its own builder, in parallel; the
   // replies are then put back in request order.
-  state.shard_replies.resize(shard_set_.size());
-  state.reply_ends.resize(cmds.size());
   absl::InlinedVector<unsigned, 8> targets;
-  absl::InlinedVector<uint64_t, 8> errors_before(shard_set_.size(), 0);
+  absl::InlinedVector<uint64_t, 8> errors_before;
   absl::InlinedVector<size_t, 8> next(shard_set_.size(), cmds.size());
-  for (const PendingCmd& c : cmds) {
-    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
-      targets.push_back(c.sid);
-      state.shard_replies[c.sid].Clear();
-      state.shard_replies[c.sid].set_version(out.version());
-      errors_before[c.sid] = state.shard_replies[c.sid].error_count();
-    }
-  }
+  PrepareShardReplies(state, out, targets, errors_before);
   BumpCounter(stats_.engine(my_engine).shard_hops,
               targets.size() - (std::find(targets.begin(), targets.end(), my_engine) !=
                                 targets.end()));
@@ -300,6 +307,29 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
                                         state.reply_ends.data(), now_ms, &state);
     }
   }
+  MergeShardReplies(state, out, targets, errors_before);
+}
+
+void PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
+                                         absl::InlinedVector<unsigned, 8>& targets,
+                                         absl::InlinedVector<uint64_t, 8>& errors_before) {
+  state.shard_replies.resize(shard_set_.size());
+  state.reply_ends.resize(state.pending.size());
+  errors_before.assign(shard_set_.size(), 0);
+  for (const PendingCmd& c : state.pending) {
+    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
+      targets.push_back(c.sid);
+      state.shard_replies[c.sid].Clear();
+      state.shard_replies[c.sid].set_version(out.version());
+      errors_before[c.sid] = state.shard_replies[c.sid].error_count();
+    }
+  }
+}
+
+void PipelineRunner::MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
+                                       std::span<const unsigned> targets,
+                                       std::span<const uint64_t> errors_before) {
+  const std::span<const PendingCmd> cmds = state.pending;
   absl::InlinedVector<uint32_t, 8> pos(shard_set_.size(), 0);
   for (size_t k = 0; k < cmds.size(); ++k) {
     unsigned sid = cmds[k].sid;
@@ -310,6 +340,37 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
   for (unsigned t : targets) {
     out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
   }
+}
+
+asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
+                                                              io::ReplyBuilder& out,
+                                                              int64_t now_ms, KeyLocks& locks) {
+  const std::span<const PendingCmd> cmds = state.pending;
+  const unsigned db = state.db;
+  Shard& local = *Shard::Current();
+  const std::span<const unsigned> sids = locks.shards();
+  DCHECK(sids.size() == 2 && (sids[0] == local.index() || sids[1] == local.index()));
+  const unsigned remote = sids[0] == local.index() ? sids[1] : sids[0];
+  if (!locks.TryAcquireOn(local)) co_return false;
+  absl::InlinedVector<unsigned, 8> targets;
+  absl::InlinedVector<uint64_t, 8> errors_before;
+  PrepareShardReplies(state, out, targets, errors_before);
+  BumpCounter(stats_.engine(local.index()).shard_hops);
+  co_await shard_set_.Await(remote, [&](Shard& shard) {
+    if (!locks.TryAcquireOn(shard)) return;
+    RunCmds(shard, db, cmds, 0, false, /*check_locks=*/false, state.shard_replies[remote],
+            state.reply_ends.data(), now_ms, &state);
+    locks.ReleaseOn(shard);
+  });
+  // Held if the remote shard granted (its commands ran); else the local grant is given back.
+  if (!locks.SettleTryAcquire()) co_return false;
+  RunCmds(local, db, cmds, 0, false, /*check_locks=*/false, state.shard_replies[local.index()],
+          state.reply_ends.data(), now_ms, &state);
+  locks.ReleaseOn(local);
+  locks.Release();
+  out.StartArray(cmds.size());
+  MergeShardReplies(state, out, targets, errors_before);
+  co_return true;
 }
 
 }  // namespace dashkv

@@ -32,6 +32,8 @@
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
 
+#include <absl/container/inlined_vector.h>
+
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <optional>
@@ -55,14 +57,17 @@ class PipelineRunner {
   // rules for what joins a group and what else an item may be):
   //   for (size_t i = 0; i < n;) {
   //     if (size_t j = GatherShardCmds(state, i, n, as_shard_cmd); j > i) {
-  //       co_await RunShardGroup(state, out, now_ms, ...);
+  //       if (!RunLocalGroup(state, out, now_ms)) co_await RunShardGroup(state, out, now_ms);
   //       i = j;
   //     } else {
   //       ... run item i on the connection's thread (RunConnCommand, RunCoordCommand) ...
   //     }
   //   }
   // The loop stays in the caller's coroutine: a coroutine level more per batch costs ~10% of
-  // the instructions of a pipeline-1 GET.
+  // the instructions of a pipeline-1 GET. For the same reason a group that runs on the
+  // connection's own shard runs in a plain call (RunLocalGroup): a nested coroutine's frame
+  // would be allocated per batch, since asio keeps one freed frame per thread for reuse and the
+  // caller's frame is still live.
 
   // Puts into state.pending the single-shard commands of the maximal run of items from `i`
   // on (below `n`) that `as_shard_cmd(j)` (returning std::optional<PendingCmd>) accepts;
@@ -78,6 +83,12 @@ class PipelineRunner {
     return i;
   }
 
+  // Runs state.pending at once, without suspending, when the connection's own shard owns every
+  // command of it (a command whose key a transaction holds stops the run there, as in
+  // RunShardGroup). Returns whether all ran; if not, the commands that ran (if any) have been
+  // removed from state.pending, and RunShardGroup runs the rest.
+  bool RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
+
   // Runs state.pending grouped per owning shard (one message per shard, the shards in
   // parallel); replies in request order. With `check_locks`, a command whose key a
   // transaction holds waits for it (server/tx/transaction.h); without, the caller holds the
@@ -86,6 +97,30 @@ class PipelineRunner {
   boost::asio::awaitable<void> RunShardGroup(ConnState& state, io::ReplyBuilder& out,
                                              int64_t now_ms, bool check_locks = true,
                                              KeyLocks* release = nullptr);
+
+  // Runs state.pending — single-shard commands on exactly two shards, one of them this
+  // thread's — as EXEC's only group under `locks` (not held; they cover every key of the
+  // commands on those two shards) in one round trip: takes the local shard's locks at once,
+  // then in one message the other shard's, where its commands run and its locks are released;
+  // then the local commands run and the local locks are released (multi_group.cc explains why
+  // that is safe). On success sends EXEC's reply (the array of the commands' replies) and
+  // returns true; returns false, having run and sent nothing and holding nothing, if a shard
+  // refused.
+  boost::asio::awaitable<bool> RunShardGroupLocalFirst(ConnState& state, io::ReplyBuilder& out,
+                                                       int64_t now_ms, KeyLocks& locks);
+
+  // Multi-shard groups (server/tx/multi_part.h): a pipelined run of calls whose keys span
+  // shards (CommandSpec::multi_ops) runs as one transaction with one message per shard per
+  // step. Dispatch gathers a run (BeginMultiGroup, then AddMultiCmd per call, PendingCmd::sid
+  // unused) and runs it (RunMultiGroup); replies in request order.
+  static void BeginMultiGroup(ConnState& state);
+  // Adds the call `spec` `args` to the group being gathered if its keys span shards; returns
+  // whether it did. REQUIRES: spec.multi_ops set; the call's arity is checked.
+  bool AddMultiCmd(ConnState& state, const CommandSpec& spec, CmdArgs args) const;
+  // Runs the gathered group: locks every key of every call (local shard first; see
+  // multi_group.cc), runs each shard's parts in one message, replies in request order.
+  boost::asio::awaitable<void> RunMultiGroup(ConnState& state, io::ReplyBuilder& out,
+                                             int64_t now_ms);
 
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
@@ -129,6 +164,19 @@ class PipelineRunner {
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
   // group pays its cache misses in parallel rather than one after another.
   void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
+  // Prepares state.shard_replies for a group over several shards of state.pending: each target
+  // shard's builder cleared (its error count kept in `errors_before`), `targets` filled.
+  void PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
+                           absl::InlinedVector<unsigned, 8>& targets,
+                           absl::InlinedVector<uint64_t, 8>& errors_before);
+  // Puts the replies of state.pending, written per shard, into `out` in request order.
+  void MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
+                         std::span<const unsigned> targets,
+                         std::span<const uint64_t> errors_before);
+  // Runs on `shard` the parts of the gathered group's calls that have keys there, in order.
+  void RunParts(Shard& shard, ConnState& state, int64_t now_ms);
+  // Sends the replies of the group's calls from their parts, in order, and counts the calls.
+  void CombineParts(ConnState& state, std::span<const unsigned> sids, io::ReplyBuilder& out);
   // Runs the shard handler of `cmd`; returns false when it failed for lack of memory (then its
   // reply, from `reply_start` on in ctx.rb, was replaced by the error; see Design above).
   bool RunShardHandler(const PendingCmd& cmd, ShardCmdContext& ctx, size_t reply_start);

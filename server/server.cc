@@ -289,6 +289,20 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     state.last_cmd = spec;
     return PendingCmd{spec, batch[j], *sid, state.no_touch};
   };
+  // A call whose keys span shards joins a multi-shard group (PipelineRunner::RunMultiGroup)
+  // when its command has parts (CommandSpec::multi_ops) and it passes the gates; not for a
+  // client that tracks keys (its reads are remembered by the coordinator path), nor while
+  // over maxmemory with eviction (the coordinator path evicts first) or a script is busy.
+  auto add_multi_cmd = [&](size_t j) {
+    const CommandSpec* spec = registry_.Find(batch[j][0]);
+    if (spec == nullptr || spec->multi_ops == nullptr || !spec->ArityOk(batch[j].size()) ||
+        (spec->multi_ops->accepts != nullptr && !spec->multi_ops->accepts(batch[j])) ||
+        rejected(*spec, batch[j]) || !runner_.AddMultiCmd(state, *spec, batch[j])) {
+      return false;
+    }
+    state.last_cmd = spec;
+    return true;
+  };
   // CLIENT REPLY OFF/SKIP: where the reply of the command being run starts (SIZE_MAX: kept).
   size_t dropped_from = SIZE_MAX;
   // The command's reply is a push that CLIENT REPLY OFF|SKIP lets through: the confirmations
@@ -367,9 +381,23 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       one_at = i;
     }
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, batch.size(), as_shard_cmd); j > i) {
-      co_await runner_.RunShardGroup(state, out, now_ms);
+      if (!runner_.RunLocalGroup(state, out, now_ms)) {
+        co_await runner_.RunShardGroup(state, out, now_ms);
+      }
       i = j;
       continue;
+    }
+    if (one_at == SIZE_MAX && !state.in_multi && shard_set_->size() > 1 && !evict_first &&
+        state.tracking_now == 0 && !running.any_busy()) {
+      PipelineRunner::BeginMultiGroup(state);
+      size_t j = i;
+      while (j < batch.size() && add_multi_cmd(j)) ++j;
+      if (j > i) {
+        co_await runner_.RunMultiGroup(state, out, now_ms);
+        now_ms = NowMs();  // it may have waited for its locks
+        i = j;
+        continue;
+      }
     }
     io::CmdArgs args = batch[i++];
     const CommandSpec* spec = Resolve(args, out);

@@ -74,6 +74,16 @@ awaitable<void> CmdTouchMulti(CmdArgs args, ConnCmdContext& ctx) {
   ctx.rb.SendLong(co_await SumOverKeys(ctx, args, 1, args.size() - 1, TouchOne));
 }
 
+constexpr MultiShardOps kDelOps{nullptr, SumPart<DelOne>, SumCombine};
+constexpr MultiShardOps kExistsOps{nullptr, SumPart<ExistsOne>, SumCombine};
+constexpr MultiShardOps kTouchOps{nullptr, SumPart<TouchOne>, SumCombine};
+
+// Returns `spec` whose calls over several shards may join a multi-shard group with `ops`.
+CommandSpec WithParts(CommandSpec spec, const MultiShardOps* ops) {
+  spec.multi_ops = ops;
+  return spec;
+}
+
 // TYPE key
 void CmdType(CmdArgs args, ShardCmdContext& ctx) {
   // Redis 7.0 counts it and raises keymiss, but leaves the access record.
@@ -400,19 +410,20 @@ CommandSpec Spec(std::string name, int arity, uint32_t flags, int first, int las
 }  // namespace
 
 void RegisterGenericCommands(CommandRegistry* r) {
-  r->RegisterShard(OneHop(Spec("del", -2, kCmdWrite, 1, -1, {"keyspace", "write", "slow"},
-                   "Deletes one or more keys.")), CmdDelShard, CmdDelMulti);
-  r->RegisterShard(OneHop(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1,
+  r->RegisterShard(WithParts(OneHop(Spec("del", -2, kCmdWrite, 1, -1,
+                   {"keyspace", "write", "slow"}, "Deletes one or more keys.")), &kDelOps),
+                   CmdDelShard, CmdDelMulti);
+  r->RegisterShard(WithParts(OneHop(Spec("unlink", -2, kCmdWrite | kCmdFast, 1, -1,
                    {"keyspace", "write", "fast"}, "Asynchronously deletes one or more keys.")),
-           CmdDelShard, CmdDelMulti);
-  r->RegisterShard(OneHop(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1,
+                   &kDelOps), CmdDelShard, CmdDelMulti);
+  r->RegisterShard(WithParts(OneHop(Spec("exists", -2, kCmdReadOnly | kCmdFast, 1, -1,
                    {"keyspace", "read", "fast"}, "Determines whether one or more keys exist.")),
-           CmdExistsShard, CmdExistsMulti);
-  r->RegisterShard(OneHop(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1,
+                   &kExistsOps), CmdExistsShard, CmdExistsMulti);
+  r->RegisterShard(WithParts(OneHop(Spec("touch", -2, kCmdReadOnly | kCmdFast, 1, -1,
                    {"keyspace", "read", "fast"},
                    "Returns the number of existing keys out of those specified after updating "
-                   "the time they were last accessed.")),
-           CmdTouchShard, CmdTouchMulti);
+                   "the time they were last accessed.")), &kTouchOps),
+                   CmdTouchShard, CmdTouchMulti);
   r->RegisterShard(Spec("type", 2, kCmdReadOnly | kCmdFast, 1, 1, {"keyspace", "read", "fast"},
                    "Determines the type of value stored at a key."), CmdType);
   r->RegisterShard(Spec("expire", -3, kCmdWrite | kCmdFast, 1, 1, {"keyspace", "write", "fast"},

@@ -387,6 +387,30 @@ awaitable<void> CmdMGetMulti(CmdArgs args, ConnCmdContext& ctx) {
   }
 }
 
+// MGET's part in a multi-shard group (server/tx/multi_part.h): one piece per key, its value
+// or null.
+void MGetPart(CmdArgs args, std::span<const uint32_t> keys, ShardCmdContext& ctx,
+              PartSink& sink) {
+  std::string scratch;
+  for (uint32_t i : keys) {
+    OpResult<PrimeIterator> res =
+        ctx.db.FindReadOnlyOfType(args[i], ObjType::kString, ctx.now_ms);
+    if (res) {
+      ctx.rb.SendBulk((*res)->second.GetString(&scratch));
+    } else {
+      ctx.rb.SendNull();  // missing keys and non-string values
+    }
+    sink.EndPiece();
+  }
+}
+
+void MGetCombine(CmdArgs args, PartReader& parts, io::ReplyBuilder& out) {
+  out.StartArray(args.size() - 1);
+  for (size_t i = 1; i < args.size(); ++i) out.SendRaw(parts.NextPiece(i));
+}
+
+constexpr MultiShardOps kMGetOps{nullptr, MGetPart, MGetCombine};
+
 // Stores the string `value` at `key` as SET does without options (any old type, no TTL), with
 // its `set` event.
 OpStatus SetPlain(DbSlice& db, std::string_view key, std::string_view value, int64_t now_ms) {
@@ -476,6 +500,25 @@ awaitable<void> CmdMSetMulti(CmdArgs args, ConnCmdContext& ctx) {
   ReplyMSet(ctx.rb, kMode, st);
 }
 
+// MSET's part in a multi-shard group: its pairs on the shard; the word is the OpStatus.
+void MSetPart(CmdArgs args, std::span<const uint32_t> keys, ShardCmdContext& ctx,
+              PartSink& sink) {
+  sink.set_word(static_cast<int64_t>(SetPairs(ctx.db, args, keys, ctx.now_ms)));
+}
+
+void MSetCombine(CmdArgs, PartReader& parts, io::ReplyBuilder& out) {
+  OpStatus st = OpStatus::kOk;
+  for (int64_t w : parts.words()) {
+    if (static_cast<OpStatus>(w) != OpStatus::kOk) st = static_cast<OpStatus>(w);
+  }
+  ReplyMSet(out, MSetMode::kAlways, st);
+}
+
+// A call with a key and no value answers its arity error alone (CmdMSetMulti).
+bool MSetAccepts(CmdArgs args) { return args.size() % 2 == 1; }
+
+constexpr MultiShardOps kMSetOps{MSetAccepts, MSetPart, MSetCombine};
+
 CommandSpec Spec(std::string name, int arity, uint32_t flags, int last_key,
                  std::vector<std::string_view> cats, std::string_view since,
                  std::string_view summary) {
@@ -513,9 +556,10 @@ void RegisterStringCommands(CommandRegistry* r) {
   r->RegisterShard(Spec("psetex", 4, kWriteOom, 1, w_slow, "2.6.0",
               "Sets both string value and expiration time in milliseconds of a key. The key is "
               "created if it doesn't exist."), CmdSetEx<ExpireKind::kPx>);
-  r->RegisterShard(OneHop(Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
-              "Atomically returns the string values of one or more keys.")),
-      CmdMGetShard, CmdMGetMulti);
+  CommandSpec mget = OneHop(Spec("mget", -2, kReadFast, -1, r_fast, "1.0.0",
+                                 "Atomically returns the string values of one or more keys."));
+  mget.multi_ops = &kMGetOps;
+  r->RegisterShard(std::move(mget), CmdMGetShard, CmdMGetMulti);
   r->RegisterShard(Spec("append", 3, kWriteOomFast, 1, w_fast, "2.0.0",
               "Appends a string to the value of a key. Creates the key if it doesn't exist."),
       CmdAppend);
@@ -547,6 +591,7 @@ void RegisterStringCommands(CommandRegistry* r) {
                           "Atomically creates or modifies the string values of one or more keys.");
   mset.key_step = 2;
   mset.one_hop = true;
+  mset.multi_ops = &kMSetOps;
   r->RegisterShard(std::move(mset), CmdMSetShard<MSetMode::kAlways>,
                    CmdMSetMulti<MSetMode::kAlways>);
   CommandSpec msetnx = Spec("msetnx", -3, kWriteOom, -1, w_slow, "1.0.1",

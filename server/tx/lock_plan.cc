@@ -30,6 +30,8 @@ std::optional<std::pair<unsigned, std::string_view>> OtherDbKey(const CommandSpe
 
 }  // namespace
 
+LockMode KeyLockMode(const CommandSpec& spec) { return ModeOf(spec); }
+
 void AddCommandLocks(KeyLocks& locks, const CommandSpec& spec, CmdArgs args, unsigned db,
                      const ServerServices* services) {
   switch (spec.tx_scope) {

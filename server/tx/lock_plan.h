@@ -11,6 +11,9 @@
 
 namespace dashkv {
 
+// Returns the mode in which a call of `spec` locks its keys: exclusive if it may write.
+LockMode KeyLockMode(const CommandSpec& spec);
+
 // Adds the intent locks that `spec` called with `args` in database `db` needs. `services`
 // lets a script command find whether its script keeps to its declared keys (else it locks
 // every shard); without it a script locks its declared keys.

@@ -101,6 +101,29 @@ std::optional<unsigned> MultiExec::OneShardExec(const KeyLocks& locks,
   return sid;
 }
 
+bool MultiExec::LocalFirstExec(const KeyLocks& locks, const std::vector<QueuedCmd>& cmds,
+                               const ArgViews& views, ConnState& state) const {
+  const std::span<const unsigned> sids = locks.shards();
+  const Shard* local = Shard::Current();
+  if (sids.size() != 2 || local == nullptr ||
+      (sids[0] != local->index() && sids[1] != local->index())) {
+    return false;
+  }
+  for (unsigned sid : sids) {
+    if (locks.request(sid).whole_shard) return false;
+  }
+  state.pending.clear();
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const CommandSpec& spec = *cmds[i].spec;
+    if (spec.kind != HandlerKind::kShard) return false;
+    CmdArgs args(views[i].data(), views[i].size());
+    std::optional<unsigned> sid = runner_.SingleShardOf(spec, args);
+    if (!sid) return false;
+    state.pending.push_back(PendingCmd{&spec, args, *sid, state.no_touch});
+  }
+  return true;
+}
+
 asio::awaitable<void> MultiExec::ExecOnOneShard(ConnState& state, const LockRequest& req,
                                                 unsigned sid, const ArgViews& views,
                                                 const std::vector<QueuedCmd>& cmds,
@@ -195,6 +218,13 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     std::optional<unsigned> one = OneShardExec(locks, cmds, views);
     if (one && !any_denied) {
       co_await ExecOnOneShard(state, locks.request(*one), *one, views, cmds, out);
+      co_return;
+    }
+    // Two shards, one of them this thread's, every command single-shard, no WATCH: one round
+    // trip (PipelineRunner::RunShardGroupLocalFirst) unless a shard refuses at once.
+    if (!any_denied && state.watched.empty() && LocalFirstExec(locks, cmds, views, state) &&
+        co_await runner_.RunShardGroupLocalFirst(state, out, now_ms, locks)) {
+      Unwatch(state);
       co_return;
     }
     co_await locks.Acquire();

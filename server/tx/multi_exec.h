@@ -11,7 +11,10 @@
 //   pipeline does — consecutive single-shard commands grouped per shard, one parallel hop per group
 //   — but without lock checks (the transaction holds every lock they need), and coordinator
 //   commands run inside the same locks. Then the locks are released. With one shard, nothing
-//   suspends between the commands, so no locks are needed at all.
+//   suspends between the commands, so no locks are needed at all. With two shards, one of them
+//   the connection's own, every command single-shard and no key watched, the local locks are
+//   taken at once and one message to the other shard takes its locks, runs its commands and
+//   releases them (PipelineRunner::RunShardGroupLocalFirst): one round trip, not two.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -57,6 +60,11 @@ class MultiExec {
   // (then it runs in one hop, with no lock taken), or nullopt.
   std::optional<unsigned> OneShardExec(const KeyLocks& locks, const std::vector<QueuedCmd>& cmds,
                                        const ArgViews& views) const;
+  // Returns whether an EXEC may take the local-first path (its locks on two shards, one of
+  // them this thread's, no whole shard; every command single-shard); if so, its commands are
+  // in state.pending.
+  bool LocalFirstExec(const KeyLocks& locks, const std::vector<QueuedCmd>& cmds,
+                      const ArgViews& views, ConnState& state) const;
   // Runs such an EXEC on shard `sid`, after the transactions that hold or await its keys.
   boost::asio::awaitable<void> ExecOnOneShard(ConnState& state, const LockRequest& req,
                                               unsigned sid, const ArgViews& views,

@@ -12,4 +12,10 @@ KeysByShard::KeysByShard(const ShardSet& shard_set, CmdArgs args, size_t first, 
   }
 }
 
+void SumCombine(CmdArgs, PartReader& parts, io::ReplyBuilder& out) {
+  int64_t total = 0;
+  for (int64_t w : parts.words()) total += w;
+  out.SendLong(total);
+}
+
 }  // namespace dashkv

@@ -14,6 +14,7 @@
 #include "server/conn_state.h"
 #include "server/config.h"
 #include "server/storage/shard_set.h"
+#include "server/tx/multi_part.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -48,5 +49,18 @@ boost::asio::awaitable<int64_t> SumOverKeys(ConnCmdContext& ctx, CmdArgs args, s
   for (int64_t s : sums) total += s;
   co_return total;
 }
+
+// The part of a SumOverKeys command in a multi-shard group (server/tx/multi_part.h): the sum
+// of Fn(db, key, now_ms) over its keys on the shard.
+template <int64_t (*Fn)(DbSlice&, std::string_view, int64_t)>
+void SumPart(CmdArgs args, std::span<const uint32_t> keys, ShardCmdContext& ctx,
+             PartSink& sink) {
+  int64_t sum = 0;
+  for (uint32_t i : keys) sum += Fn(ctx.db, args[i], ctx.now_ms);
+  sink.set_word(sum);
+}
+
+// Replies the sum of the parts' words.
+void SumCombine(CmdArgs args, PartReader& parts, io::ReplyBuilder& out);
 
 }  // namespace dashkv

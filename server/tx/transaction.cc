@@ -59,6 +59,30 @@ void KeyLocks::AddAllShards(LockMode mode) {
   }
 }
 
+void KeyLocks::AddUnmerged(unsigned sid, uint64_t lock_hash, LockMode mode) {
+  DCHECK(!held_);
+  if (requests_[sid].empty()) {
+    shards_.insert(std::upper_bound(shards_.begin(), shards_.end(), sid), sid);
+  }
+  requests_[sid].keys.emplace_back(lock_hash, mode);
+}
+
+void KeyLocks::MergeDuplicates() {
+  DCHECK(!held_);
+  for (unsigned sid : shards_) {
+    auto& keys = requests_[sid].keys;
+    if (keys.size() < 2) continue;
+    // Exclusive sorts after shared: the last entry of a run of equal keys has the strongest mode.
+    std::sort(keys.begin(), keys.end());
+    size_t out = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i + 1 < keys.size() && keys[i + 1].first == keys[i].first) continue;
+      keys[out++] = keys[i];
+    }
+    keys.resize(out);
+  }
+}
+
 bool KeyLocks::Covers(unsigned db, std::string_view key, LockMode mode) const {
   const LockRequest& req = requests_[shard_set_.ShardOf(key)];
   if (req.whole_shard) return mode == LockMode::kShared || req.whole_mode == LockMode::kExclusive;
@@ -130,6 +154,14 @@ asio::awaitable<void> KeyLocks::Acquire() {
   // Phase 2: acquire in ascending shard order, waiting.
   held_ = true;
   for (unsigned sid : shards_) co_await AcquireOne(sid);
+}
+
+asio::awaitable<void> KeyLocks::AcquireOrdered(bool but_last) {
+  DCHECK(!held_);
+  TakeTxId();
+  held_ = true;
+  const size_t n = shards_.size() - (but_last && !shards_.empty() ? 1 : 0);
+  for (size_t i = 0; i < n; ++i) co_await AcquireOne(shards_[i]);
 }
 
 void KeyLocks::ReleaseOn(Shard& shard) {

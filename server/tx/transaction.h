@@ -31,6 +31,17 @@
 //   and releases each shard's locks in the message that writes there (every lock is already
 //   held, so releasing one is the start of the shrinking phase).
 //
+//   Pipelined multi-shard groups (server/tx/multi_part.h, multi_group.cc): consecutive
+//   pipelined calls whose keys span shards lock the union of their keys as one coordinator and
+//   run each shard's parts of all of them in one message. With two shards of which one is the
+//   connection's own (and for EXEC, PipelineRunner::RunShardGroupLocalFirst), the local locks
+//   are taken synchronously first; then one message to the other shard takes its locks and, if
+//   granted, runs there and releases at once: every lock is held by then, so even a write may
+//   run in the message that locks. The local work runs after it, under the local locks, which
+//   no other transaction could take in between. One round trip instead of two (writes) or one
+//   plus a one-way release (reads). A refusal at either step gives everything back and falls
+//   back to step 2's ordered acquisition, so this never waits while holding a lock.
+//
 //   Single-shard commands keep their fast path (no transaction id, no lock, no extra message):
 //   before running, a command checks its keys against the shard's table only when the table is
 //   not empty (one branch otherwise). A command whose key is locked by a running transaction
@@ -81,11 +92,26 @@ class KeyLocks {
   void Add(unsigned db, std::string_view key, LockMode mode);
   // Locks every shard whole in `mode` (global commands). REQUIRES: not held.
   void AddAllShards(LockMode mode);
+  // Adds the key whose fingerprint is `lock_hash` (LockHashOf) on shard `sid` (its owner) in
+  // `mode`, without looking for it among the keys already added: many keys at once cost
+  // O(n log n) in all, with MergeDuplicates after the last. REQUIRES: not held.
+  void AddUnmerged(unsigned sid, uint64_t lock_hash, LockMode mode);
+  // Merges the keys AddUnmerged added twice (exclusive wins). REQUIRES: not held.
+  void MergeDuplicates();
 
   // Acquires every lock added; resumes when all are held. May wait (never a shard thread).
   boost::asio::awaitable<void> Acquire();
   // Releases the locks (one one-way message per remote shard). REQUIRES: held.
   void Release();
+
+  // Acquires as Acquire's ordered phase alone (after a failed attempt at once): takes a
+  // transaction id and acquires shard by shard in ascending order, waiting; with `but_last`,
+  // all but the highest shard, which AcquireLastAndRun then takes. May wait.
+  boost::asio::awaitable<void> AcquireOrdered(bool but_last);
+  // Takes the highest shard's locks, waiting in its queue, and runs fn(Shard&) there in the
+  // message that got them (every other lock is held: AcquireOrdered(true) came first).
+  template <typename F>
+  boost::asio::awaitable<void> AcquireLastAndRun(F fn);
 
   // One-hop commands (see Design): set by the caller before the command runs.
   void set_one_hop(bool v) { one_hop_ = v; }
@@ -134,6 +160,25 @@ class KeyLocks {
   bool held_ = false;
   bool one_hop_ = false;
 };
+
+template <typename F>
+boost::asio::awaitable<void> KeyLocks::AcquireLastAndRun(F fn) {
+  DCHECK(held_);
+  const LockRequest* req = &requests_[shards_.back()];
+  co_await shard_set_.AwaitAsync<void>(
+      shards_.back(), [req, &fn](Shard& shard, io::Completion<void> done) {
+        if (shard.locks().TryAcquire(*req)) {
+          fn(shard);
+          return done();
+        }
+        Shard* sp = &shard;
+        // The copy of the request is the queue's; the coordinator's stays for Release.
+        shard.locks().Enqueue(*req, [sp, &fn, done = std::move(done)]() mutable {
+          fn(*sp);
+          done();
+        }, /*transient=*/false);
+      });
+}
 
 // Runs fn(Shard&) on the shards `sids` in parallel as the only hop of a one-hop command
 // (CommandSpec::one_hop) under `locks` (the command's own, from RunCoordCommand; nullptr or

@@ -1,16 +1,20 @@
 // Routing tests of Server::Dispatch against a real multi-shard server: message counts per
 // pipeline (INFO's dashkv_shard_hops), reply order across shards, hash tags, errors inside a
-// pipeline, very large pipelines, and concurrent pipelining clients (run under TSan too).
+// pipeline, a pipeline behind a transaction's lock, very large pipelines, and concurrent
+// pipelining clients (run under TSan too).
 // Expected replies follow redis-server 7.0.15.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/intent_lock.h"
+#include "server/tx/transaction.h"
 #include "tests/testing/test_server.h"
 
 namespace dashkv {
@@ -66,6 +70,18 @@ class DispatchTest : public ::testing::Test {
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) out.push_back(c.Read());
     return out;
+  }
+
+  // Returns a new connection served by shard `sid`'s thread (a SET of a key there costs no
+  // message), or nullptr if none of a few attempts landed there.
+  std::unique_ptr<RespClient> ConnectOn(unsigned sid) {
+    const std::string key = KeysOnShard(sid, 1, "probe")[0];
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::unique_ptr<RespClient> c = srv_.Connect();
+      const int64_t before = Hops(*c);
+      if (c->Run({"SET", key, "x"}) == "OK" && Hops(*c) == before) return c;
+    }
+    return nullptr;
   }
 
   TestServer srv_{2};
@@ -227,6 +243,40 @@ TEST_F(DispatchTest, ErrorsInsidePipelineDoNotDisturbOthers) {
   EXPECT_EQ(r[2], 3);
   EXPECT_EQ(r[3], "x");
   EXPECT_EQ(Run({"PING"}), "PONG");
+}
+
+// A pipelined run of shard 0's commands whose second key a transaction holds: the first
+// command runs at once, the others wait for the lock and keep their order. Sent from shard 0's
+// thread (PipelineRunner::RunLocalGroup) and from shard 1's (a message to shard 0).
+TEST_F(DispatchTest, PipelineWaitsBehindALockedKeyInOrder) {
+  for (unsigned conn_sid : {0u, 1u}) {
+    SCOPED_TRACE(conn_sid);
+    std::unique_ptr<RespClient> c = ConnectOn(conn_sid);
+    ASSERT_NE(c, nullptr);
+    std::vector<std::string> k = KeysOnShard(0, 3, "w" + std::to_string(conn_sid) + ":");
+    LockRequest held;
+    held.Add(LockHashOf(0, k[1]), LockMode::kExclusive);
+    bool acquired = false;
+    shards().RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() == 0) acquired = shard.locks().TryAcquire(held);
+    });
+    ASSERT_TRUE(acquired);
+    c->SendRaw(Cmd({"INCR", k[0]}) + Cmd({"INCR", k[1]}) + Cmd({"INCR", k[2]}));
+    // Polled: the pipeline runs on the server's threads, at a time the test does not know.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Run({"GET", k[0]}) != "1" && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    ASSERT_EQ(Run({"GET", k[0]}), "1");
+    EXPECT_TRUE(Run({"GET", k[2]}).is_null());  // behind INCR k[1], which waits
+    shards().RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() == 0) shard.locks().Release(held);
+    });
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(c->Read(), 1) << i;
+    // Each ran once (the part that ran before the wait is not run again).
+    EXPECT_EQ(Run({"MGET", k[0], k[1], k[2]}).strings(),
+              (std::vector<std::string>{"1", "1", "1"}));
+  }
 }
 
 TEST_F(DispatchTest, LargePipelines) {
