@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/post.hpp>
+#include <chrono>
+
 #include <atomic>
 #include <future>
 #include <memory>
@@ -51,6 +54,55 @@ TEST(EngineTest, InboxDepthCountsTheMessagesWaiting) {
   engine.Post([&] { after.set_value(engine.InboxDepth()); });
   EXPECT_EQ(after.get_future().get(), 0u);  // the five ran before it, nothing after
   EXPECT_EQ(ran.load(), 5);
+  engine.Stop();
+  engine.Join();
+}
+
+TEST(EngineTest, WorkDoneCountsMessagesAndHandlersNotDeferredTasks) {
+  Engine engine(0, {});
+  engine.Start();
+  // Reads the counter on the engine thread, where it lives.
+  auto work_done = [&] {
+    std::promise<uint64_t> p;
+    engine.Post([&] { p.set_value(engine.work_done()); });
+    return p.get_future().get();
+  };
+  const uint64_t before = work_done();
+  for (int i = 0; i < 5; ++i) engine.Post([] {});
+  std::promise<void> handled;
+  boost::asio::post(engine.context(), [&] { handled.set_value(); });
+  handled.get_future().wait();
+  std::promise<void> deferred;
+  engine.Post([&] { engine.Defer([&] { deferred.set_value(); }); });
+  deferred.get_future().wait();
+  // The reading messages (one before, this one), the five, the handler, the deferring message.
+  EXPECT_EQ(work_done() - before, 1u + 5u + 1u + 1u);
+  engine.Stop();
+  engine.Join();
+}
+
+TEST(EngineTest, IdleTimeGrowsWhileTheEngineHasNothingToRun) {
+  Engine engine(0, EngineOptions{.spin_us = 0});
+  engine.Start();
+  auto idle = [&] {
+    std::promise<std::pair<uint64_t, uint64_t>> p;
+    engine.Post([&] { p.set_value({engine.idle_ticks(), engine.idle_stretches()}); });
+    return p.get_future().get();
+  };
+  const auto [ticks0, stretches0] = idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the engine sleeps meanwhile
+  const auto [ticks1, stretches1] = idle();
+  EXPECT_GT(stretches1, stretches0);
+  EXPECT_GT(ticks1, ticks0);
+  // A task that keeps the engine busy adds no idle time while it runs.
+  std::promise<std::pair<uint64_t, uint64_t>> during;
+  engine.Post([&] {
+    const uint64_t t = engine.idle_ticks();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    during.set_value({t, engine.idle_ticks()});
+  });
+  const auto [start, end] = during.get_future().get();
+  EXPECT_EQ(start, end);
   engine.Stop();
   engine.Join();
 }
