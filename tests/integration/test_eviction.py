@@ -2,9 +2,12 @@
 and their settings. Every limit is set a few MB above the server's own baseline (used_memory
 right after FLUSHALL), so the tests work at any thread count and against redis-server."""
 
+import re
+
 import pytest
 import redis
 
+import persistence_helpers as ph
 from helpers import assert_err, wait_until
 
 # redis-py drops the "OOM" prefix of the error (its class says it).
@@ -375,6 +378,22 @@ class TestEviction:
             p.set("x", "1")
             with pytest.raises(redis.WatchError):
                 p.execute()
+
+    def test_keys_evicted_during_a_snapshot_are_in_it(self, server, r, raw, limited):
+        n = 200000
+        r.execute_command("DEBUG", "POPULATE", n)
+        r.config_set("maxmemory-policy", "allkeys-random")
+        half = info(r, "memory", "used_memory") // 2
+        # One read: the snapshot's cut is taken before the write that evicts, while no bucket
+        # may have been saved yet.
+        replies = raw.pipeline([("BGSAVE",), ("CONFIG", "SET", "maxmemory", str(half)),
+                                ("SET", "new", "v"), ("INFO", "stats")])
+        assert replies[0] == ph.BGSAVE_STARTED
+        assert replies[2] == "OK"
+        assert int(re.search(r"evicted_keys:(\d+)", replies[3].decode()).group(1)) > 0
+        info_done = ph.wait_bgsave_done(r)
+        assert info_done["rdb_last_bgsave_status"] == "ok"
+        assert ph.check_rdb(server.workdir / "dump.rdb").keys == n
 
     def test_evicted_keyspace_events(self, r, limited):
         r.config_set("notify-keyspace-events", "Ee")
