@@ -5,14 +5,8 @@
 namespace dashkv {
 namespace {
 
-constexpr int kLossyLruShift = 9;  // 512 s steps
+constexpr int kLossyLruShift = 9;  // LossyRecord's 512 s steps
 constexpr uint32_t kLossyMax = 15;
-
-// The lossy form of `record` (Design, 3).
-uint8_t Lossy(uint32_t record, AccessMode mode) {
-  if (mode == AccessMode::kLfu) return static_cast<uint8_t>(std::min(record & 0xff, kLossyMax));
-  return static_cast<uint8_t>((record >> kLossyLruShift) & kLossyMax);
-}
 
 uint32_t FromLossy(uint8_t lossy, AccessMode mode, int64_t now_ms) {
   if (mode == AccessMode::kLfu) return (LfuMinutes(now_ms) << 8) | lossy;
@@ -71,7 +65,7 @@ uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mo
 
 void SetRecordSlow(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode) {
   value.set_aux(record);  // a no-op when the value has no room either
-  const uint8_t lossy = Lossy(record, mode);
+  const uint8_t lossy = LossyRecord(record, mode);
   key.set_user_flags(lossy >> 2);
   value.set_user_flags(lossy & 0x3);
 }

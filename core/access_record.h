@@ -27,6 +27,7 @@
 //   new form has room (CompactObj's setters).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/compact_object.h"
@@ -71,12 +72,22 @@ uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mo
 inline void SetRecord(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode);
 // Stores `record` where the key has no room (Design, 2 and 3).
 void SetRecordSlow(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode);
+// Returns the lossy 4-bit form of `record` (Design, 3).
+inline uint8_t LossyRecord(uint32_t record, AccessMode mode) {
+  if (mode == AccessMode::kLfu) return static_cast<uint8_t>(std::min(record & 0xffu, 15u));
+  return static_cast<uint8_t>((record >> 9) & 15u);  // 512 s steps
+}
 
 inline void SetRecord(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode) {
   if (key.HasAuxRoom()) [[likely]] {
     key.set_aux(record);
-  } else if (value.aux() != record || record == 0) {
-    // (Equal and non-zero: the value holds it and the lossy form was written with it.)
+  } else if (value.HasAuxRoom() && record != 0 &&
+             ((key.user_flags() << 2) | (value.user_flags() & 0x3)) ==
+                 LossyRecord(record, mode)) {
+    // Form 2 whose lossy copy already reads the same (under LRU it changes every 512 s): only
+    // the value's aux bytes change.
+    value.set_aux(record);
+  } else {
     SetRecordSlow(key, value, record, mode);
   }
 }

@@ -37,11 +37,11 @@ namespace dashkv {
 // Insert order: the home bucket while it has room (so most hits are found in the first bucket
 // probed), else the neighbour; else one displacement (a probing entry of home goes back to
 // home-1, or an entry of next homed there moves to next+1); else a stash bucket. When the
-// segment is full: Hooks::GarbageCollect on the hot buckets, stash unloading, Hooks::Evict,
-// Hooks::CanGrow, then split: entries whose hash bit (63 - local_depth) is set move to a new
-// segment at the *same bucket and slot* (so a split never fails and never changes a bucket
-// index), versions are copied, the directory doubles when local depth == global depth; after a
-// split both halves unload their stash where room appeared.
+// segment is full: Hooks::GarbageCollect on the hot buckets, stash unloading, Hooks::CanGrow,
+// then split: entries whose hash bit (63 - local_depth) is set move to a new segment at the
+// *same bucket and slot* (so a split never fails and never changes a bucket index), versions
+// are copied, the directory doubles when local depth == global depth; after a split both
+// halves unload their stash where room appeared.
 //
 // Invariants. An entry's home bucket never changes (splits keep bucket indices), so SCAN by
 // home bucket is stable. Per home bucket: stash entries homed there == hints + overflow. A
@@ -98,7 +98,6 @@ struct DashPolicyBase {
 // Hooks with no effect: the table splits whenever a segment is full. Any hook a Hooks type lacks
 // is skipped, so callers may define only those they need:
 //   unsigned GarbageCollect(const HotBuckets&, DashTable*)  -- returns entries freed
-//   unsigned Evict(const HotBuckets&, DashTable*)           -- returns entries freed
 //   bool CanGrow(const DashTable&)                          -- false refuses the split
 //   void RecordSplit(const DashTable&)                      -- called after each split
 struct NoDashHooks {};

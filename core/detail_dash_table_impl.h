@@ -22,8 +22,8 @@ DashTable<Key, Value, Policy>::InsertNew(uint64_t hash, K&& key, V&& value, Hook
   }
 }
 
-// Runs the next full-segment remedy: GC hook, stash unloading, eviction hook, split. Returns
-// false when the split was refused.
+// Runs the next full-segment remedy: GC hook, stash unloading, split. Returns false when the
+// split was refused.
 template <typename Key, typename Value, typename Policy>
 template <typename Hooks>
 bool DashTable<Key, Value, Policy>::MakeRoom(uint32_t idx, uint64_t hash, Hooks& hooks,
@@ -39,12 +39,6 @@ bool DashTable<Key, Value, Policy>::MakeRoom(uint32_t idx, uint64_t hash, Hooks&
   if (*stage == 1) {
     *stage = 2;
     if (dir_[idx]->UnloadStash() > 0) return true;
-  }
-  if (*stage == 2) {
-    *stage = 3;
-    if constexpr (requires(Hooks& h, const HotBuckets& hb, DashTable* t) { h.Evict(hb, t); }) {
-      if (hooks.Evict(MakeHotBuckets(idx, hash), this) > 0) return true;
-    }
   }
   if constexpr (requires(Hooks& h, const DashTable& t) { h.CanGrow(t); }) {
     if (!hooks.CanGrow(*this)) return false;

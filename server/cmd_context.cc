@@ -4,8 +4,14 @@
 #include <stdexcept>
 
 #include "core/base/logging.h"
+#include "server/conn_state.h"
+#include "server/storage/shard_set.h"
 
 namespace dashkv {
+
+ShardSet& ConnCmdContext::shard_set() const {
+  return state.no_touch ? services_.shard_set.no_touch() : services_.shard_set;
+}
 
 void SendHelp(io::ReplyBuilder& rb, std::span<const std::string_view> lines) {
   rb.StartArray(lines.size());

@@ -83,7 +83,9 @@ class ConnCmdContext {
   // The server's parts a handler may use (server/services.h).
   Config& config() const { return services_.config; }
   io::EnginePool& pool() const { return services_.pool; }
-  ShardSet& shard_set() const { return services_.shard_set; }
+  // The shards, through the set whose tasks leave the access records as they are when the
+  // client is in CLIENT NO-TOUCH mode (ShardSet::no_touch).
+  ShardSet& shard_set() const;
   PubSub& pubsub() const { return services_.pubsub; }
   const CommandRegistry& registry() const { return services_.registry; }
   ServerStats& stats() const { return services_.stats; }

@@ -199,6 +199,10 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
   if (!shards.empty()) stale_perc /= static_cast<double>(shards.size());
   const ServerStats& stats = ctx.stats();
   const PubSubRegistry& reg = ctx.pubsub().registry();
+  Shard* shard = Shard::Current();
+  MemoryBudget* budget = shard != nullptr ? shard->evictor().budget() : nullptr;
+  const MemoryBudget::ExceededTime exceeded =
+      budget != nullptr ? budget->TakeExceededTime() : MemoryBudget::ExceededTime{};
   StrAppend(&out, "# Stats\r\ntotal_connections_received:", connections,
                   "\r\ntotal_commands_processed:", commands,
                   "\r\ninstantaneous_ops_per_sec:", stats.instantaneous_ops(),
@@ -215,7 +219,9 @@ void AppendStats(std::string& out, const ConnCmdContext& ctx,
                   "\r\nexpired_stale_perc:", absl::StrFormat("%.2f", stale_perc * 100),
                   "\r\nexpired_time_cap_reached_count:0",
                   "\r\nexpire_cycle_cpu_milliseconds:", sum.expire_cycle_us / 1000,
-                  "\r\nevicted_keys:", sum.evicted_keys, "\r\nevicted_clients:0");
+                  "\r\nevicted_keys:", sum.evicted_keys, "\r\nevicted_clients:0",
+                  "\r\ntotal_eviction_exceeded_time:", exceeded.total_ms,
+                  "\r\ncurrent_eviction_exceeded_time:", exceeded.current_ms);
   StrAppend(&out, "\r\nkeyspace_hits:", sum.keyspace_hits,
                   "\r\nkeyspace_misses:", sum.keyspace_misses,
                   "\r\npubsub_channels:", reg.Size(PubSubKind::kChannel),

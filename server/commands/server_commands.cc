@@ -141,9 +141,13 @@ void ConfigRewrite(CmdArgs, ConnCmdContext& ctx) {
   ctx.rb.SendOk();
 }
 
-// CONFIG RESETSTAT: resets every engine's counters (a hop to each).
+// CONFIG RESETSTAT: resets every engine's counters (a hop to each) and the time over
+// maxmemory.
 awaitable<void> ConfigResetStat(CmdArgs, ConnCmdContext& ctx) {
   ServerStats& stats = ctx.stats();
+  if (Shard* shard = Shard::Current(); shard != nullptr && shard->evictor().budget() != nullptr) {
+    shard->evictor().budget()->ResetExceededTime();
+  }
   co_await ctx.shard_set().AwaitAll([&stats](Shard& shard) {
     stats.Reset(shard.index());
     shard.stats() = ShardStats{};

@@ -202,6 +202,7 @@ class ScriptHostBase : public ScriptHost {
       client_ = std::make_unique<ConnState>(conn_);
       client_->db = db_;
       client_->authenticated = true;
+      client_->no_touch = no_touch_;  // its multi-shard calls' hops (ConnCmdContext::shard_set)
     }
     return *client_;
   }

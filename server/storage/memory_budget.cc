@@ -1,6 +1,7 @@
 #include "server/storage/memory_budget.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/memory.h"
 
@@ -43,6 +44,41 @@ void MemoryBudget::SampleRss(int64_t rss, int64_t used) {
   const int64_t gap = std::max<int64_t>(0, rss - used);
   if (rss > last_rss_ || gap < rss_gap()) rss_gap_.store(gap, std::memory_order_relaxed);
   last_rss_ = rss;
+}
+
+int64_t MemoryBudget::MonotonicUs() {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::microseconds>(now).count());
+}
+
+void MemoryBudget::NoteExceeded(bool over, int64_t now_us) {
+  if (over) {
+    int64_t none = 0;
+    exceeded_since_us_.compare_exchange_strong(none, std::max<int64_t>(1, now_us),
+                                               std::memory_order_relaxed);
+    return;
+  }
+  const int64_t since = exceeded_since_us_.exchange(0, std::memory_order_relaxed);
+  if (since != 0) {
+    exceeded_total_us_.fetch_add(std::max<int64_t>(0, now_us - since), std::memory_order_relaxed);
+  }
+}
+
+MemoryBudget::ExceededTime MemoryBudget::exceeded_time(int64_t now_us) const {
+  const int64_t since = exceeded_since_us_.load(std::memory_order_relaxed);
+  const int64_t current = since != 0 ? std::max<int64_t>(0, now_us - since) : 0;
+  return {(exceeded_total_us_.load(std::memory_order_relaxed) + current) / 1000, current / 1000};
+}
+
+MemoryBudget::ExceededTime MemoryBudget::TakeExceededTime() {
+  const int64_t now = MonotonicUs();
+  if (maxmemory() <= 0 && exceeded()) NoteExceeded(false, now);
+  return exceeded_time(now);
+}
+
+void MemoryBudget::ResetExceededTime() {
+  exceeded_since_us_.store(0, std::memory_order_relaxed);
+  exceeded_total_us_.store(0, std::memory_order_relaxed);
 }
 
 void MemoryBudget::Publish(unsigned shard, int64_t credit, int64_t evictable) {

@@ -28,6 +28,14 @@
 //   since the last sample (new pages were touched, so the gap is real), and otherwise may only
 //   shrink (pages were returned). Not applied in sanitizer builds, whose RSS is mostly shadow
 //   memory.
+//
+//   Time over the limit (INFO total_eviction_exceeded_time / current_eviction_exceeded_time,
+//   as Redis 7.0 counts them): a stretch starts at the first Refresh that finds the process
+//   over, under any policy (noeviction too), and ends at the first that finds it within. The
+//   checks run once per batch, before each write under pressure and on every cron tick, all
+//   only while maxmemory is set, so a stretch ends at most one tick late when no command
+//   comes. A Refresh reads the clock only when the state changes; threads that race on a change
+//   agree through one compare-and-swap (start) or exchange (end).
 #pragma once
 
 #include <atomic>
@@ -61,10 +69,12 @@ class MemoryBudget {
   // used_memory minus the shards' published credit under an evicting policy, used_memory alone
   // under noeviction. Takes used_memory's registry lock: once per batch or eviction step.
   int64_t Overage() const;
-  // Sets the pressure flag from Overage() and returns Overage().
+  // Sets the pressure flag from Overage(), notes a start or end of a stretch over the limit
+  // (Design) and returns Overage().
   int64_t Refresh() {
     const int64_t over = Overage();
     set_pressure(over > 0 && policy() != MaxmemoryPolicy::kNoEviction);
+    if ((over > 0) != exceeded()) [[unlikely]] NoteExceeded(over > 0, MonotonicUs());
     return over;
   }
 
@@ -87,6 +97,28 @@ class MemoryBudget {
   // Returns the gap between RSS and used_memory as last taken (Design).
   int64_t rss_gap() const { return rss_gap_.load(std::memory_order_relaxed); }
 
+  // Time over the limit (Design), in milliseconds: `total` includes the running stretch,
+  // `current` is that stretch (0 when within the limit).
+  struct ExceededTime {
+    int64_t total_ms = 0;
+    int64_t current_ms = 0;
+  };
+  // Returns the time over the limit now (INFO). Without maxmemory nothing is over: a stretch
+  // still running ends here, since the checks that would end it run only while maxmemory is
+  // set (Redis would go on counting it until maxmemory is set again).
+  ExceededTime TakeExceededTime();
+  // Returns the time over the limit at `now_us` (MonotonicUs), changing nothing.
+  ExceededTime exceeded_time(int64_t now_us) const;
+  // Whether a stretch over the limit is running (one relaxed load).
+  bool exceeded() const { return exceeded_since_us_.load(std::memory_order_relaxed) != 0; }
+  // Starts (`over`) or ends a stretch at `now_us` unless one is already running (or none is).
+  void NoteExceeded(bool over, int64_t now_us);
+  // Zeroes the time over the limit and forgets a running stretch; the next check that finds
+  // the process over starts a new one (CONFIG RESETSTAT, as Redis's resetServerStats).
+  void ResetExceededTime();
+  // Returns the steady clock in microseconds (the stretches' clock; never 0).
+  static int64_t MonotonicUs();
+
   // Shard `shard`'s figures (its thread only).
   void Publish(unsigned shard, int64_t credit, int64_t evictable);
   // Returns the evictable keys published by all shards.
@@ -105,6 +137,8 @@ class MemoryBudget {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<bool> pressure_{false};
   std::atomic<int64_t> rss_gap_{0};
+  std::atomic<int64_t> exceeded_since_us_{0};  // start of the running stretch; 0: none
+  std::atomic<int64_t> exceeded_total_us_{0};  // the stretches that ended
   int64_t last_rss_ = 0;  // SampleRss's caller only
 };
 

@@ -22,8 +22,16 @@ DbSlice& Shard::db(unsigned i) {
     dbs_[i] = std::make_unique<DbSlice>(i, &stats_, &changes_);
     dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
     if (budget_ != nullptr) dbs_[i]->set_eviction(&budget_->settings());
+    if (no_touch_) [[unlikely]] dbs_[i]->set_no_touch(true);
   }
   return *dbs_[i];
+}
+
+void Shard::set_no_touch(bool yes) {
+  no_touch_ = yes;
+  for (auto& slice : dbs_) {
+    if (slice) slice->set_no_touch(yes);
+  }
 }
 
 void Shard::SwapDbs(unsigned db1, unsigned db2) {

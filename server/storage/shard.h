@@ -72,6 +72,10 @@ class Shard {
   }
   // Returns database `db` or nullptr if it was never used.
   DbSlice* db_if_exists(unsigned db) { return dbs_[db].get(); }
+  // While set, lookups in every database of this shard leave the access records as they are
+  // (DbSlice::set_no_touch): set and cleared around a task of a CLIENT NO-TOUCH client's
+  // command whose keys span shards (ShardSet::no_touch).
+  void set_no_touch(bool yes);
   ShardStats& stats() { return stats_; }
   // The intent locks of this shard's keys (all databases; see server/tx/transaction.h).
   IntentLockTable& locks() { return locks_; }
@@ -125,6 +129,7 @@ class Shard {
   MemoryBudget* budget_ = nullptr;
   Evictor evictor_{this};
   bool active_expire_ = true;
+  bool no_touch_ = false;  // set_no_touch; a database created meanwhile starts with it
 };
 
 }  // namespace dashkv

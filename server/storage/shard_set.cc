@@ -32,9 +32,15 @@ ShardSet::ShardSet(io::EnginePool& pool, unsigned num_dbs)
     shards_[i] = new Shard(i, num_dbs_, MakeChunkReserve(pool_.background()));
     Shard::SetCurrent(shards_[i]);
   });
+  no_touch_twin_.reset(new ShardSet(*this, TwinTag{}));
 }
 
+ShardSet::ShardSet(const ShardSet& base, TwinTag)
+    : pool_(base.pool_), size_(base.size_), num_dbs_(base.num_dbs_), shards_(base.shards_),
+      no_touch_(true) {}
+
 ShardSet::~ShardSet() {
+  if (no_touch_) return;  // the twin owns no shard
   // The engines have stopped (see the header), so no shard thread runs any more.
   for (Shard*& shard : shards_) {
     delete shard;

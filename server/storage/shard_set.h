@@ -25,20 +25,25 @@ namespace dashkv {
 
 namespace detail {
 // Runs a shard task and ends it (Shard::FinishChanges: the listeners hear its writes before
-// anything else runs on the shard), also when it throws.
+// anything else runs on the shard), also when it throws. With `no_touch`, the shard's lookups
+// leave the access records as they are while the task runs (Shard::set_no_touch).
 template <typename F, typename... Args>
-decltype(auto) RunShardTask(Shard& shard, F& fn, Args&&... args) {
+decltype(auto) RunShardTask(Shard& shard, bool no_touch, F& fn, Args&&... args) {
+  if (no_touch) [[unlikely]] shard.set_no_touch(true);
   try {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, Shard&, Args...>>) {
       fn(shard, std::forward<Args>(args)...);
       shard.FinishChanges();
+      if (no_touch) [[unlikely]] shard.set_no_touch(false);
     } else {
       auto result = fn(shard, std::forward<Args>(args)...);
       shard.FinishChanges();
+      if (no_touch) [[unlikely]] shard.set_no_touch(false);
       return result;
     }
   } catch (...) {
     shard.FinishChanges();
+    if (no_touch) shard.set_no_touch(false);
     throw;
   }
 }
@@ -55,6 +60,12 @@ class ShardSet {
   // REQUIRES: the engines have been stopped and joined.
   ~ShardSet();
 
+  // Returns the set to run a CLIENT NO-TOUCH client's tasks with: the same shards, but while
+  // each of its tasks runs, lookups leave the access records (OBJECT IDLETIME / FREQ) as they
+  // are, as PipelineRunner does for a single-shard command of such a client. Owned by this
+  // set; its own no_touch() is itself.
+  ShardSet& no_touch() { return no_touch_ ? *this : *no_touch_twin_; }
+
   unsigned size() const { return size_; }
   unsigned num_dbs() const { return num_dbs_; }
 
@@ -69,8 +80,8 @@ class ShardSet {
   template <typename F>
   auto Await(unsigned sid, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&, Shard&>> {
     Shard* shard = shards_[sid];
-    return pool_.Await(sid, [fn = std::move(fn), shard]() mutable {
-      return detail::RunShardTask(*shard, fn);
+    return pool_.Await(sid, [fn = std::move(fn), shard, nt = no_touch_]() mutable {
+      return detail::RunShardTask(*shard, nt, fn);
     });
   }
 
@@ -80,8 +91,8 @@ class ShardSet {
   boost::asio::awaitable<R> AwaitAsync(unsigned sid, F fn) {
     Shard* shard = shards_[sid];
     return pool_.AwaitAsync<R>(
-        sid, [fn = std::move(fn), shard](io::Completion<R> done) mutable {
-          detail::RunShardTask(*shard, fn, std::move(done));
+        sid, [fn = std::move(fn), shard, nt = no_touch_](io::Completion<R> done) mutable {
+          detail::RunShardTask(*shard, nt, fn, std::move(done));
         });
   }
 
@@ -89,8 +100,10 @@ class ShardSet {
   template <typename F>
   void Post(unsigned sid, F fn) {
     Shard* shard = shards_[sid];
-    if (Shard::Current() == shard) return detail::RunShardTask(*shard, fn);
-    pool_.Post(sid, [fn = std::move(fn), shard]() mutable { detail::RunShardTask(*shard, fn); });
+    if (Shard::Current() == shard) return detail::RunShardTask(*shard, no_touch_, fn);
+    pool_.Post(sid, [fn = std::move(fn), shard, nt = no_touch_]() mutable {
+      detail::RunShardTask(*shard, nt, fn);
+    });
   }
 
   // Returns shard `sid`. REQUIRES: used only on that shard's thread.
@@ -100,8 +113,8 @@ class ShardSet {
   template <typename F>
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> sids, F fn) {
     auto* shards = &shards_;
-    return pool_.AwaitMany(sids, [fn = std::move(fn), shards](unsigned i) mutable {
-      detail::RunShardTask(*(*shards)[i], fn);
+    return pool_.AwaitMany(sids, [fn = std::move(fn), shards, nt = no_touch_](unsigned i) mutable {
+      detail::RunShardTask(*(*shards)[i], nt, fn);
     });
   }
 
@@ -109,24 +122,30 @@ class ShardSet {
   template <typename F>
   boost::asio::awaitable<void> AwaitAll(F fn) {
     auto* shards = &shards_;
-    return pool_.AwaitAll([fn = std::move(fn), shards](unsigned i) mutable {
-      detail::RunShardTask(*(*shards)[i], fn);
+    return pool_.AwaitAll([fn = std::move(fn), shards, nt = no_touch_](unsigned i) mutable {
+      detail::RunShardTask(*(*shards)[i], nt, fn);
     });
   }
 
   // Runs fn(Shard&) on every shard and blocks the calling non-engine thread until done.
   template <typename F>
   void RunOnAllBlocking(F fn) {
-    pool_.RunOnAllBlocking([&](unsigned i) { detail::RunShardTask(*shards_[i], fn); });
+    pool_.RunOnAllBlocking([&](unsigned i) { detail::RunShardTask(*shards_[i], no_touch_, fn); });
   }
 
   io::EnginePool& pool() { return pool_; }
 
  private:
+  struct TwinTag {};
+  // The no_touch() twin of `base`: shares its shards, owns none.
+  ShardSet(const ShardSet& base, TwinTag);
+
   io::EnginePool& pool_;
   unsigned size_;
   unsigned num_dbs_;
-  std::vector<Shard*> shards_;  // shards_[i] created and destroyed on engine i
+  std::vector<Shard*> shards_;  // shards_[i] created and destroyed on engine i (by the owner)
+  bool no_touch_ = false;       // the twin: its tasks run with Shard::set_no_touch
+  std::unique_ptr<ShardSet> no_touch_twin_;  // the owner's twin; nullptr in the twin
 };
 
 }  // namespace dashkv

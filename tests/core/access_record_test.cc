@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace dashkv {
 namespace {
@@ -91,6 +92,37 @@ TEST(AccessRecordTest, StoredWhereThereIsRoom) {
     EXPECT_EQ(LfuDecayed(GetRecord(k, v, AccessMode::kLfu, kNow), kNow, 1), 9);
     SetRecord(k, v, (LfuMinutes(kNow) << 8) | 200, AccessMode::kLfu);
     EXPECT_EQ(GetRecord(k, v, AccessMode::kLfu, kNow) & 0xff, 15u);
+  }
+}
+
+// A record kept in the value's aux bytes (key of 13..17 bytes) also keeps its lossy copy in the
+// user flags current, whether the update changes the copy or only the aux bytes.
+TEST(AccessRecordTest, ValueFormKeepsItsLossyCopyCurrent) {
+  const std::string tight_key(15, 'k'), roomy_val(100, 'v');
+  const uint32_t step = LruClock(kNow) >> 9;
+  struct Case {
+    AccessMode mode;
+    std::vector<uint32_t> records;  // each set in turn
+  };
+  const Case cases[] = {
+      // Same 512 s step (copy unchanged), the next step, the same again.
+      {AccessMode::kLru, {(step << 9) | 5, (step << 9) | 6, ((step + 1) << 9) | 1,
+                          ((step + 1) << 9) | 2, (step << 9) | 7}},
+      // Counters below, at and above the copy's cap of 15, and down again.
+      {AccessMode::kLfu, {(7u << 8) | 5, (7u << 8) | 6, (7u << 8) | 15, (8u << 8) | 40,
+                          (8u << 8) | 41, (9u << 8) | 3}},
+  };
+  for (const Case& c : cases) {
+    CompactObj k = CompactObj::FromKey(tight_key), v = CompactObj::FromString(roomy_val);
+    ASSERT_FALSE(k.HasAuxRoom());
+    ASSERT_TRUE(v.HasAuxRoom());
+    for (uint32_t rec : c.records) {
+      SetRecord(k, v, rec, c.mode);
+      EXPECT_EQ(GetRecord(k, v, c.mode, kNow), rec);
+      EXPECT_EQ((k.user_flags() << 2) | (v.user_flags() & 0x3), LossyRecord(rec, c.mode)) << rec;
+      EXPECT_EQ(k.ToString(), tight_key);
+      EXPECT_EQ(v.ToString(), roomy_val);
+    }
   }
 }
 

@@ -421,9 +421,8 @@ TEST(DashTableTest, VersionsNeverDecreaseAndChangeReportCoversChanges) {
 struct TestHooks {
   static constexpr uint64_t kExpired = ~uint64_t(0);
   bool gc_enabled = false;
-  bool evict_enabled = false;
   bool allow_growth = true;
-  unsigned gc_calls = 0, evict_calls = 0, splits = 0;
+  unsigned gc_calls = 0, splits = 0;
 
   template <typename HB, typename T>
   unsigned GarbageCollect(const HB& hb, T* t) {
@@ -438,14 +437,6 @@ struct TestHooks {
       }
     }
     return freed;
-  }
-  // Evicts one entry of the home bucket (full whenever the segment is full for this key).
-  template <typename HB, typename T>
-  unsigned Evict(const HB& hb, T* t) {
-    ++evict_calls;
-    if (!evict_enabled || hb.buckets[1].is_done()) return 0;
-    t->Erase(hb.buckets[1]);
-    return 1;
   }
   template <typename T>
   bool CanGrow(const T&) { return allow_growth; }
@@ -642,23 +633,6 @@ TEST(DashTableTest, StashUnloadingAvoidsSplit) {
   EXPECT_EQ(t.segment_count(), 1u);
   EXPECT_EQ(t.size(), size_before + 1);
   EXPECT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
-}
-
-TEST(DashTableTest, EvictionHookBoundsTheTable) {
-  DashTable<uint64_t, uint64_t, SmallPolicy> t;
-  TestHooks hooks;
-  hooks.allow_growth = false;
-  hooks.evict_enabled = true;
-  for (uint64_t k = 0; k < 5000; ++k) {
-    auto [it, inserted] = t.Insert(k, k, hooks);
-    ASSERT_TRUE(inserted);
-    ASSERT_EQ(it->second, k);
-  }
-  EXPECT_EQ(t.segment_count(), 1u);
-  EXPECT_GT(hooks.evict_calls, 1000u);
-  EXPECT_EQ(hooks.gc_calls, hooks.evict_calls);
-  EXPECT_LE(t.size(), t.capacity());
-  EXPECT_TRUE(t.CheckInvariants().ok());
 }
 
 TEST(DashTableTest, RefusedGrowthReturnsEnd) {

@@ -6,7 +6,7 @@ tests are dashkv_only."""
 import pytest
 import redis
 
-from helpers import assert_err
+from helpers import assert_err, keys_on_every_shard, keys_per_shard
 
 pytestmark = pytest.mark.dashkv_only  # CLIENT NO-TOUCH is Redis 7.2's; 7.0.15 refuses it
 
@@ -135,3 +135,84 @@ def test_mode_is_per_client(r, nt, policy):
     assert r.object("idletime", "k") >= 1000
     assert r.get("k") == "v"
     assert r.object("idletime", "k") <= 2
+
+
+@pytest.fixture
+def spread(server, r):
+    """Two keys on each shard ([[shard 0's], [shard 1's], ...]), placed as the server says."""
+    by_shard = keys_on_every_shard("nt", server.threads, per_shard=2)
+    for keys in by_shard:
+        for k in keys:
+            r.set(k, "v")
+    assert keys_per_shard(server) == {i: 2 for i in range(server.threads)}
+    r.delete(*[k for keys in by_shard for k in keys])
+    return by_shard
+
+
+def test_commands_across_shards_do_not_touch(server, r, nt, policy, spread):
+    # The keys of each command span every shard (one shard at --threads 1): the multi-shard
+    # path runs each shard's part in a hop of its own, which must carry the mode too.
+    policy("allkeys-lru")
+    strings = [keys[0] for keys in spread]
+    sets = [keys[1] for keys in spread]
+    for k in strings:
+        restore_idle(r, k, "value", 1000)
+    for k in sets:
+        r.sadd(k, "m")
+        r.restore(k, 0, r.dump(k), idletime=1000, replace=True)
+    every = strings + sets
+    assert nt.mget(strings) == ["value"] * len(strings)
+    assert nt.exists(*every) == len(every)
+    assert nt.sunion(sets) == {"m"}
+    assert nt.sinter(sets) == {"m"}
+    assert nt.execute_command("LCS", strings[0], strings[-1]) == "value"
+    assert nt.eval("return redis.call('mget', unpack(KEYS))", len(strings), *strings) == \
+        ["value"] * len(strings)
+    p = nt.pipeline(transaction=True)
+    p.mget(strings)
+    p.sunion(sets)
+    assert p.execute() == [["value"] * len(strings), {"m"}]
+    for k in every:
+        assert r.object("idletime", k) >= 1000, k
+    # TOUCH across shards still touches.
+    assert nt.touch(*strings) == len(strings)
+    for k in strings:
+        assert r.object("idletime", k) <= 2, k
+    # Another client's reads across shards do touch (what the first half checks is real).
+    assert r.sunion(sets) == {"m"}
+    for k in sets:
+        assert r.object("idletime", k) <= 2, k
+
+
+def test_lfu_counters_unchanged_across_shards(r, nt, policy, spread):
+    policy("allkeys-lfu")
+    r.config_set("lfu-log-factor", 0)  # every counted access adds one
+    keys = [k for ks in spread for k in ks]
+    for k in keys:
+        r.set(k, "v")
+    for _ in range(5):
+        assert nt.mget(keys) == ["v"] * len(keys)
+    for k in keys:
+        assert r.object("freq", k) == 5, k
+    nt.touch(*keys)
+    for k in keys:
+        assert r.object("freq", k) == 6, k
+    r.mget(keys)
+    for k in keys:
+        assert r.object("freq", k) == 7, k
+
+
+def test_mode_is_per_client_across_shards(r, nt, policy, spread):
+    # A no-touch client's hops leave no trace for the next task another client runs on the
+    # same shards.
+    policy("allkeys-lru")
+    keys = [k for ks in spread for k in ks]
+    for k in keys:
+        restore_idle(r, k, "v", 1000)
+    for _ in range(5):
+        nt.mget(keys)
+    for k in keys:
+        assert r.object("idletime", k) >= 1000, k
+    r.mget(keys)
+    for k in keys:
+        assert r.object("idletime", k) <= 2, k

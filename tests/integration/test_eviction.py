@@ -2,10 +2,13 @@
 and their settings. Every limit is set a few MB above the server's own baseline (used_memory
 right after FLUSHALL), so the tests work at any thread count and against redis-server."""
 
+import re
+
 import pytest
 import redis
 
-from helpers import assert_err
+import persistence_helpers as ph
+from helpers import assert_err, wait_until
 
 # redis-py drops the "OOM" prefix of the error (its class says it).
 OOM = "command not allowed when used memory > 'maxmemory'."
@@ -106,6 +109,76 @@ class TestSettings:
         stats = r.info("stats")
         for f in ("evicted_keys", "keyspace_hits", "keyspace_misses"):
             assert isinstance(stats[f], int)
+
+
+def exceeded(r):
+    """(total_eviction_exceeded_time, current_eviction_exceeded_time) of INFO stats, in ms."""
+    s = r.info("stats")
+    return s["total_eviction_exceeded_time"], s["current_eviction_exceeded_time"]
+
+
+def wait_exceeded(r, ms):
+    """Polls INFO until the running stretch over maxmemory has lasted `ms`; returns
+    exceeded(r) then."""
+    return wait_until(lambda: (lambda t: t if t[1] >= ms else None)(exceeded(r)),
+                      what="a stretch over maxmemory of %d ms" % ms)
+
+
+class TestTimeOverTheLimit:
+    """INFO total_eviction_exceeded_time / current_eviction_exceeded_time: a stretch starts when
+    a command finds the server over maxmemory, under any policy, and ends at the first that
+    finds it within; the total includes the running stretch."""
+
+    def test_fields_follow_evicted_clients(self, r):
+        fields = list(r.info("stats"))
+        i = fields.index("evicted_clients")
+        assert fields[i + 1:i + 3] == ["total_eviction_exceeded_time",
+                                       "current_eviction_exceeded_time"]
+
+    @pytest.mark.parametrize("policy", ["noeviction", "volatile-lru", "allkeys-lru"])
+    def test_a_stretch_counts_until_the_server_is_back_under(self, r, limited, policy):
+        limited(policy)
+        assert exceeded(r) == (0, 0)  # limited() reset the statistics
+        r.config_set("maxmemory", 1)
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set("k", "v")  # nothing to evict: the server stays over
+        total, current = wait_exceeded(r, 2)
+        assert total >= current
+        r.config_set("maxmemory", 1 << 40)
+        after, now = exceeded(r)
+        assert now == 0
+        assert after >= current
+        assert exceeded(r) == (after, 0)  # within the limit the total stands still
+        # A second stretch adds to the total.
+        r.config_set("maxmemory", 1)
+        total, current = wait_exceeded(r, 1)
+        assert total >= after + current
+        r.config_set("maxmemory", 1 << 40)
+        assert exceeded(r)[1] == 0
+
+    def test_resetstat(self, r, limited):
+        limited("noeviction")
+        r.config_set("maxmemory", 1)
+        wait_exceeded(r, 2)
+        # While over: the total is forgotten and the next command starts a new stretch.
+        r.config_resetstat()
+        total, current = exceeded(r)
+        assert total == current
+        r.config_set("maxmemory", 1 << 40)
+        assert exceeded(r)[1] == 0
+        r.config_resetstat()
+        assert exceeded(r) == (0, 0)
+
+    @pytest.mark.dashkv_only  # redis-server 7.0.15 goes on counting until maxmemory is set again
+    def test_turning_maxmemory_off_ends_the_stretch(self, r, limited):
+        limited("noeviction")
+        r.config_set("maxmemory", 1)
+        _, current = wait_exceeded(r, 2)
+        r.config_set("maxmemory", 0)
+        total, now = exceeded(r)
+        assert now == 0
+        assert total >= current
+        assert exceeded(r) == (total, 0)
 
 
 class TestAccessRecord:
@@ -305,6 +378,22 @@ class TestEviction:
             p.set("x", "1")
             with pytest.raises(redis.WatchError):
                 p.execute()
+
+    def test_keys_evicted_during_a_snapshot_are_in_it(self, server, r, raw, limited):
+        n = 200000
+        r.execute_command("DEBUG", "POPULATE", n)
+        r.config_set("maxmemory-policy", "allkeys-random")
+        half = info(r, "memory", "used_memory") // 2
+        # One read: the snapshot's cut is taken before the write that evicts, while no bucket
+        # may have been saved yet.
+        replies = raw.pipeline([("BGSAVE",), ("CONFIG", "SET", "maxmemory", str(half)),
+                                ("SET", "new", "v"), ("INFO", "stats")])
+        assert replies[0] == ph.BGSAVE_STARTED
+        assert replies[2] == "OK"
+        assert int(re.search(r"evicted_keys:(\d+)", replies[3].decode()).group(1)) > 0
+        info_done = ph.wait_bgsave_done(r)
+        assert info_done["rdb_last_bgsave_status"] == "ok"
+        assert ph.check_rdb(server.workdir / "dump.rdb").keys == n
 
     def test_evicted_keyspace_events(self, r, limited):
         r.config_set("notify-keyspace-events", "Ee")

@@ -650,10 +650,6 @@ class TestLolwut:
         assert_err(raw.call("LOLWUT", "VERSION", "5", "1", "b"), ERR_NOT_INT)
 
 
-# Fields of Redis 7.0.15's INFO that dashkv does not print yet.
-INFO_FIELDS_NOT_YET = {"total_eviction_exceeded_time", "current_eviction_exceeded_time"}
-
-
 def info_field_order(text):
     """{section: [field, ...]} in the order INFO prints them."""
     out, section = {}, None
@@ -678,6 +674,5 @@ def test_info_has_redis_fields_in_redis_order(raw, redis_beside, section):
     mine = info_field_order(raw.call("INFO", section).decode())
     assert list(ref) == list(mine)
     for name, fields in ref.items():
-        wanted = [f for f in fields if f not in INFO_FIELDS_NOT_YET]
-        present = [f for f in mine[name] if f in set(wanted)]
-        assert present == wanted, name
+        present = [f for f in mine[name] if f in set(fields)]
+        assert present == fields, name

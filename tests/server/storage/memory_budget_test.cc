@@ -1,8 +1,11 @@
 // MemoryBudget unit tests: the limit an evicting policy measures the overage against, lowered by
-// the gap between RSS and used_memory (memory_budget.h Design), fed with given samples.
+// the gap between RSS and used_memory (memory_budget.h Design), fed with given samples; and the
+// time over the limit, with given clock readings.
 #include "server/storage/memory_budget.h"
 
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace dashkv {
 namespace {
@@ -73,6 +76,71 @@ TEST_F(MemoryBudgetTest, NoevictionAndNoLimitIgnoreTheGap) {
   maxmemory_ = 0;
   EXPECT_EQ(budget_.EffectiveLimit(), 0);
   EXPECT_EQ(budget_.Overage(), 0);
+}
+
+TEST_F(MemoryBudgetTest, AStretchOverTheLimitCountsUntilTheProcessIsBackUnder) {
+  EXPECT_FALSE(budget_.exceeded());
+  budget_.NoteExceeded(true, 1'000'000);
+  budget_.NoteExceeded(true, 1'500'000);  // still over: the stretch goes on from its start
+  EXPECT_TRUE(budget_.exceeded());
+  MemoryBudget::ExceededTime t = budget_.exceeded_time(3'500'000);
+  EXPECT_EQ(t.total_ms, 2500);
+  EXPECT_EQ(t.current_ms, 2500);
+  budget_.NoteExceeded(false, 4'000'000);
+  budget_.NoteExceeded(false, 4'100'000);  // already under: nothing to end
+  t = budget_.exceeded_time(9'000'000);
+  EXPECT_EQ(t.total_ms, 3000);
+  EXPECT_EQ(t.current_ms, 0);
+  // A second stretch adds to the total.
+  budget_.NoteExceeded(true, 10'000'000);
+  t = budget_.exceeded_time(10'250'999);
+  EXPECT_EQ(t.total_ms, 3250);
+  EXPECT_EQ(t.current_ms, 250);
+}
+
+TEST_F(MemoryBudgetTest, ResetForgetsTheTotalAndTheRunningStretch) {
+  budget_.NoteExceeded(true, 1'000'000);
+  budget_.NoteExceeded(false, 2'000'000);
+  budget_.NoteExceeded(true, 3'000'000);
+  budget_.ResetExceededTime();
+  EXPECT_FALSE(budget_.exceeded());
+  MemoryBudget::ExceededTime t = budget_.exceeded_time(5'000'000);
+  EXPECT_EQ(t.total_ms, 0);
+  EXPECT_EQ(t.current_ms, 0);
+  // The next check that finds the process over starts a new stretch.
+  budget_.NoteExceeded(true, 6'000'000);
+  EXPECT_EQ(budget_.exceeded_time(6'400'000).total_ms, 400);
+}
+
+TEST_F(MemoryBudgetTest, RefreshStartsAndEndsAStretchUnderEveryPolicy) {
+  const std::vector<char> held(kMiB);  // used_memory is at least this
+  for (MaxmemoryPolicy policy : {MaxmemoryPolicy::kNoEviction, MaxmemoryPolicy::kAllKeysLru}) {
+    settings_.policy = policy;
+    maxmemory_ = 1;
+    EXPECT_GT(budget_.Refresh(), 0);
+    EXPECT_TRUE(budget_.exceeded());
+    EXPECT_EQ(budget_.pressure(), policy != MaxmemoryPolicy::kNoEviction);
+    maxmemory_ = int64_t{1} << 50;
+    EXPECT_LT(budget_.Refresh(), 0);
+    EXPECT_FALSE(budget_.exceeded());
+    EXPECT_FALSE(budget_.pressure());
+  }
+  EXPECT_GE(held.size(), 1u);
+}
+
+TEST_F(MemoryBudgetTest, WithoutMaxmemoryTakingTheTimeEndsTheStretch) {
+  const int64_t start = MemoryBudget::MonotonicUs() - 5'000;
+  budget_.NoteExceeded(true, start);
+  maxmemory_ = 0;
+  const MemoryBudget::ExceededTime t = budget_.TakeExceededTime();
+  EXPECT_FALSE(budget_.exceeded());
+  EXPECT_EQ(t.current_ms, 0);
+  EXPECT_GE(t.total_ms, 5);
+  // With maxmemory set, taking the time changes nothing.
+  maxmemory_ = 100 * kMiB;
+  budget_.NoteExceeded(true, MemoryBudget::MonotonicUs());
+  budget_.TakeExceededTime();
+  EXPECT_TRUE(budget_.exceeded());
 }
 
 }  // namespace

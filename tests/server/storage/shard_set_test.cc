@@ -1,5 +1,6 @@
 // ShardSet key routing: the hash tag rule of HashTagOf (Redis Cluster's), the spread of
-// ShardOf over 2 and 4 shards, and its stability (same key, same shard, in every instance).
+// ShardOf over 2 and 4 shards, and its stability (same key, same shard, in every instance);
+// the chunk reserve the shards' tables grow from; the no_touch() twin's tasks.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/access_record.h"
+#include "core/base/clock.h"
 #include "core/memory.h"
 #include "server/storage/shard_set.h"
 #include "tests/testing/test_server.h"
@@ -145,6 +148,47 @@ TEST(ShardSetTest, IdleChunkReserveShrinksToOneChunk) {
   EXPECT_LE(UsedMemory(), used - int64_t((ready - 1) * ChunkReserve::kChunkBytes));
   decay();
   EXPECT_EQ(reserve->ready(), 1u) << "one chunk stays for the next growth";
+}
+
+// The no_touch() twin runs its tasks on the same shards with the lookups leaving the access
+// records as they are (CLIENT NO-TOUCH across shards); the mode ends with the task.
+TEST(ShardSetTest, NoTouchTwinsTasksLeaveAccessRecords) {
+  TestServer srv(2);
+  auto c = srv.Connect();
+  ShardSet& ss = srv.server().shard_set();
+  ShardSet& twin = ss.no_touch();
+  EXPECT_NE(&twin, &ss);
+  EXPECT_EQ(&twin.no_touch(), &twin);
+  EXPECT_EQ(twin.size(), ss.size());
+  EXPECT_EQ(twin.ShardOf("k"), ss.ShardOf("k"));
+  ASSERT_EQ(c->Run({"SET", "k", "v"}), "OK");
+  const unsigned sid = ss.ShardOf("k");
+  const int64_t now = NowMs();
+  const uint32_t old = RestoredRecord(AccessMode::kLru, now, 1000, -1);
+  // Gives `k` an old record, reads it through `set` (in database 0 and in a database first
+  // used by the task) and returns its record afterwards.
+  auto read_through = [&](ShardSet& set) {
+    uint32_t record = 0;
+    set.RunOnAllBlocking([&](Shard& s) {
+      if (s.index() != sid) return;
+      DbSlice& db = s.db(0);
+      db.SetRecord(db.FindReadOnlyQuiet("k", now), old);
+      record = db.Record(db.FindReadOnly("k", now), now);
+    });
+    return record;
+  };
+  EXPECT_EQ(read_through(twin), old);
+  EXPECT_NE(read_through(ss), old) << "the mode ended with the twin's task";
+  // A database created while a twin's task runs starts in the mode too.
+  uint32_t in_new_db = 0;
+  twin.RunOnAllBlocking([&](Shard& s) {
+    if (s.index() != sid) return;
+    DbSlice& db = s.db(5);
+    ASSERT_TRUE(db.FindOrAdd("k", now).ok());
+    db.SetRecord(db.FindReadOnlyQuiet("k", now), old);
+    in_new_db = db.Record(db.FindReadOnly("k", now), now);
+  });
+  EXPECT_EQ(in_new_db, old);
 }
 
 }  // namespace
