@@ -62,6 +62,7 @@ void ShardSnapshot::Start(uint64_t version, std::shared_ptr<RdbFileWriter> write
   walk_db_ = 0;
   chunk_db_ = -1;
   paced_ = paced;
+  stats_ = {};
   NoteSeen();
   last_work_tick_ = CycleClock::Now();
   credit_us_ = 0;
@@ -250,6 +251,8 @@ double ShardSnapshot::NextSliceUs() {
   const double other_us = std::max(0.0, cpu_us - forced_us);
   const double earned_us = other_us * kBusyShare / (1 - kBusyShare) - forced_us;
   credit_us_ += idle_us + std::max(earned_us, other_us * kFloorShare);
+  stats_.idle_credit_us += idle_us;
+  stats_.forced_us += forced_us;
   credit_us_ = std::clamp(credit_us_, -kMaxCreditUs, kMaxCreditUs);
   NoteSeen();
   return credit_us_ >= kMinCreditUs ? std::min(credit_us_, kSliceUs) : 0;
@@ -271,7 +274,11 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
   }
   if (writer_->in_flight(shard_->index()) > kSoftInFlight) return ScheduleSlice(1000);
   const double slice_us = NextSliceUs();
-  if (slice_us == 0) return ScheduleSlice(kCreditWaitUs);
+  if (slice_us == 0) {
+    ++stats_.credit_waits;
+    return ScheduleSlice(kCreditWaitUs);
+  }
+  ++(credit_us_ > 0 ? stats_.paced_slices : stats_.idle_slices);
   const uint64_t now = CycleClock::Now();
   const double ticks_per_us = CycleClock::TicksPerUsec();
   const uint64_t deadline = now + uint64_t(slice_us * ticks_per_us);
@@ -298,6 +305,7 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     MaybeFlushChunk();
   } while (CycleClock::Now() < deadline);
   const double ran_us = note_run_time();
+  stats_.walk_us += ran_us;
   // A paced slice (the only kind that starts with credit) pays for itself; NoteSeen keeps the
   // slice's own CPU time out of what the next slice counts as the engine's work.
   if (credit_us_ > 0) credit_us_ -= ran_us;
@@ -306,6 +314,11 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
 }
 
 void ShardSnapshot::Finish() {
+  LOG(INFO) << "Snapshot shard " << shard_->index() << ": walk " << uint64_t(stats_.walk_us / 1000)
+            << " ms in " << stats_.idle_slices << " free and " << stats_.paced_slices
+            << " paced slices, writes saving entries " << uint64_t(stats_.forced_us / 1000)
+            << " ms, idle credit " << uint64_t(stats_.idle_credit_us / 1000) << " ms, "
+            << stats_.credit_waits << " waits for credit";
   sink_.Flush();
   writer_->ShardDone(shard_->index());
   Stop();

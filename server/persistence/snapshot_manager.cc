@@ -165,17 +165,20 @@ asio::awaitable<absl::Status> SnapshotManager::Start(SaveKind kind) {
     std::lock_guard<std::mutex> lock(cut.mu);
     cut.sizes.insert(cut.sizes.end(), sizes.begin(), sizes.end());
     cut.dirty += dirty;
-    if (--cut.remaining == 0) writer->WriteHeader(Header(cut.sizes));
-  });
-  uint64_t keys = 0;
-  for (const auto& s : cut.sizes) keys += s.keys;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (save_id_ == id) {
-      keys_total_ = keys;
-      dirty_at_cut_ = cut.dirty;
+    if (--cut.remaining != 0) return;
+    // The save's figures are recorded before the header lets the writer finish: a small save
+    // may end (OnWriterDone makes dirty_at_cut_ the new baseline) before this step returns.
+    uint64_t keys = 0;
+    for (const auto& s : cut.sizes) keys += s.keys;
+    {
+      std::lock_guard<std::mutex> manager_lock(mu_);
+      if (save_id_ == id) {
+        keys_total_ = keys;
+        dirty_at_cut_ = cut.dirty;
+      }
     }
-  }
+    writer->WriteHeader(Header(cut.sizes));
+  });
   co_return absl::OkStatus();
 }
 
