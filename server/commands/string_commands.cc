@@ -351,19 +351,22 @@ void CmdSetRange(CmdArgs args, ShardCmdContext& ctx) {
   ctx.rb.SendLong(static_cast<int64_t>(bytes.size()));
 }
 
+// Sends MGET's reply for one key: its string value, or null for a missing key or a value of
+// another type.
+void SendMGetValue(std::string_view key, ShardCmdContext& ctx, std::string* scratch) {
+  OpResult<PrimeIterator> res = ctx.db.FindReadOnlyOfType(key, ObjType::kString, ctx.now_ms);
+  if (res) {
+    ctx.rb.SendBulk((*res)->second.GetString(scratch));
+  } else {
+    ctx.rb.SendNull();
+  }
+}
+
 // MGET key [key ...] with all keys on this shard.
 void CmdMGetShard(CmdArgs args, ShardCmdContext& ctx) {
   ctx.rb.StartArray(args.size() - 1);
   std::string scratch;
-  for (size_t i = 1; i < args.size(); ++i) {
-    OpResult<PrimeIterator> res =
-        ctx.db.FindReadOnlyOfType(args[i], ObjType::kString, ctx.now_ms);
-    if (res) {
-      ctx.rb.SendBulk((*res)->second.GetString(&scratch));
-    } else {
-      ctx.rb.SendNull();  // missing keys and non-string values
-    }
-  }
+  for (size_t i = 1; i < args.size(); ++i) SendMGetValue(args[i], ctx, &scratch);
 }
 
 // MGET key [key ...] with keys on several shards: one hop per shard (one_hop: the same message
@@ -393,13 +396,7 @@ void MGetPart(CmdArgs args, std::span<const uint32_t> keys, ShardCmdContext& ctx
               PartSink& sink) {
   std::string scratch;
   for (uint32_t i : keys) {
-    OpResult<PrimeIterator> res =
-        ctx.db.FindReadOnlyOfType(args[i], ObjType::kString, ctx.now_ms);
-    if (res) {
-      ctx.rb.SendBulk((*res)->second.GetString(&scratch));
-    } else {
-      ctx.rb.SendNull();  // missing keys and non-string values
-    }
+    SendMGetValue(args[i], ctx, &scratch);
     sink.EndPiece();
   }
 }

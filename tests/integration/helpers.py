@@ -3,6 +3,7 @@
 import contextlib
 import os
 import socket
+import threading
 import time
 import urllib.request
 
@@ -237,3 +238,26 @@ def keys_per_shard(server):
             thread = int(labels.split('thread="', 1)[1].split('"', 1)[0])
             out[thread] = int(float(value))
     return out
+
+
+def run_threads(targets):
+    """Runs each callable on its own thread, waits for all (a worker still running after 300 s
+    fails the test) and re-raises the first exception a worker raised."""
+    errors = []
+
+    def wrap(fn):
+        def run():
+            try:
+                fn()
+            except Exception as e:  # re-raised below, once every worker has ended
+                errors.append(e)
+        return run
+
+    threads = [threading.Thread(target=wrap(t)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+        assert not t.is_alive(), "a worker hung"
+    if errors:
+        raise errors[0]

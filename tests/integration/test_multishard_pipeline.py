@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from conftest import Server, TARGET
+from helpers import run_threads
 from resp_client import encode
 
 KEYS = ["mk:%s" % c for c in "abcdefghij"]  # ten keys: they land on several shards
@@ -36,27 +37,6 @@ def srv(request, server, tmp_path_factory):
 def client(srv, **kw):
     return redis.Redis(host=srv.host, port=srv.port, decode_responses=True, socket_timeout=30,
                        **kw)
-
-
-def run_threads(targets):
-    errors = []
-
-    def wrap(fn):
-        def run():
-            try:
-                fn()
-            except Exception as e:  # re-raised below
-                errors.append(e)
-        return run
-
-    threads = [threading.Thread(target=wrap(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-        assert not t.is_alive(), "a worker hung"
-    if errors:
-        raise errors[0]
 
 
 def test_mixed_pipeline_answers_in_order(srv):

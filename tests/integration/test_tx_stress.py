@@ -7,12 +7,12 @@ bounded in count; nothing is timed.
 """
 
 import random
-import threading
 
 import pytest
 import redis
 
 from conftest import Server, TARGET
+from helpers import run_threads
 
 MEMBERS = 60
 SETS = 8
@@ -36,27 +36,6 @@ def srv(request, server, tmp_path_factory):
 
 def client(srv):
     return redis.Redis(host=srv.host, port=srv.port, decode_responses=True, socket_timeout=30)
-
-
-def run_threads(targets):
-    errors = []
-
-    def wrap(fn):
-        def run():
-            try:
-                fn()
-            except Exception as e:  # reported below, with the thread's failure
-                errors.append(e)
-        return run
-
-    threads = [threading.Thread(target=wrap(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-        assert not t.is_alive(), "a worker hung"
-    if errors:
-        raise errors[0]
 
 
 def test_smove_between_shards_never_loses_or_duplicates_a_member(srv):
