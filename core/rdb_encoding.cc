@@ -22,8 +22,6 @@ constexpr uint8_t kEncInt8 = 0;
 constexpr uint8_t kEncInt16 = 1;
 constexpr uint8_t kEncInt32 = 2;
 constexpr uint8_t kEncLzf = 3;
-// Redis tries LZF only on strings longer than this.
-constexpr size_t kMinCompressLen = 20;
 
 void AppendLE(std::string* out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -84,7 +82,7 @@ void AppendRdbLen(std::string* out, uint64_t len) {
 
 void AppendRdbString(std::string* out, std::string_view s, bool compress) {
   if (AppendIntEncoded(out, s)) return;
-  if (compress && s.size() > kMinCompressLen && AppendLzf(out, s)) return;
+  if (compress && s.size() > kRdbMinCompressLen && AppendLzf(out, s)) return;
   AppendRdbLen(out, s.size());
   out->append(s);
 }

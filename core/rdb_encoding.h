@@ -52,6 +52,9 @@ inline constexpr uint64_t kQuicklistNodePacked = 2;  // the node is a listpack
 // or 0x81 + 64 bits (big-endian).
 void AppendRdbLen(std::string* out, uint64_t len);
 
+// Redis tries LZF only on strings longer than this.
+inline constexpr size_t kRdbMinCompressLen = 20;
+
 // Appends `s` as Redis's rdbSaveRawString does: an integer encoding (C0/C1/C2) when `s` is a
 // canonical decimal that fits 32 bits and is at most 11 bytes long; else, when `compress` and
 // `s` is longer than 20 bytes and LZF saves at least 4 bytes, C3 <clen> <len> <lzf bytes>; else

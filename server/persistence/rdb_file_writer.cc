@@ -80,9 +80,11 @@ void RdbFileWriter::WriteHeader(std::string bytes) {
   });
 }
 
-void RdbFileWriter::Append(unsigned sid, std::string chunk, bool entry_end) {
+void RdbFileWriter::Append(unsigned sid, std::string chunk, std::vector<LzfSpan> lzf,
+                           bool entry_end) {
   in_flight_[sid].fetch_add(chunk.size(), std::memory_order_relaxed);
-  io_->Post([self = shared_from_this(), c = Chunk{sid, entry_end, std::move(chunk)}]() mutable {
+  io_->Post([self = shared_from_this(),
+             c = Chunk{sid, entry_end, std::move(chunk), std::move(lzf)}]() mutable {
     self->OnChunk(std::move(c));
   });
 }
@@ -126,7 +128,13 @@ void RdbFileWriter::Drain() {
     }
     Chunk chunk = std::move(*it);
     waiting_.erase(it);
-    WriteBytes(chunk.bytes);
+    if (chunk.lzf.empty()) {
+      WriteBytes(chunk.bytes);
+    } else {
+      encoded_.clear();
+      EncodeLzfSpans(chunk.bytes, chunk.lzf, &encoded_);
+      WriteBytes(encoded_);
+    }
     Written(chunk.sid, chunk.bytes.size());
     floor_ = chunk.entry_end ? -1 : int(chunk.sid);
   }

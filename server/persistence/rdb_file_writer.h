@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "server/persistence/rdb_sink.h"
+
 namespace dashkv {
 
 namespace io {
@@ -61,8 +63,10 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
 
   // Queues the file header; shard chunks are written after it.
   void WriteHeader(std::string bytes);
-  // Queues a chunk of shard `sid`. `entry_end`: the chunk ends at an entry boundary.
-  void Append(unsigned sid, std::string chunk, bool entry_end);
+  // Queues a chunk of shard `sid`. `lzf`: strings in it still to be encoded (RdbSink), which
+  // this writer's thread compresses before writing. `entry_end`: the chunk ends at an entry
+  // boundary.
+  void Append(unsigned sid, std::string chunk, std::vector<LzfSpan> lzf, bool entry_end);
   // Tells that shard `sid` sent its last chunk. When every shard has, the file is finished.
   void ShardDone(unsigned sid);
   // Stops the save: further chunks are dropped, the temporary file is removed, and done() gets
@@ -88,6 +92,7 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
     unsigned sid;
     bool entry_end;
     std::string bytes;
+    std::vector<LzfSpan> lzf;
   };
   RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd, std::string temp_path);
 
@@ -120,6 +125,7 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   bool header_written_ = false;
   int floor_ = -1;  // the shard whose entry is half written, or -1
   std::deque<Chunk> waiting_;
+  std::string encoded_;  // a chunk with its deferred strings encoded (reused)
   unsigned shards_done_ = 0;
   uint64_t crc_ = 0;
   uint64_t unsynced_ = 0;

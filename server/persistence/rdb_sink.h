@@ -3,6 +3,10 @@
 // leaves in bounded pieces: the serializer appends to buffer() and calls MaybeFlush() between
 // elements and between pieces of a long string, so the buffer holds at most about `threshold`
 // bytes plus one element.
+// A snapshot may also defer LZF compression (set_defer_lzf): a string that would be compressed
+// is then appended raw, without its length, and recorded as an LzfSpan; whoever writes the bytes
+// encodes each span with AppendRdbString (EncodeLzfSpans), so the compression runs on the
+// writer's thread instead of the serializer's.
 // Thread: owned by its user (one serializer at a time).
 #pragma once
 
@@ -11,13 +15,26 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace dashkv {
 
+// A string in a buffer whose RDB string encoding (LZF or raw, with its length) is still to be
+// written in place of its raw bytes.
+struct LzfSpan {
+  size_t offset;
+  size_t size;
+};
+
+// Returns `bytes` with each span (in increasing offsets, inside `bytes`) replaced by its RDB
+// string encoding, LZF-compressed where that saves bytes (AppendRdbString). Appends to `out`.
+void EncodeLzfSpans(std::string_view bytes, const std::vector<LzfSpan>& spans, std::string* out);
+
 class RdbSink {
  public:
-  // Takes the buffered bytes: it may move them out of `bytes`; the sink clears it after.
-  using FlushFn = std::function<void(std::string& bytes)>;
+  // Takes the buffered bytes and their deferred strings: it may move them out of `bytes` and
+  // `spans`; the sink clears both after.
+  using FlushFn = std::function<void(std::string& bytes, std::vector<LzfSpan>& spans)>;
 
   // Collects every byte in buffer() (nothing is ever flushed).
   RdbSink() = default;
@@ -27,6 +44,14 @@ class RdbSink {
 
   std::string* buffer() { return &buf_; }
   void Append(std::string_view bytes) { buf_.append(bytes); }
+  // Appends `s` in its RDB string encoding (AppendRdbString), or, while LZF is deferred and `s`
+  // is one LZF may shorten, raw as an LzfSpan.
+  void AppendString(std::string_view s, bool compress);
+
+  // Strings appended while this is on leave compressed by the flush function's consumer.
+  // Only for a sink with a flush function.
+  void set_defer_lzf(bool on) { defer_lzf_ = on; }
+  std::vector<LzfSpan>* spans() { return &spans_; }
 
   // Flushes when the buffer has reached the threshold (no-op for a collecting sink).
   void MaybeFlush() {
@@ -35,13 +60,16 @@ class RdbSink {
   // Hands every buffered byte to the flush function (no-op for a collecting sink).
   void Flush() {
     if (!flush_ || buf_.empty()) return;
-    flush_(buf_);
+    flush_(buf_, spans_);
     buf_.clear();
+    spans_.clear();
     if (buf_.capacity() < threshold_) buf_.reserve(threshold_ + threshold_ / 4);
   }
 
  private:
   std::string buf_;
+  std::vector<LzfSpan> spans_;
+  bool defer_lzf_ = false;
   size_t threshold_ = 0;
   FlushFn flush_;
 };

@@ -35,9 +35,11 @@ int64_t ThreadCpuNs() {
 }  // namespace
 
 ShardSnapshot::ShardSnapshot(Shard* shard, io::Engine* engine)
-    : shard_(shard), engine_(engine), sink_(kChunkBytes, [this](std::string& bytes) {
+    : shard_(shard),
+      engine_(engine),
+      sink_(kChunkBytes, [this](std::string& bytes, std::vector<LzfSpan>& spans) {
         // A piece of an entry, or the chunk MaybeFlushChunk closes at an entry boundary.
-        writer_->Append(shard_->index(), std::move(bytes), !in_entry_);
+        writer_->Append(shard_->index(), std::move(bytes), std::move(spans), !in_entry_);
         if (in_entry_) {
           flushed_in_entry_ = true;
         } else {
@@ -114,6 +116,7 @@ void ShardSnapshot::BeforeChange(unsigned db, PrimeIterator it, uint64_t hash) {
   if (dbc == nullptr) return;
   PrimeTable& table = dbc->slice->table();
   const uint64_t start = CycleClock::Now();
+  sink_.set_defer_lzf(writer_->in_flight(shard_->index()) <= kSoftInFlight);
   if (it.is_done()) {
     table.CVCEntryUponInsert(version_, hash,
                              [&](PrimeIterator bucket) { SerializeBucket(*dbc, bucket); });
@@ -134,6 +137,7 @@ void ShardSnapshot::BeforeFlush(unsigned db) {
   if (dbc == nullptr) return;
   // The flush frees the table: write what the walk has not reached yet first.
   PrimeTable& table = dbc->slice->table();
+  sink_.set_defer_lzf(false);
   do {
     dbc->cursor = table.TraverseBuckets(dbc->cursor, [&](PrimeIterator b) {
       SerializeBucket(*dbc, b);
@@ -190,7 +194,7 @@ void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
   }
   buf->push_back(char(RdbTypeOf(value)));
   std::string scratch;
-  AppendRdbString(buf, key.GetString(&scratch), options_.compress);
+  sink_.AppendString(key.GetString(&scratch), options_.compress);
   in_entry_ = true;
   WriteRdbValueBody(value, options_, sink_);
   in_entry_ = false;
@@ -199,8 +203,10 @@ void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
     // The entry's first pieces are out and we hold the writer's floor: the rest goes now, even
     // if empty, so the other shards' chunks are not held behind it.
     flushed_in_entry_ = false;
-    writer_->Append(shard_->index(), std::move(*buf), /*entry_end=*/true);
+    writer_->Append(shard_->index(), std::move(*buf), std::move(*sink_.spans()),
+                    /*entry_end=*/true);
     buf->clear();
+    sink_.spans()->clear();
     chunk_db_ = -1;
   }
 }
@@ -279,6 +285,7 @@ void ShardSnapshot::RunSlice(uint64_t generation) {
     return ScheduleSlice(kCreditWaitUs);
   }
   ++(credit_us_ > 0 ? stats_.paced_slices : stats_.idle_slices);
+  sink_.set_defer_lzf(credit_us_ > 0);  // the writer is under kSoftInFlight behind (above)
   const uint64_t now = CycleClock::Now();
   const double ticks_per_us = CycleClock::TicksPerUsec();
   const uint64_t deadline = now + uint64_t(slice_us * ticks_per_us);

@@ -19,7 +19,7 @@ namespace {
 // Appends one string (an element, or a whole listpack/intset blob).
 void WriteString(std::string_view s, const RdbWriteOptions& opts, RdbSink& sink) {
   if (s.size() <= kRdbPieceSize) {
-    AppendRdbString(sink.buffer(), s, opts.compress);
+    sink.AppendString(s, opts.compress);
     return;
   }
   AppendRdbLen(sink.buffer(), s.size());

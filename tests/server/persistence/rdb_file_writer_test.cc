@@ -1,6 +1,7 @@
 // RdbFileWriter: chunks of several shards land in the file with every entry contiguous, after
 // the header, followed by the EOF opcode and the CRC64 of everything before it; a failed or
-// aborted save leaves no file; stale temporary files of dead processes are removed.
+// aborted save leaves no file; stale temporary files of dead processes are removed; strings a
+// shard left uncompressed are encoded before they are written.
 #include "server/persistence/rdb_file_writer.h"
 
 #include <absl/synchronization/notification.h>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "core/crc64.h"
+#include "core/rdb_encoding.h"
 #include "io/engine.h"
 
 namespace dashkv {
@@ -74,13 +76,13 @@ class RdbFileWriterTest : public ::testing::Test {
 TEST_F(RdbFileWriterTest, EntriesStayContiguousAcrossShards) {
   auto w = Create(2);
   // Shard 0 starts an entry that spans two chunks; shard 1's chunk must wait for its end.
-  w->Append(0, "a1", /*entry_end=*/false);
-  w->Append(1, "b1", true);
+  w->Append(0, "a1", {}, /*entry_end=*/false);
+  w->Append(1, "b1", {}, true);
   w->WriteHeader("HDR");  // chunks that came first wait for the header
-  w->Append(0, "a2", true);
-  w->Append(1, "b2", false);
-  w->Append(0, "a3", true);
-  w->Append(1, "b3", true);
+  w->Append(0, "a2", {}, true);
+  w->Append(1, "b2", {}, false);
+  w->Append(0, "a3", {}, true);
+  w->Append(1, "b3", {}, true);
   w->ShardDone(0);
   w->ShardDone(1);
   done_.WaitForNotification();
@@ -90,10 +92,32 @@ TEST_F(RdbFileWriterTest, EntriesStayContiguousAcrossShards) {
   EXPECT_EQ(w->in_flight(), 0u);
 }
 
+// A snapshot under load hands strings over raw with their spans; the writer encodes each one
+// as AppendRdbString would (LZF where it pays) before the bytes reach the file.
+TEST_F(RdbFileWriterTest, DeferredStringsAreEncodedBeforeWriting) {
+  auto w = Create(1);
+  w->WriteHeader("H");
+  const std::string zs(100, 'z');
+  const std::string mixed = "abcdefghijklmnopqrstuvwxyz";  // LZF does not pay: raw with length
+  std::string raw = "k" + zs + "-" + mixed + "v";
+  w->Append(0, raw, {LzfSpan{1, zs.size()}, LzfSpan{2 + zs.size(), mixed.size()}}, true);
+  w->ShardDone(0);
+  done_.WaitForNotification();
+  ASSERT_TRUE(status_.ok()) << status_;
+  std::string expect = "Hk";
+  AppendRdbString(&expect, zs, /*compress=*/true);
+  expect += "-";
+  AppendRdbString(&expect, mixed, /*compress=*/true);
+  expect += "v";
+  EXPECT_EQ(ReadDump(), Trailer(expect));
+  EXPECT_LT(expect.size(), raw.size());  // the 100 z's were compressed
+  EXPECT_EQ(w->in_flight(), 0u);
+}
+
 TEST_F(RdbFileWriterTest, ChecksumOffWritesZero) {
   auto w = Create(1, /*checksum=*/false);
   w->WriteHeader("REDIS0010");
-  w->Append(0, "x", true);
+  w->Append(0, "x", {}, true);
   w->ShardDone(0);
   done_.WaitForNotification();
   ASSERT_TRUE(status_.ok());
@@ -120,7 +144,7 @@ TEST_F(RdbFileWriterTest, AbortRemovesTheFileAndKeepsTheOldOne) {
   std::ofstream(dir_ / "dump.rdb") << "old";
   auto w = Create(2);
   w->WriteHeader("H");
-  w->Append(0, "a", true);
+  w->Append(0, "a", {}, true);
   w->Abort(absl::CancelledError("flushall"));
   EXPECT_TRUE(w->failed());
   done_.WaitForNotification();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/rdb_encoding.h"
@@ -21,16 +22,20 @@ struct Flushed {
   std::string bytes;
   size_t calls = 0;
   size_t largest = 0;
+  size_t deferred = 0;  // strings whose compression was left to the consumer
 };
 
-// Serializes `value` through a sink flushing at `threshold`; returns what it flushed.
-Flushed WriteFlushing(const CompactObj& value, size_t threshold) {
+// Serializes `value` through a sink flushing at `threshold`; returns what it flushed, with the
+// deferred strings encoded as a snapshot's writer encodes them (`defer_lzf`).
+Flushed WriteFlushing(const CompactObj& value, size_t threshold, bool defer_lzf = false) {
   Flushed out;
-  RdbSink sink(threshold, [&](std::string& bytes) {
-    out.bytes.append(bytes);
+  RdbSink sink(threshold, [&](std::string& bytes, std::vector<LzfSpan>& spans) {
+    EncodeLzfSpans(bytes, spans, &out.bytes);
     out.largest = std::max(out.largest, bytes.size());
+    out.deferred += spans.size();
     ++out.calls;
   });
+  sink.set_defer_lzf(defer_lzf);
   WriteRdbValue(value, RdbWriteOptions{}, sink);
   sink.Flush();
   return out;
@@ -90,6 +95,33 @@ TEST(ValueSerializerTest, SetInTableOrderLoadsInLinearTime) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(AsSet(*back).size(), 500000u);
   EXPECT_LT(elapsed, std::chrono::seconds(30));
+}
+
+// A snapshot writing under load leaves LZF to the file writer's thread: the raw strings and
+// their spans, encoded there, must give exactly the bytes the shard would have written.
+TEST(ValueSerializerTest, DeferredCompressionWritesTheSameBytes) {
+  SetLimits limits;
+  std::unique_ptr<SetValue> set = SetValue::Create("m", 5000, limits);
+  for (int i = 0; i < 5000; ++i) set->Add(absl::StrCat("a-long-compressible-member-", i), limits);
+  CompactObj big_set;
+  big_set.SetObject(ObjType::kSet, 0, set.release());
+  std::vector<CompactObj> values;
+  values.push_back(CompactObj::FromString(std::string(1000, 'x')));       // compresses
+  values.push_back(CompactObj::FromString("short"));                      // too short to try
+  values.push_back(CompactObj::FromString("123456789"));                  // an integer
+  values.push_back(CompactObj::FromString("abcdefghijklmnopqrstuvwxyz"));  // LZF does not pay
+  values.push_back(CompactObj::FromString(std::string(3 * kRdbPieceSize, 'y')));  // raw pieces
+  values.push_back(std::move(big_set));
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t threshold : {size_t(256), size_t(1) << 20}) {
+      Flushed f = WriteFlushing(values[i], threshold, /*defer_lzf=*/true);
+      EXPECT_EQ(f.bytes, WriteWhole(values[i])) << "value " << i << ", threshold " << threshold;
+    }
+  }
+  EXPECT_EQ(WriteFlushing(values[0], 256, true).deferred, 1u);
+  EXPECT_EQ(WriteFlushing(values[1], 256, true).deferred, 0u);
+  EXPECT_EQ(WriteFlushing(values[5], 256, true).deferred, 5000u);
+  EXPECT_EQ(WriteFlushing(values[0], 256, false).deferred, 0u);
 }
 
 TEST(ValueSerializerTest, CollectingSinkNeverFlushes) {
