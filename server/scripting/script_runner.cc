@@ -27,6 +27,7 @@
 #include "server/storage/evictor.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/lock_plan.h"
+#include "server/tracking/tracking_hub.h"
 #include "server/tx/transaction.h"
 
 namespace dashkv {
@@ -350,6 +351,11 @@ class CoordHost : public ScriptHostBase {
     sub.locks = locks_;
     sub.in_exec = true;  // blocking commands do not block
     sub.from_script = true;
+    // The sub-context's client is the script's own, which tracks nothing: the call's keys are
+    // remembered for the caller, before the call's hops read them (as RunCoordCommand does).
+    if (tracker_ != nullptr && (tracker_->tracking_now & kTrackingReads)) [[unlikely]] {
+      services_.tracking.RememberCoordKeys(*tracker_, spec, args());
+    }
     co_await runner_.RunCoordCommand(spec, args(), sub);
   }
 

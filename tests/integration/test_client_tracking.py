@@ -168,6 +168,22 @@ def test_script_reads_are_tracked_for_the_caller(raw_factory):
     assert invalidated(t) == ["sk2"]
 
 
+def test_script_reads_of_keys_on_several_shards_are_tracked(raw_factory):
+    # Eight keys span the shards at --threads 2 and 4: the script's MGET runs as a
+    # multi-shard command inside the script, whose keys are tracked for the caller too.
+    t = tracker(raw_factory)
+    w = raw_factory()
+    keys = ["sms%d" % i for i in range(8)]
+    script = "return redis.call('MGET', unpack(KEYS))"
+    assert t.call("EVAL", script, len(keys), *keys) == [None] * len(keys)
+    for k in keys:
+        w.call("SET", k, "1")
+    got = set()
+    while len(got) < len(keys):
+        got.update(invalidated(t))
+    assert got == set(keys)
+
+
 def test_writes_that_change_nothing_do_not_invalidate(raw_factory):
     t = tracker(raw_factory)
     w = raw_factory()
