@@ -251,7 +251,8 @@ double ShardSnapshot::NextSliceUs() {
   // if it idled in long stretches.
   double idle_us = double(engine_->idle_ticks() - seen_idle_ticks_) / CycleClock::TicksPerUsec();
   const uint64_t stretches = engine_->idle_stretches() - seen_idle_stretches_;
-  if (stretches == 0 || idle_us < kLongIdleUs * double(stretches)) idle_us = 0;
+  const bool long_idle = stretches != 0 && idle_us >= kLongIdleUs * double(stretches);
+  if (!long_idle && !SpareCpu()) idle_us = 0;
   const double cpu_us = double(ThreadCpuNs() - seen_cpu_ns_) / 1000;
   const double forced_us = double(forced_ticks_) / CycleClock::TicksPerUsec();
   const double other_us = std::max(0.0, cpu_us - forced_us);
@@ -262,6 +263,11 @@ double ShardSnapshot::NextSliceUs() {
   credit_us_ = std::clamp(credit_us_, -kMaxCreditUs, kMaxCreditUs);
   NoteSeen();
   return credit_us_ >= kMinCreditUs ? std::min(credit_us_, kSliceUs) : 0;
+}
+
+bool ShardSnapshot::SpareCpu() {
+  const std::optional<double> waiting = pressure_.WaitingShare(NowMs());
+  return waiting && *waiting < kSparePressure;
 }
 
 void ShardSnapshot::NoteSeen() {
