@@ -239,6 +239,21 @@ def raw_factory(server, r):
         c.close()
 
 
+@pytest.fixture(scope="module", params=["session", "threads4"])
+def srv(request, server, tmp_path_factory):
+    """The session server, then a dashkv with --threads 4 (more shards than cores, so a
+    module's multi-key tests see keys on more shards); the second is skipped against redis."""
+    if request.param == "session":
+        yield server
+        return
+    if TARGET == "redis":
+        pytest.skip("--threads 4 is a dashkv configuration")
+    s = Server("dashkv", 4, tmp_path_factory.mktemp("threads4"))
+    s.start()
+    yield s
+    s.stop()
+
+
 @pytest.fixture
 def server_factory(server, tmp_path_factory):
     """Starts extra servers of the same kind as `server` (for start-up/shutdown

@@ -14,24 +14,10 @@ import threading
 import pytest
 import redis
 
-from conftest import Server, TARGET
 from helpers import run_threads
 from resp_client import encode
 
 KEYS = ["mk:%s" % c for c in "abcdefghij"]  # ten keys: they land on several shards
-
-
-@pytest.fixture(scope="module", params=["session", "threads4"])
-def srv(request, server, tmp_path_factory):
-    if request.param == "session":
-        yield server
-        return
-    if TARGET == "redis":
-        pytest.skip("--threads 4 is a dashkv configuration")
-    s = Server("dashkv", 4, tmp_path_factory.mktemp("mshard4"))
-    s.start()
-    yield s
-    s.stop()
 
 
 def client(srv, **kw):

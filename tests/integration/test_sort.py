@@ -16,26 +16,12 @@ import threading
 import pytest
 import redis
 
-from conftest import Server, TARGET
+from conftest import Server
 from helpers import ERR_NOT_INT, ERR_SYNTAX, WRONGTYPE, arity, assert_err, wait_until
 from resp_client import Map, Set, encode
 
 ERR_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 HAVE_REDIS = shutil.which(os.environ.get("REDIS_SERVER_BIN", "redis-server")) is not None
-
-
-@pytest.fixture(scope="module", params=["session", "threads4"])
-def srv(request, server, tmp_path_factory):
-    """The session server, and a dashkv with --threads 4 (keys on more shards)."""
-    if request.param == "session":
-        yield server
-        return
-    if TARGET == "redis":
-        pytest.skip("--threads 4 is a dashkv configuration")
-    s = Server("dashkv", 4, tmp_path_factory.mktemp("sort-threads4"))
-    s.start()
-    yield s
-    s.stop()
 
 
 def client(srv, **kw):

@@ -11,7 +11,6 @@ import random
 import pytest
 import redis
 
-from conftest import Server, TARGET
 from helpers import run_threads
 
 MEMBERS = 60
@@ -19,19 +18,6 @@ SETS = 8
 MOVES_PER_WORKER = 3000
 CHECKS_PER_OBSERVER = 300
 PIPELINE = 50  # pipelined batches keep the server busy with back-to-back transfers
-
-
-@pytest.fixture(scope="module", params=["session", "threads4"])
-def srv(request, server, tmp_path_factory):
-    if request.param == "session":
-        yield server
-        return
-    if TARGET == "redis":
-        pytest.skip("--threads 4 is a dashkv configuration")
-    s = Server("dashkv", 4, tmp_path_factory.mktemp("threads4"))
-    s.start()
-    yield s
-    s.stop()
 
 
 def client(srv):
