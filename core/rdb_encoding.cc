@@ -53,13 +53,25 @@ bool AppendIntEncoded(std::string* out, std::string_view s) {
 
 // Appends the LZF encoding of `s` and returns true when it saves at least 4 bytes.
 bool AppendLzf(std::string* out, std::string_view s) {
-  std::unique_ptr<char[]> buf(new char[s.size() - 4]);
-  size_t clen = LzfCompress(s, buf.get(), s.size() - 4);
+  // Strings up to kKept bytes (every string a snapshot compresses: longer ones go raw, in
+  // pieces) compress into a buffer each thread keeps, so compressing allocates nothing.
+  constexpr size_t kKept = 64 * 1024;
+  thread_local std::unique_ptr<char[]> kept;
+  std::unique_ptr<char[]> own;
+  char* buf;
+  if (s.size() - 4 <= kKept) {
+    if (kept == nullptr) kept.reset(new char[kKept]);
+    buf = kept.get();
+  } else {
+    own.reset(new char[s.size() - 4]);
+    buf = own.get();
+  }
+  size_t clen = LzfCompress(s, buf, s.size() - 4);
   if (clen == 0) return false;
   out->push_back(static_cast<char>(0xC0 | kEncLzf));
   AppendRdbLen(out, clen);
   AppendRdbLen(out, s.size());
-  out->append(buf.get(), clen);
+  out->append(buf, clen);
   return true;
 }
 
