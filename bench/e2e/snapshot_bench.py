@@ -722,6 +722,9 @@ def bgsave_run(s, a):
     r.update(snap)
     if "error" in snap:
         r["error"] = "BGSAVE under load: " + snap["error"]
+    if s.kind == "dashkv":  # how each shard's save went (its log line at the end of its part)
+        with open(s.log_path, errors="replace") as f:
+            r["shard_log"] = [l.strip() for l in f if "Snapshot shard" in l]
     r["during"] = ld2.summary(snap["t_bg"], snap["t_end"])
     r["snap_run_all"] = ld2.summary()
     r["chunks_snap"] = [dict(c, start=c["start"] - snap["t_bg"], end=c["end"] - snap["t_bg"])
@@ -861,6 +864,8 @@ def render_bgsave(a, results, versions):
                        f"tree (child peak RSS {gib(cr):.2f} GiB, PSS {gib(cp):.2f} GiB); slowest "
                        f"sample (smaps_rollup reads + INFO) {1000 * m['info_max_s']:.0f} ms; "
                        f"sampler errors: {len(m['sampler_errors'])}")
+        out += [f"  - server log: `{l[l.find('Snapshot shard'):][:240]}`"
+                for l in r.get("shard_log", [])[-8:]]
         if r.get("error"):
             out.append(f"- {r['label']}: **{r['error']}**")
         if r.get("problems"):
