@@ -2,7 +2,8 @@
 """The many-core model (issue 16): dashkv's CPU per operation and throughput at 4..64 threads.
 
 Measures on this machine:
-  1. instructions per operation under callgrind (every server thread, user space; the primary,
+  1. instructions per operation under callgrind (every server thread, user space, after a
+     warm-up of a fifth of the run on the same connections; the primary,
      load-independent figures), GET and SET at pipeline 1 and 30, driven by this script's own
      load generator (20 connections, 256-byte values, 100,000 prefilled keys):
        - --threads 1 (every key local);
@@ -108,6 +109,15 @@ def shard_hops(c):
     return int(compare.info_field(text, "dashkv_shard_hops"))
 
 
+def shard_hops_now(server):
+    """dashkv_shard_hops of the whole server (INFO itself does not hop)."""
+    c = server.client(timeout=60)
+    try:
+        return shard_hops(c)
+    finally:
+        c.close()
+
+
 def connection_thread(c, keys_by_shard):
     """The thread serving connection `c`: the shard whose key its GET reads without a hop."""
     if len(keys_by_shard) == 1:
@@ -144,9 +154,10 @@ def open_load(server, a, test, pipeline, local, keys_by_shard):
     return conns
 
 
-def run_load(a, server, conns, test, pipeline, n):
+def run_load(a, server, conns, test, pipeline, n, close=True):
     """Sends `n` commands over `conns` (open_load), waiting for every reply of a connection's
-    batch before its next. Returns the number sent and the threads the connections were on."""
+    batch before its next; then closes them unless `close` is false. Returns the number sent
+    and the threads the connections were on."""
     reply_len = 6 + a.value_size + 2 if test == "get" else 5  # "$256\r\n...\r\n" / "+OK\r\n"
     sel = selectors.DefaultSelector()
     per_conn = n // (a.clients * pipeline)
@@ -190,8 +201,9 @@ def run_load(a, server, conns, test, pipeline, n):
             server.check_alive()
     finally:
         sel.close()
-        for st in conns:
-            st["c"].close()
+        if close:
+            for st in conns:
+                st["c"].close()
     threads_used = sorted({st["sid"] for st in conns})
     return sent, threads_used
 
@@ -234,6 +246,11 @@ def callgrind_server(a, threads, workdir, cells):
             n = a.cg_requests_p1 if pipeline == 1 else a.cg_requests_pn
             load = hop_cost.loadavg()
             conns = open_load(s, a, test, pipeline, local, keys_by_shard)
+            # A warm-up on the same connections first: the first operations of a new workload
+            # pay one-off costs (coroutine frames, buffers, allocator pages) that would
+            # otherwise weigh on the per-operation figure of the shorter runs.
+            run_load(a, s, conns, test, pipeline, n // 5, close=False)
+            hops0 = shard_hops_now(s)
             subprocess.run(["callgrind_control", "-z", str(s.proc.pid)], capture_output=True)
             for f in glob.glob(os.path.join(outdir, "cg.*")):
                 os.unlink(f)
@@ -241,10 +258,11 @@ def callgrind_server(a, threads, workdir, cells):
             sent, used = run_load(a, s, conns, test, pipeline, n)
             ir = callgrind_total(s, outdir)
             r = dict(ir=ir / sent, sent=sent, load=load, threads_used=used,
-                     wall=time.monotonic() - t0)
+                     wall=time.monotonic() - t0, hops=(shard_hops_now(s) - hops0) / sent)
             out[(test, pipeline, local)] = r
             print(f"# callgrind t{threads} {test} P{pipeline} {'local' if local else 'uniform'}: "
-                  f"{r['ir']:.0f} instructions/op ({sent} ops, conn threads {used}, "
+                  f"{r['ir']:.0f} instructions/op, {r['hops']:.3f} hops/op ({sent} ops, "
+                  f"conn threads {used}, "
                   f"{r['wall']:.0f} s, load {load:.2f})", file=sys.stderr)
     finally:
         s.stop()
@@ -288,7 +306,7 @@ def parse_args(argv):
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--keys", type=int, default=100_000)
     p.add_argument("--value-size", type=int, default=256)
-    p.add_argument("--cg-requests-p1", type=int, default=20_000)
+    p.add_argument("--cg-requests-p1", type=int, default=40_000)
     p.add_argument("--cg-requests-pn", type=int, default=120_000)
     p.add_argument("--rounds", type=int, default=3, help="timed hop_cost.py rounds (>= 2)")
     p.add_argument("--requests-p1", type=int, default=200_000)
@@ -401,11 +419,12 @@ def instruction_section(a, cg, L):
              f"{a.keys} prefilled keys, {a.cg_requests_p1} (P1) / {a.cg_requests_pn} (P{hi}) "
              "operations per cell, `--spin_us 0`. local = every key owned by the connection's "
              "own thread (what hashtagged keys give when the client picks the tag per "
-             "connection).")
+             "connection). hops/op: INFO stats dashkv_shard_hops per operation (messages "
+             "to another shard; 0 confirms the local keys are local).")
     L.append("")
     L.append("| test | P | t1 | t2 local | t2 uniform | t2 uniform - t2 local | t2 local - t1 | "
-             "load |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---|")
+             "hops/op t2 local, uniform | load |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
     hop = {}
     for test in a.tests:
         for pp in a.pipelines:
@@ -414,8 +433,10 @@ def instruction_section(a, cg, L):
             un = cg[(2, test, pp, False)]["ir"]
             loads = [cg[(t, test, pp, loc)]["load"]
                      for t, loc in ((1, False), (2, True), (2, False))]
+            hops = [cg[(2, test, pp, loc)].get("hops", float("nan")) for loc in (True, False)]
             L.append(f"| {test} | {pp} | {t1:,.0f} | {lo:,.0f} | {un:,.0f} | {un - lo:+,.0f} | "
-                     f"{lo - t1:+,.0f} | {min(loads):.2f}-{max(loads):.2f} |")
+                     f"{lo - t1:+,.0f} | {hops[0]:.3f}, {hops[1]:.3f} | "
+                     f"{min(loads):.2f}-{max(loads):.2f} |")
         m, c = solve_hop(cg[(2, test, 1, True)]["ir"], cg[(2, test, hi, True)]["ir"],
                          cg[(2, test, 1, False)]["ir"], cg[(2, test, hi, False)]["ir"], hi)
         hop[test] = (m, c)
