@@ -352,11 +352,12 @@ class DashTable {
   }
 
   // Returns an iterator to an entry chosen uniformly at random (end() when empty). `gen` is a
-  // uniform random bit generator of 64 bits (absl::BitGen, std::mt19937_64, ...). Draws (segment, bucket,
-  // slot) uniformly until the slot is busy: a directory index counts only when it is the first
-  // of its segment's span, so every segment, and then every slot, is equally likely whatever the
-  // local depths. Expected tries: directory size / segments / load factor; after 256 misses (a
-  // table emptied by erases) it takes the k-th entry, k uniform, in O(segments + buckets).
+  // uniform random bit generator of 64-bit values (absl::BitGen, std::mt19937_64, SplitMix64).
+  // Draws (segment, bucket, slot) uniformly until the slot is busy: a directory index counts
+  // only when it is the first of its segment's span, so every segment, and then every slot, is
+  // equally likely whatever the local depths. Expected tries: directory size / segments / load
+  // factor; after 256 misses (a table emptied by erases) it takes the k-th entry, k uniform, in
+  // O(segments + buckets).
   template <typename Gen>
   iterator GetRandomIterator(Gen& gen) {
     if (size_ == 0) return end();
