@@ -333,19 +333,42 @@ class DashTable {
     seg->mark_slot_saved(it.bucket_, it.slot_, version);
   }
 
+  // The place of an entry: directory index, bucket and slot. A small copyable name for an entry
+  // that holds while no entry moves; an insert (displacement, split), an erase or a Clear may
+  // empty it or put another entry there, so whoever keeps one checks what it finds.
+  struct Place {
+    uint32_t seg_idx = 0;
+    uint8_t bucket = 0;
+    uint8_t slot = 0;
+  };
+  // Returns the entry at `place`, or end() when that slot is empty or no longer exists.
+  iterator AtPlace(Place place) {
+    if (place.seg_idx >= dir_.size() || place.bucket >= kBucketsPerSegment ||
+        place.slot >= kSlotsPerBucket ||
+        !((dir_[place.seg_idx]->busy(place.bucket) >> place.slot) & 1)) {
+      return end();
+    }
+    return iterator(this, place.seg_idx, place.bucket, place.slot, false);
+  }
+
   // Returns an iterator to an entry chosen uniformly at random (end() when empty). `gen` is a
-  // uniform random bit generator (absl::BitGen, std::mt19937_64, ...). Draws (segment, bucket,
-  // slot) uniformly until the slot is busy: a directory index counts only when it is the first
-  // of its segment's span, so every segment, and then every slot, is equally likely whatever the
-  // local depths. Expected tries: directory size / segments / load factor; after 256 misses (a
-  // table emptied by erases) it takes the k-th entry, k uniform, in O(segments + buckets).
+  // uniform random bit generator of 64-bit values (absl::BitGen, std::mt19937_64, SplitMix64).
+  // Draws (segment, bucket, slot) uniformly until the slot is busy: a directory index counts
+  // only when it is the first of its segment's span, so every segment, and then every slot, is
+  // equally likely whatever the local depths. Expected tries: directory size / segments / load
+  // factor; after 256 misses (a table emptied by erases) it takes the k-th entry, k uniform, in
+  // O(segments + buckets).
   template <typename Gen>
   iterator GetRandomIterator(Gen& gen) {
     if (size_ == 0) return end();
     constexpr unsigned kSlots = kBucketsPerSegment * kSlotsPerBucket;
+    static_assert(Gen::min() == 0 && Gen::max() == ~uint64_t{0}, "64 random bits per draw");
     for (int tries = 0; tries < 256; ++tries) {
-      const uint32_t idx = uint32_t(gen() % dir_.size());
-      const unsigned slot = unsigned(gen() % kSlots);
+      // One draw per try: its low half picks the directory index, its high half the slot
+      // (multiply-shift maps 32 uniform bits onto [0, n) with a bias under n / 2^32).
+      const uint64_t r = gen();
+      const auto idx = uint32_t(((r & 0xffffffffu) * dir_.size()) >> 32);
+      const auto slot = unsigned(((r >> 32) * kSlots) >> 32);
       if (SegmentStart(idx) != idx) continue;
       const unsigned bucket = slot / kSlotsPerBucket, in_bucket = slot % kSlotsPerBucket;
       if ((dir_[idx]->busy(bucket) >> in_bucket) & 1) {
@@ -412,6 +435,8 @@ class DashTable {
     // Returns the physical bucket index in the segment (>= kRegularBuckets: stash).
     uint8_t bucket_id() const { return bucket_; }
     uint8_t slot_id() const { return slot_; }
+    // Returns the entry's place (DashTable::AtPlace finds it again while nothing moved).
+    Place place() const { return Place{seg_idx_, bucket_, slot_}; }
     // Returns the home (logical) bucket of the entry.
     unsigned home_bucket() const { return seg()->HomeOf(bucket_, slot_); }
 

@@ -71,7 +71,7 @@ void Evictor::Publish() {
   if (budget_ == nullptr) return;
   const bool is_volatile = IsVolatilePolicy(budget_->policy());
   int64_t credit = 0, evictable = 0;
-  for (unsigned i = 0; i < shard_->num_dbs(); ++i) {
+  for (unsigned i = 0; i < shard_->dbs_used(); ++i) {
     const DbSlice* db = shard_->db_if_exists(i);
     if (db == nullptr) continue;
     credit += db->SlotCredit();
@@ -103,37 +103,41 @@ int64_t Evictor::EvictOne(MaxmemoryPolicy policy, int64_t now_ms) {
       std::clamp<int64_t>(budget_->settings().samples.load(std::memory_order_relaxed), 1,
                           kMaxSamples));
   if (cursors_.size() < shard_->num_dbs()) cursors_.resize(shard_->num_dbs(), 0);
+  const bool locked = AnyLocked();
   if (IsRandomPolicy(policy)) {
     // Databases in turn from a random one, as Redis's loop over the databases.
-    const unsigned n = shard_->num_dbs();
+    const unsigned n = shard_->dbs_used();
+    if (n == 0) return -1;
     const unsigned first = static_cast<unsigned>(gen_() % n);
     for (unsigned k = 0; k < n; ++k) {
       DbSlice* db = shard_->db_if_exists((first + k) % n);
       if (db == nullptr || db->size() == 0) continue;
-      PrimeIterator it = Sample(*db, policy, samples, now_ms);
+      PrimeIterator it = Sample(*db, policy, samples, locked, now_ms);
       if (!it.is_done()) return Remove(*db, it, now_ms);
     }
     return -1;
   }
-  for (unsigned i = 0; i < shard_->num_dbs(); ++i) {
+  for (unsigned i = 0; i < shard_->dbs_used(); ++i) {
     DbSlice* db = shard_->db_if_exists(i);
-    if (db != nullptr && db->size() > 0) Sample(*db, policy, samples, now_ms);
+    if (db != nullptr && db->size() > 0) Sample(*db, policy, samples, locked, now_ms);
   }
-  // The best candidate still present (a key of the pool may have gone or changed meanwhile).
-  while (!pool_.empty()) {
-    Candidate c = std::move(pool_.back());
-    pool_.pop_back();
+  // The best candidate still at its place and as good (Design: Pool).
+  while (pool_size_ > 0) {
+    const Candidate& c = pool_[--pool_size_];
     DbSlice* db = shard_->db_if_exists(c.db);
     if (db == nullptr) continue;
-    PrimeIterator it = db->table().Find(c.key);
-    if (it.is_done() || !IsCandidate(it, c.db, policy)) continue;
+    PrimeIterator it = db->table().AtPlace(c.place);
+    if (it.is_done() || !IsCandidate(it, c.db, policy, locked) ||
+        Score(it, policy, now_ms) < c.score) {
+      continue;
+    }
     return Remove(*db, it, now_ms);
   }
   return -1;
 }
 
 PrimeIterator Evictor::Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samples,
-                              int64_t now_ms) {
+                              bool locked, int64_t now_ms) {
   const unsigned index = db.index();
   const bool random = IsRandomPolicy(policy);
   PrimeIterator found = db.table().end();
@@ -144,7 +148,7 @@ PrimeIterator Evictor::Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samp
     uint64_t& cursor = cursors_[index];
     for (unsigned b = 0; b < kWalkBuckets && seen < samples && found.is_done(); ++b) {
       cursor = db.ScanWithExpired(cursor, [&](PrimeIterator it) {
-        if (!found.is_done() || !IsCandidate(it, index, policy)) return;
+        if (!found.is_done() || !IsCandidate(it, index, policy, locked)) return;
         ++seen;
         if (random) {
           found = it;
@@ -157,7 +161,7 @@ PrimeIterator Evictor::Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samp
   }
   for (unsigned s = 0; s < samples; ++s) {
     PrimeIterator it = db.table().GetRandomIterator(gen_);
-    if (it.is_done() || !IsCandidate(it, index, policy)) continue;
+    if (it.is_done() || !IsCandidate(it, index, policy, locked)) continue;
     if (random) return it;
     Offer(it, index, policy, now_ms);
   }
@@ -167,25 +171,37 @@ PrimeIterator Evictor::Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samp
 void Evictor::Offer(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy,
                     int64_t now_ms) {
   const uint64_t score = Score(it, policy, now_ms);
-  if (pool_.size() == kPoolSize && score <= pool_.front().score) return;
-  std::string key = it->first.ToString();
-  for (Candidate& c : pool_) {
-    if (c.db == db && c.key == key) return;  // already pooled
+  if (pool_size_ == kPoolSize && score <= pool_[0].score) return;
+  const PrimeTable::Place place = it.place();
+  // From the best down to the first that scores no more: the new one goes there. An entry
+  // pooled already scores the same (in the same clock tick) and is not pooled twice; one that
+  // scored differently when pooled may stay twice, which costs a pool slot, and the second
+  // copy finds its place empty or the entry there no better (Design: Pool).
+  size_t pos = pool_size_;
+  for (; pos > 0 && pool_[pos - 1].score >= score; --pos) {
+    const Candidate& c = pool_[pos - 1];
+    if (c.score == score && c.place.seg_idx == place.seg_idx && c.place.bucket == place.bucket &&
+        c.place.slot == place.slot && c.db == db) {
+      return;
+    }
   }
-  auto pos = std::upper_bound(pool_.begin(), pool_.end(), score,
-                              [](uint64_t s, const Candidate& c) { return s < c.score; });
-  pool_.insert(pos, Candidate{score, db, std::move(key)});
-  if (pool_.size() > kPoolSize) pool_.erase(pool_.begin());
+  // Among equal scores the newer goes below: the older (sampled first) is evicted first.
+  if (pool_size_ == kPoolSize) {
+    // Full: the worst (first) goes, the ones below the new candidate move down.
+    for (size_t i = 1; i < pos; ++i) pool_[i - 1] = pool_[i];
+    --pos;
+  } else {
+    for (size_t i = pool_size_; i > pos; --i) pool_[i] = pool_[i - 1];
+    ++pool_size_;
+  }
+  pool_[pos] = Candidate{score, place, db};
 }
 
-bool Evictor::IsCandidate(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy) const {
-  if (IsVolatilePolicy(policy) && !it->first.HasExpire()) return false;
-  IntentLockTable& locks = shard_->locks();
-  if (!locks.empty()) {
-    std::string key = it->first.ToString();
-    if (locks.Conflicts(LockHashOf(db, key), LockMode::kExclusive)) return false;
-  }
-  return true;
+bool Evictor::AnyLocked() const { return !shard_->locks().empty(); }
+
+bool Evictor::KeyLocked(const PrimeIterator& it, unsigned db) const {
+  std::string key = it->first.ToString();
+  return shard_->locks().Conflicts(LockHashOf(db, key), LockMode::kExclusive);
 }
 
 uint64_t Evictor::Score(const PrimeIterator& it, MaxmemoryPolicy policy, int64_t now_ms) const {

@@ -8,6 +8,13 @@
 //   transaction holds an intent lock on (evicting them would break its atomicity). Score, the
 //   higher the sooner evicted: idle time (LRU), 255 - decayed counter (LFU), the remaining
 //   time to live reversed (volatile-ttl); random policies evict the first candidate sampled.
+//   Pool: Redis's EVPOOL_SIZE best candidates, ascending by score. A candidate is kept as its
+//   place in the table (DashTable::Place: directory index, bucket, slot; no copy of the key) and
+//   the score it had. Entries move (an insert's displacement, a split) and keys go, so the entry
+//   found at a place when it comes to be evicted may be another key or none: it is evicted only
+//   when it is still a candidate and scores at least the recorded score (an untouched key only
+//   gains: it grows idler, its LFU counter decays, its deadline stays), so that a key touched
+//   since, or a newer key that took the place, is dropped from the pool instead.
 //   Sampling: DashTable::GetRandomIterator per sample; under volatile-* a database where keys
 //   with an expiry are rare (< 1/8 of its keys) is walked from a cursor instead, bucket by
 //   bucket, so that they are still found.
@@ -21,13 +28,13 @@
 //   default 10); a write whose step ran out of time is admitted, as in Redis.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "core/base/clock.h"
+#include "core/base/split_mix.h"
 #include "server/storage/memory_budget.h"
 #include "server/storage/table_types.h"
 
@@ -65,10 +72,12 @@ class Evictor {
   void Publish();
 
  private:
+  // A pooled key, named by its place in its database's table and the score it had (see
+  // Design: Pool).
   struct Candidate {
     uint64_t score;
+    PrimeTable::Place place;
     unsigned db;
-    std::string key;
   };
   // Evicts until `target` bytes are freed or the step's time is spent; returns the bytes freed.
   // Sets *none when no candidate was left on this shard.
@@ -77,10 +86,22 @@ class Evictor {
   // policies). Returns the bytes freed, or -1 when there is no candidate.
   int64_t EvictOne(MaxmemoryPolicy policy, int64_t now_ms);
   // Adds the candidates of `samples` entries of database `db` to the pool; for the random
-  // policies returns the first candidate found (end() otherwise or when none).
-  PrimeIterator Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samples, int64_t now_ms);
+  // policies returns the first candidate found (end() otherwise or when none). `locked`:
+  // AnyLocked().
+  PrimeIterator Sample(DbSlice& db, MaxmemoryPolicy policy, unsigned samples, bool locked,
+                       int64_t now_ms);
   void Offer(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy, int64_t now_ms);
-  bool IsCandidate(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy) const;
+  // Whether the policy may evict the entry: `locked` says whether any intent lock is held on
+  // this shard (then the entry's key is checked against them).
+  bool IsCandidate(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy,
+                   bool locked) const {
+    if (IsVolatilePolicy(policy) && !it->first.HasExpire()) return false;
+    return !locked || !KeyLocked(it, db);
+  }
+  // Whether a transaction holds an intent lock on the entry's key.
+  bool KeyLocked(const PrimeIterator& it, unsigned db) const;
+  // Whether any intent lock is held on this shard (one check per step, not per sample).
+  bool AnyLocked() const;
   uint64_t Score(const PrimeIterator& it, MaxmemoryPolicy policy, int64_t now_ms) const;
   // Erases the entry as evicted (expired if its deadline passed); returns the bytes freed.
   int64_t Remove(DbSlice& db, PrimeIterator it, int64_t now_ms);
@@ -93,11 +114,12 @@ class Evictor {
   Shard* shard_;
   MemoryBudget* budget_ = nullptr;
   const std::atomic<bool>* pressure_ = &kNoPressure;  // the budget's flag: one load per write
-  std::vector<Candidate> pool_;  // ascending score: the best candidate is last
+  std::array<Candidate, kPoolSize> pool_;  // [0, pool_size_): ascending score, the best last
+  size_t pool_size_ = 0;
   std::vector<uint64_t> cursors_;  // per database: the walk of sparse volatile keys
   // Seeded from the clock and this object's address: absl's generators draw their seed from a
   // shared pool, which the shards would initialize concurrently at start-up.
-  std::mt19937_64 gen_{static_cast<uint64_t>(NowUs()) ^ reinterpret_cast<uintptr_t>(this)};
+  SplitMix64 gen_{static_cast<uint64_t>(NowUs()) ^ reinterpret_cast<uintptr_t>(this)};
 };
 
 // Returns whether a write must get -OOM now (scripts' checks): maxmemory (the server's setting)

@@ -1,5 +1,7 @@
 #include "server/storage/shard.h"
 
+#include <algorithm>
+
 #include "core/base/logging.h"
 
 namespace dashkv {
@@ -23,6 +25,7 @@ DbSlice& Shard::db(unsigned i) {
     dbs_[i]->table().set_chunk_reserve(chunk_reserve_.get());
     if (budget_ != nullptr) dbs_[i]->set_eviction(&budget_->settings());
     if (no_touch_) [[unlikely]] dbs_[i]->set_no_touch(true);
+    dbs_used_ = std::max(dbs_used_, i + 1);
   }
   return *dbs_[i];
 }
@@ -38,6 +41,8 @@ void Shard::SwapDbs(unsigned db1, unsigned db2) {
   if (db1 == db2) return;
   changes_.Swapping(db1, db2);
   std::swap(dbs_[db1], dbs_[db2]);
+  if (dbs_[db1]) dbs_used_ = std::max(dbs_used_, db1 + 1);
+  if (dbs_[db2]) dbs_used_ = std::max(dbs_used_, db2 + 1);
   if (dbs_[db1]) dbs_[db1]->set_index(db1);
   if (dbs_[db2]) dbs_[db2]->set_index(db2);
   changes_.Swapped(db1, db2);

@@ -45,6 +45,9 @@ class Shard {
 
   unsigned index() const { return index_; }
   unsigned num_dbs() const { return static_cast<unsigned>(dbs_.size()); }
+  // Returns one past the highest database ever created here (<= num_dbs()): loops that visit
+  // the existing databases stop there.
+  unsigned dbs_used() const { return dbs_used_; }
 
   // Returns database `db`, creating it on first use. REQUIRES: db < num_dbs().
   DbSlice& db(unsigned db);
@@ -122,6 +125,7 @@ class Shard {
   // Declared before dbs_ and the listeners: the slices and listeners point at it.
   ChangeListeners changes_;
   std::vector<std::unique_ptr<DbSlice>> dbs_;
+  unsigned dbs_used_ = 0;
   ShardStats stats_;
   IntentLockTable locks_;
   WatchTable watches_{this};

@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -288,6 +290,32 @@ TEST(DashTableTest, RandomIteratorIsUniform) {
     EXPECT_LT(testing::ChiSquareUniform(counts), testing::ChiSquareCritical(c.kept - 1))
         << c.inserted << " " << c.kept;
   }
+}
+
+// An entry's place finds it again while nothing moves; an emptied place or one beyond the
+// directory finds nothing; after a split the place holds another entry or none.
+TEST(DashTableTest, AtPlaceFindsTheEntryWhileNothingMoves) {
+  DashTable<uint64_t, uint64_t, SmallPolicy> t;
+  for (uint64_t k = 0; k < 20; ++k) t.Insert(k, k * 10);
+  std::vector<std::pair<uint64_t, DashTable<uint64_t, uint64_t, SmallPolicy>::Place>> places;
+  for (auto it = t.begin(); !it.is_done(); ++it) places.emplace_back(it->first, it.place());
+  ASSERT_EQ(places.size(), 20u);
+  for (const auto& [key, place] : places) {
+    auto it = t.AtPlace(place);
+    ASSERT_FALSE(it.is_done());
+    EXPECT_EQ(it->first, key);
+    EXPECT_EQ(it->second, key * 10);
+  }
+  t.Erase(places[0].first);
+  EXPECT_TRUE(t.AtPlace(places[0].second).is_done());
+  EXPECT_TRUE(t.AtPlace({uint32_t(t.directory_size()), 0, 0}).is_done());
+  for (uint64_t k = 20; k < 2000; ++k) t.Insert(k, k * 10);  // splits move entries
+  size_t same = 0;
+  for (const auto& [key, place] : places) {
+    auto it = t.AtPlace(place);
+    if (!it.is_done() && it->first == key) ++same;
+  }
+  EXPECT_LT(same, places.size());
 }
 
 TEST(DashTableTest, MemoryFigures) {

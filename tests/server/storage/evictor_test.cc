@@ -63,6 +63,25 @@ TEST_F(EvictorTest, AllKeysLruEvictsTheIdlest) {
   EXPECT_EQ(shard_.stats().evicted_keys, 200u - Count("hot", 100) - Count("cold", 100));
 }
 
+// The pool names its keys by place and hash: a pooled key that went, and a new key that took
+// its place, are not evicted in its stead.
+TEST_F(EvictorTest, PooledKeysThatWentAreNotMistaken) {
+  settings_.policy = MaxmemoryPolicy::kAllKeysLru;
+  Add("cold", 100, 1000);
+  Add("hot", 100, 0);
+  OverBy(2000);
+  EXPECT_TRUE(shard_.evictor().MakeRoom(now_));
+  ASSERT_LT(Count("cold", 100), 100);
+  for (int i = 0; i < 100; ++i) shard_.db(0).EraseKey("cold" + std::to_string(i), now_);
+  Add("fresh", 100, 0);
+  Add("mid", 50, 500);
+  OverBy(1000);
+  EXPECT_TRUE(shard_.evictor().MakeRoom(now_));
+  EXPECT_EQ(Count("hot", 100), 100);
+  EXPECT_EQ(Count("fresh", 100), 100);
+  EXPECT_LT(Count("mid", 50), 50);
+}
+
 TEST_F(EvictorTest, VolatileTtlEvictsTheSoonest) {
   settings_.policy = MaxmemoryPolicy::kVolatileTtl;
   Add("soon", 100, 0, 10'000);
