@@ -36,7 +36,8 @@ namespace detail {
 // myself" function, so one Post costs exactly one allocation.
 struct InboxNode {
   std::atomic<InboxNode*> next{nullptr};
-  // Runs the task when `run` is true, then deletes the node.
+  // Runs the task when `run` is true, then deletes the node (or, for a node its owner keeps,
+  // hands it on: io/hop.h).
   void (*invoke)(InboxNode* self, bool run) = nullptr;
 };
 
@@ -53,6 +54,8 @@ struct TaskNode final : InboxNode {
 };
 
 }  // namespace detail
+
+class Hop;
 
 // Design
 //  The inbox is an intrusive multi-producer single-consumer queue (Vyukov): producers swing
@@ -149,6 +152,7 @@ class Engine {
   uint64_t idle_stretches() const { return idle_stretches_; }
 
  private:
+  friend class Hop;  // pushes itself (a node it owns) as a hop's two messages
   using Node = detail::InboxNode;
   enum class PopResult { kItem, kEmpty, kRetry };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/connection.h"
+#include "io/hop.h"
 #include "io/reply_builder.h"
 #include "io/service.h"
 #include "server/acl/acl_user.h"
@@ -110,6 +111,9 @@ class ConnState : public io::ConnectionState {
   std::vector<io::ReplyBuilder> shard_replies;  // one per shard (multi-shard groups)
   std::vector<uint32_t> reply_ends;             // end offset of each command's reply
   MultiGroupScratch multi;                      // multi-shard groups (RunMultiGroup)
+  // The connection's message to one other shard and back (io/hop.h): its hops allocate
+  // nothing. One hop at a time, as the connection runs one command sequence at a time.
+  io::Hop hop;
 };
 
 }  // namespace dashkv

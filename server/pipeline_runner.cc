@@ -250,6 +250,31 @@ bool PipelineRunner::RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int6
   return false;
 }
 
+bool PipelineRunner::OnOneRemoteShard(const ConnState& state) const {
+  const unsigned sid = state.pending[0].sid;
+  if (sid == state.conn->engine().index()) return false;
+  for (const PendingCmd& c : state.pending) {
+    if (c.sid != sid) return false;
+  }
+  return true;
+}
+
+io::Hop::Start PipelineRunner::HopGroup(ConnState& state, io::ReplyBuilder& out,
+                                        int64_t now_ms) {
+  BumpCounter(stats_.engine(state.conn->engine().index()).shard_hops);
+  // The connection is suspended until the hop returns, so the shard may write into `out` and
+  // state.pending (an erase: no allocation, no free).
+  return shard_set_.HopTo(state.hop, state.pending[0].sid,
+                          [this, &state, &out, now_ms](Shard& shard) {
+                            std::vector<PendingCmd>& cmds = state.pending;
+                            PrefetchKeys(shard, state.db, cmds);
+                            const size_t ran =
+                                RunCmds(shard, state.db, cmds, 0, /*from_granted=*/false,
+                                        /*check_locks=*/true, out, nullptr, now_ms, &state);
+                            cmds.erase(cmds.begin(), cmds.begin() + static_cast<ptrdiff_t>(ran));
+                          });
+}
+
 asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyBuilder& out,
                                                     int64_t now_ms, bool check_locks,
                                                     KeyLocks* release) {
@@ -273,12 +298,15 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
       BumpCounter(stats_.engine(my_engine).shard_hops);
-      next = co_await shard_set_.Await(first, [&](Shard& shard) {
-        PrefetchKeys(shard, db, cmds);
-        size_t n = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
-        release_on(shard);
-        return n;
-      });
+      size_t* ran = &next;
+      co_await shard_set_.HopTo(
+          state.hop, first,
+          [this, ran, cmds, db, check_locks, &out, now_ms, &state, release_on](Shard& shard) {
+            PrefetchKeys(shard, db, cmds);
+            *ran = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
+            release_on(shard);
+          });
+      state.hop.RethrowIfFailed();
     }
     while (next < cmds.size()) {
       next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms, &state);
@@ -356,12 +384,15 @@ asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
   absl::InlinedVector<uint64_t, 8> errors_before;
   PrepareShardReplies(state, out, targets, errors_before);
   BumpCounter(stats_.engine(local.index()).shard_hops);
-  co_await shard_set_.Await(remote, [&](Shard& shard) {
-    if (!locks.TryAcquireOn(shard)) return;
-    RunCmds(shard, db, cmds, 0, false, /*check_locks=*/false, state.shard_replies[remote],
-            state.reply_ends.data(), now_ms, &state);
-    locks.ReleaseOn(shard);
-  });
+  co_await shard_set_.HopTo(state.hop, remote,
+                            [this, &locks, &state, cmds, db, now_ms, remote](Shard& shard) {
+                              if (!locks.TryAcquireOn(shard)) return;
+                              RunCmds(shard, db, cmds, 0, false, /*check_locks=*/false,
+                                      state.shard_replies[remote], state.reply_ends.data(),
+                                      now_ms, &state);
+                              locks.ReleaseOn(shard);
+                            });
+  state.hop.RethrowIfFailed();
   // Held if the remote shard granted (its commands ran); else the local grant is given back.
   if (!locks.SettleTryAcquire()) co_return false;
   RunCmds(local, db, cmds, 0, false, /*check_locks=*/false, state.shard_replies[local.index()],

@@ -58,7 +58,7 @@ class PipelineRunner {
   //   for (size_t i = 0; i < n;) {
   //     if (size_t j = GatherShardCmds(state, i, n, as_shard_cmd); j > i) {
   //       if (!RunLocalGroup(state, out, now_ms)) co_await RunShardGroup(state, out, now_ms);
-  //       i = j;
+  //       i = j;   (Dispatch also hops a one-shard group without a frame: HopGroup)
   //     } else {
   //       ... run item i on the connection's thread (RunConnCommand, RunCoordCommand) ...
   //     }
@@ -67,7 +67,9 @@ class PipelineRunner {
   // the instructions of a pipeline-1 GET. For the same reason a group that runs on the
   // connection's own shard runs in a plain call (RunLocalGroup): a nested coroutine's frame
   // would be allocated per batch, since asio keeps one freed frame per thread for reuse and the
-  // caller's frame is still live.
+  // caller's frame is still live. A group on one other shard hops in the caller's coroutine
+  // too (HopGroup): a frame of its own would be allocated per hop, as asio reuses frames only
+  // within one io_context::poll() and a hop resumes from the engine's inbox.
 
   // Puts into state.pending the single-shard commands of the maximal run of items from `i`
   // on (below `n`) that `as_shard_cmd(j)` (returning std::optional<PendingCmd>) accepts;
@@ -88,6 +90,19 @@ class PipelineRunner {
   // RunShardGroup). Returns whether all ran; if not, the commands that ran (if any) have been
   // removed from state.pending, and RunShardGroup runs the rest.
   bool RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
+
+  // Returns whether one shard, not this thread's, owns every command of state.pending (then
+  // HopGroup runs them).
+  bool OnOneRemoteShard(const ConnState& state) const;
+
+  // Returns the awaitable that runs state.pending on the one shard that owns them all, in one
+  // hop through state.hop (no allocation, no coroutine frame of its own): the caller does
+  //   co_await runner.HopGroup(state, out, now_ms);
+  //   state.hop.RethrowIfFailed();
+  // The commands that ran are removed from state.pending; those left, if any, wait for a
+  // transaction's lock (RunShardGroup runs them). Replies go straight into `out`.
+  // REQUIRES: OnOneRemoteShard(state).
+  io::Hop::Start HopGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
 
   // Runs state.pending grouped per owning shard (one message per shard, the shards in
   // parallel); replies in request order. With `check_locks`, a command whose key a

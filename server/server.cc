@@ -382,7 +382,11 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     }
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, batch.size(), as_shard_cmd); j > i) {
       if (!runner_.RunLocalGroup(state, out, now_ms)) {
-        co_await runner_.RunShardGroup(state, out, now_ms);
+        if (runner_.OnOneRemoteShard(state)) {  // the usual hop: no frame, no allocation
+          co_await runner_.HopGroup(state, out, now_ms);
+          state.hop.RethrowIfFailed();
+        }
+        if (!state.pending.empty()) co_await runner_.RunShardGroup(state, out, now_ms);
       }
       i = j;
       continue;

@@ -1,5 +1,5 @@
 // ShardSet: which shard owns a key, and the only API for running code on a shard
-// (Seastar's submit_to): Await / AwaitMany / AwaitAll from coroutines on engine threads,
+// (Seastar's submit_to): Await / HopTo / AwaitMany / AwaitAll from coroutines on engine threads,
 // RunOnAllBlocking from main and tests. Callbacks get the target's Shard& and copy their
 // results out; they never keep pointers into shard data. Each callback is a shard task: the
 // change listeners hear its writes when it returns (Shard::FinishChanges).
@@ -19,6 +19,7 @@
 
 #include "core/hash.h"
 #include "io/engine_pool.h"
+#include "io/hop.h"
 #include "server/storage/shard.h"
 
 namespace dashkv {
@@ -82,6 +83,18 @@ class ShardSet {
     Shard* shard = shards_[sid];
     return pool_.Await(sid, [fn = std::move(fn), shard, nt = no_touch_]() mutable {
       return detail::RunShardTask(*shard, nt, fn);
+    });
+  }
+
+  // Returns the awaitable of a hop through `hop` (a reusable node, io/hop.h: no allocation)
+  // that runs fn(Shard&) on shard `sid` (inline when local): `co_await ss.HopTo(hop, sid, fn);
+  // hop.RethrowIfFailed();`. fn hands its results back through its references.
+  // REQUIRES: as io::Hop::Run (fn captures references and scalars only).
+  template <typename F>
+  io::Hop::Start HopTo(io::Hop& hop, unsigned sid, F fn) {
+    Shard* shard = shards_[sid];
+    return hop.Run(pool_[sid], [fn, shard, nt = no_touch_]() mutable {
+      detail::RunShardTask(*shard, nt, fn);
     });
   }
 

@@ -201,11 +201,12 @@ asio::awaitable<void> PipelineRunner::RunMultiGroup(ConnState& state, io::ReplyB
     const unsigned remote = sids[0] == local.index() ? sids[1] : sids[0];
     if (locks.TryAcquireOn(local)) {
       BumpCounter(stats_.engine(my_engine).shard_hops);
-      co_await shard_set_.Await(remote, [&](Shard& shard) {
+      co_await shard_set_.HopTo(state.hop, remote, [this, &locks, &state, now_ms](Shard& shard) {
         if (!locks.TryAcquireOn(shard)) return;
         RunParts(shard, state, now_ms);
         locks.ReleaseOn(shard);
       });
+      state.hop.RethrowIfFailed();
     }
     // Held if both granted (the remote shard ran and released); else gives back the grant.
     if (locks.SettleTryAcquire()) {
