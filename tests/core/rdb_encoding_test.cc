@@ -62,7 +62,9 @@ TEST(RdbEncodingTest, StringsRoundTrip) {
                         // LZF into the thread's kept buffer (64 KB), and past it
                         std::string(64 * 1024 + 4, 'k'), std::string(200 * 1024, 'm')}) {
     std::string enc = Str(s);
-    if (s.size() > 60000) EXPECT_LT(enc.size(), s.size() / 10);  // LZF-compressed
+    if (s.size() > 60000) {
+      EXPECT_LT(enc.size(), s.size() / 10);  // LZF-compressed
+    }
     RdbReader r(enc);
     absl::StatusOr<std::string> back = r.ReadString();
     ASSERT_TRUE(back.ok()) << s.substr(0, 20);
