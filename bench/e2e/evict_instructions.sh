@@ -24,24 +24,11 @@ else
   ARGS=(--port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 --save "" --dir "$OUT"
         --maxmemory "$MAXMEMORY" --maxmemory_policy "$POLICY")
 fi
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.%p" --dump-line=no --dump-instr=no \
-  "$BIN" "${ARGS[@]}" >"$OUT/server.log" 2>&1 &
-VG=$!
-trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null; rm -rf "$OUT"' EXIT
-for _ in $(seq 300); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
+source "$(dirname "$0")/callgrind_server.sh"
+callgrind_start "${ARGS[@]}"
 limit=$(redis-cli -p "$PORT" config get maxmemory | tail -1)
 fill=$((limit * 5 / 2 / 100))
 redis-benchmark -p "$PORT" -t set -n "$fill" -r 1000000000 -d 100 -P 30 -c 20 -q >/dev/null
-total() {  # instructions executed by the server since the last reset (all threads)
-  callgrind_control -d "$VG" >/dev/null 2>&1
-  local sum=0
-  for f in "$OUT"/cg.*; do
-    local ir
-    ir=$(awk '/^summary:/ {print $2}' "$f" | tail -1)
-    sum=$((sum + ${ir:-0}))
-  done
-  echo "$sum"
-}
 for p in 1 30; do
   callgrind_control -z "$VG" >/dev/null 2>&1
   rm -f "$OUT"/cg.*

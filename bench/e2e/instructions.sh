@@ -15,11 +15,8 @@ THREADS=${2:-1}
 N=${3:-200000}
 PORT=$((20000 + RANDOM % 20000))
 OUT=$(mktemp -d)
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.%p" --dump-line=no --dump-instr=no \
-  "$BIN" --port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 --save "" --dir "$OUT" >"$OUT/server.log" 2>&1 &
-VG=$!
-trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null; rm -rf "$OUT"' EXIT
-for _ in $(seq 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
+source "$(dirname "$0")/callgrind_server.sh"
+callgrind_start --port "$PORT" --bind 127.0.0.1 --threads "$THREADS" --spin_us 0 --save "" --dir "$OUT"
 if [[ -n "${CONFIG_SET:-}" ]]; then
   # shellcheck disable=SC2086  # the words are separate arguments
   redis-cli -p "$PORT" config set $CONFIG_SET >/dev/null
@@ -30,16 +27,6 @@ if [[ -n "${ACL_KEY_PATTERNS:-}" ]]; then
   for i in $(seq 2 "$ACL_KEY_PATTERNS"); do patterns+=("~nomatch$i:*"); done
   redis-cli -p "$PORT" ACL SETUSER default resetkeys "${patterns[@]}" "~key:*" >/dev/null
 fi
-total() {  # instructions executed by the server since its start (all threads)
-  callgrind_control -d "$VG" >/dev/null 2>&1
-  local sum=0
-  for f in "$OUT"/cg.*; do
-    local ir
-    ir=$(awk '/^summary:/ {print $2}' "$f" | tail -1)
-    sum=$((sum + ${ir:-0}))
-  done
-  echo "$sum"
-}
 callgrind_control -z "$VG" >/dev/null 2>&1
 for test in get set; do
   for p in 1 30; do
