@@ -49,57 +49,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (Resp, Server, prefill, info_field, machine_info)
 import hop_cost  # noqa: E402  (run_server: the timed runs)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                                "integration"))
+from shard_hash import shard_of  # noqa: E402  (the server's shard of a key, ported)
+
 KEY_FORMAT = "key:%012d"
 CORES = [4, 8, 16, 32, 64]
 PEER = "Dragonfly: 3.8M ops/s, GET/SET at pipeline 1, 64 vCPUs (published, not measured here)"
-
-# ---- the server's shard of a key (core/hash.h HashBytes, server/storage/shard_set.h ShardOf) ----
-
-_M64 = (1 << 64) - 1
-_K0, _K1, _K2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f, 0x165667b19e3779f9
-SHARD_SEED = 0x6a09e667f3bcc909
-
-
-def _fold(a, b):
-    r = (a & _M64) * (b & _M64)
-    return (r ^ (r >> 64)) & _M64
-
-
-def hash_bytes(s, seed):
-    n, p = len(s), 0
-    h = seed ^ _fold(n ^ _K0, _K1)
-    while n > 16:
-        h = _fold(int.from_bytes(s[p:p + 8], "little") ^ _K1,
-                  int.from_bytes(s[p + 8:p + 16], "little") ^ h)
-        p, n = p + 16, n - 16
-    a = b = 0
-    if n > 8:
-        a = int.from_bytes(s[p:p + 8], "little")
-        b = int.from_bytes(s[p + n - 8:p + n], "little")
-    elif n >= 4:
-        a = int.from_bytes(s[p:p + 4], "little")
-        b = int.from_bytes(s[p + n - 4:p + n], "little")
-    elif n > 0:
-        a = (s[p] << 16) | (s[p + (n >> 1)] << 8) | s[p + n - 1]
-    h = _fold(a ^ _K2 ^ h, b ^ _K1)
-    return _fold(h ^ _K0, len(s) ^ _K2)
-
-
-def hash_tag(key):
-    """Redis Cluster's rule: the content of the first non-empty {...}, else the whole key."""
-    i = key.find(b"{")
-    if i >= 0:
-        j = key.find(b"}", i + 1)
-        if j > i + 1:
-            return key[i + 1:j]
-    return key
-
-
-def shard_of(key, shards):
-    if shards == 1:
-        return 0
-    return (hash_bytes(hash_tag(key), SHARD_SEED) * shards) >> 64
-
 
 # ---- load generator ------------------------------------------------------------------------------
 
