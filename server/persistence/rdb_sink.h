@@ -53,6 +53,12 @@ class RdbSink {
   void set_defer_lzf(bool on) { defer_lzf_ = on; }
   std::vector<LzfSpan>* spans() { return &spans_; }
 
+  // Drops the buffered bytes and their deferred strings (a stopped snapshot).
+  void Clear() {
+    buf_.clear();
+    spans_.clear();
+  }
+
   // Flushes when the buffer has reached the threshold (no-op for a collecting sink).
   void MaybeFlush() {
     if (flush_ && buf_.size() >= threshold_) Flush();

@@ -99,7 +99,7 @@ void ShardSnapshot::Stop() {
   chunk_db_ = -1;
   in_entry_ = false;
   flushed_in_entry_ = false;
-  sink_.buffer()->clear();
+  sink_.Clear();  // deferred strings too: the next snapshot's offsets start at 0
 }
 
 ShardSnapshot::DbCursor* ShardSnapshot::CursorOf(unsigned db) {

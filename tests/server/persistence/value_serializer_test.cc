@@ -124,6 +124,23 @@ TEST(ValueSerializerTest, DeferredCompressionWritesTheSameBytes) {
   EXPECT_EQ(WriteFlushing(values[0], 256, false).deferred, 0u);
 }
 
+// A snapshot stopped with bytes buffered (an abort) clears its sink: the next one's flush must
+// not carry the old deferred strings, whose offsets point into bytes that are gone.
+TEST(ValueSerializerTest, ClearDropsDeferredStrings) {
+  std::vector<size_t> spans_per_flush;
+  RdbSink sink(1 << 20, [&](std::string&, std::vector<LzfSpan>& spans) {
+    spans_per_flush.push_back(spans.size());
+  });
+  sink.set_defer_lzf(true);
+  sink.AppendString(std::string(100, 'a'), /*compress=*/true);
+  ASSERT_EQ(sink.spans()->size(), 1u);
+  sink.Clear();
+  EXPECT_TRUE(sink.buffer()->empty());
+  sink.Append("x");
+  sink.Flush();
+  EXPECT_EQ(spans_per_flush, std::vector<size_t>{0});
+}
+
 TEST(ValueSerializerTest, CollectingSinkNeverFlushes) {
   RdbSink sink;
   sink.Append("abc");
