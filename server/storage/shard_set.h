@@ -25,26 +25,40 @@
 namespace dashkv {
 
 namespace detail {
+// Sets Shard::set_no_touch for its lifetime when `on` (a CLIENT NO-TOUCH client's task).
+class NoTouchScope {
+ public:
+  NoTouchScope(Shard& shard, bool on) : shard_(shard), on_(on) {
+    if (on_) [[unlikely]] shard_.set_no_touch(true);
+  }
+  ~NoTouchScope() {
+    if (on_) [[unlikely]] shard_.set_no_touch(false);
+  }
+  NoTouchScope(const NoTouchScope&) = delete;
+  NoTouchScope& operator=(const NoTouchScope&) = delete;
+
+ private:
+  Shard& shard_;
+  bool on_;
+};
+
 // Runs a shard task and ends it (Shard::FinishChanges: the listeners hear its writes before
 // anything else runs on the shard), also when it throws. With `no_touch`, the shard's lookups
 // leave the access records as they are while the task runs (Shard::set_no_touch).
 template <typename F, typename... Args>
 decltype(auto) RunShardTask(Shard& shard, bool no_touch, F& fn, Args&&... args) {
-  if (no_touch) [[unlikely]] shard.set_no_touch(true);
+  NoTouchScope scope(shard, no_touch);
   try {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, Shard&, Args...>>) {
       fn(shard, std::forward<Args>(args)...);
       shard.FinishChanges();
-      if (no_touch) [[unlikely]] shard.set_no_touch(false);
     } else {
       auto result = fn(shard, std::forward<Args>(args)...);
       shard.FinishChanges();
-      if (no_touch) [[unlikely]] shard.set_no_touch(false);
       return result;
     }
   } catch (...) {
     shard.FinishChanges();
-    if (no_touch) shard.set_no_touch(false);
     throw;
   }
 }
