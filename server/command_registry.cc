@@ -147,6 +147,12 @@ const CommandSpec* CommandRegistry::Lookup(CmdArgs args) const {
   return spec->FindSubcommand(args[1]);
 }
 
+const CommandSpec* CommandRegistry::Lookup(CmdArgs args, CommandNameMemo& memo) const {
+  const CommandSpec* spec = Find(args[0], memo);
+  if (spec == nullptr || !spec->container() || args.size() < 2) return spec;
+  return spec->FindSubcommand(args[1]);
+}
+
 const CommandSpec* CommandRegistry::FindFullName(std::string_view full_name) const {
   size_t bar = full_name.find('|');
   if (bar == std::string_view::npos) return Find(full_name);
@@ -157,19 +163,28 @@ const CommandSpec* CommandRegistry::FindFullName(std::string_view full_name) con
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
-  if (name.size() > max_name_len_) return nullptr;
   char buf[32];
-  std::string long_name;  // a name given by rename-command may be longer than buf
-  std::string_view lower;
-  if (name.size() <= sizeof(buf)) {
-    for (size_t i = 0; i < name.size(); ++i) buf[i] = AsciiToLower(name[i]);
-    lower = std::string_view(buf, name.size());
-  } else {
-    long_name = AsciiStrToLower(name);
-    lower = long_name;
-  }
-  auto it = by_name_.find(lower);
+  if (name.size() > sizeof(buf)) [[unlikely]] return FindLong(name);
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = AsciiToLower(name[i]);
+  auto it = by_name_.find(std::string_view(buf, name.size()));
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+const CommandSpec* CommandRegistry::FindLong(std::string_view name) const {
+  if (name.size() > max_name_len_) return nullptr;
+  auto it = by_name_.find(AsciiStrToLower(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const CommandSpec* CommandRegistry::FindAndMemo(std::string_view name,
+                                                CommandNameMemo& memo) const {
+  const CommandSpec* spec = Find(name);
+  if (name.size() <= CommandNameMemo::kMaxName) {
+    memo.len = static_cast<uint8_t>(name.size());
+    std::memcpy(memo.name, name.data(), name.size());
+    memo.spec = spec;
+  }
+  return spec;
 }
 
 std::string CommandRegistry::Rename(std::string_view from, std::string_view to) {

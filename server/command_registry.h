@@ -13,6 +13,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 
 #include "core/intent_lock.h"
 #include "server/cmd_args.h"
+#include "server/command_name_memo.h"
 #include "server/key_search.h"
 
 namespace dashkv {
@@ -326,10 +328,19 @@ class CommandRegistry {
   }
   // Returns the top-level command named `name` (any case), or nullptr.
   const CommandSpec* Find(std::string_view name) const;
+  // As Find(name), through a caller's memo of its last lookup (CommandNameMemo).
+  const CommandSpec* Find(std::string_view name, CommandNameMemo& memo) const {
+    if (name.size() == memo.len && std::memcmp(name.data(), memo.name, name.size()) == 0) {
+      [[likely]] return memo.spec;
+    }
+    return FindAndMemo(name, memo);
+  }
   // Returns the spec a call runs: its command's, or for a container called with a subcommand
   // that subcommand's (nullptr when the container has no such subcommand, or no such command).
   // REQUIRES: args is not empty.
   const CommandSpec* Lookup(CmdArgs args) const;
+  // As Lookup(args), through `memo` for the command's name.
+  const CommandSpec* Lookup(CmdArgs args, CommandNameMemo& memo) const;
   // Returns the command or subcommand named `full_name` ("get", "client|list"; any case), or
   // nullptr.
   const CommandSpec* FindFullName(std::string_view full_name) const;
@@ -361,6 +372,10 @@ class CommandRegistry {
   }
 
  private:
+  const CommandSpec* FindAndMemo(std::string_view name, CommandNameMemo& memo) const;
+  // Find() of a name longer than the inline buffer (only a rename-command name can be).
+  const CommandSpec* FindLong(std::string_view name) const;
+
   std::vector<std::unique_ptr<CommandSpec>> specs_;
   size_t num_ids_ = 0;
   absl::flat_hash_map<std::string_view, const CommandSpec*> by_name_;  // views of spec names

@@ -12,6 +12,7 @@
 #include "io/reply_builder.h"
 #include "io/service.h"
 #include "server/acl/acl_user.h"
+#include "server/command_name_memo.h"
 #include "server/pubsub/client_subscriptions.h"
 #include "server/tracking/client_tracking.h"
 #include "server/tx/multi_part.h"
@@ -61,6 +62,7 @@ class ConnState : public io::ConnectionState {
   std::string lib_name;  // CLIENT SETINFO LIB-NAME
   std::string lib_ver;   // CLIENT SETINFO LIB-VER
   const CommandSpec* last_cmd = nullptr;  // for CLIENT LIST cmd=
+  CommandNameMemo cmd_memo;               // Dispatch's lookups of command names
   // The arguments of the command the connection is suspended in (a coordinator command: a
   // blocking one, a hop to other shards, CLIENT LIST itself; or a command held by CLIENT
   // PAUSE), set around that wait only: CLIENT LIST's argv-mem. Views into the input buffer.

@@ -197,8 +197,9 @@ asio::awaitable<void> Server::ServeHttp(io::Connection& conn, io::ConnectionStat
   co_await metrics_.Serve(conn, static_cast<ConnState&>(state), request, response);
 }
 
-const CommandSpec* Server::Resolve(io::CmdArgs args, io::ReplyBuilder& out) {
-  const CommandSpec* spec = registry_.Lookup(args);
+const CommandSpec* Server::Resolve(io::CmdArgs args, CommandNameMemo& memo,
+                                   io::ReplyBuilder& out) {
+  const CommandSpec* spec = registry_.Lookup(args, memo);
   if (spec == nullptr) {
     // A known container with an unknown subcommand, or no such command.
     out.SendError(registry_.Find(args[0]) != nullptr ? UnknownSubcommandText(args[0], args[1])
@@ -265,7 +266,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   // A single-shard command that passes the gates outside MULTI joins a shard group.
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     if (state.in_multi || (one_at != SIZE_MAX && j != one_at)) return std::nullopt;
-    const CommandSpec* spec = registry_.Find(batch[j][0]);
+    const CommandSpec* spec = registry_.Find(batch[j][0], state.cmd_memo);
     if (spec == nullptr || !spec->ArityOk(batch[j].size()) || rejected(*spec, batch[j])) {
       return std::nullopt;
     }
@@ -294,7 +295,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   // client that tracks keys (its reads are remembered by the coordinator path), nor while
   // over maxmemory with eviction (the coordinator path evicts first) or a script is busy.
   auto add_multi_cmd = [&](size_t j) {
-    const CommandSpec* spec = registry_.Find(batch[j][0]);
+    const CommandSpec* spec = registry_.Find(batch[j][0], state.cmd_memo);
     if (spec == nullptr || spec->multi_ops == nullptr || !spec->ArityOk(batch[j].size()) ||
         (spec->multi_ops->accepts != nullptr && !spec->multi_ops->accepts(batch[j])) ||
         rejected(*spec, batch[j]) || !runner_.AddMultiCmd(state, *spec, batch[j])) {
@@ -347,7 +348,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       // CLIENT CACHING's flag covers one command: the one before this may have used it up.
       if (state.tracking_opt && i > 0) TrackingHub::AfterCommand(state, batch[i - 1]);
       // A paused command waits here; one that is refused replies at once, as in Redis.
-      const CommandSpec* spec = registry_.Lookup(batch[i]);
+      const CommandSpec* spec = registry_.Lookup(batch[i], state.cmd_memo);
       const bool runs =
           spec != nullptr && spec->ArityOk(batch[i].size()) && !rejected(*spec, batch[i]);
       // A monitor may not touch the keyspace (Redis treats it as a replica).
@@ -404,7 +405,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       }
     }
     io::CmdArgs args = batch[i++];
-    const CommandSpec* spec = Resolve(args, out);
+    const CommandSpec* spec = Resolve(args, state.cmd_memo, out);
     // As Redis: DEBUG is refused before authentication and the other gates.
     if (spec != nullptr && spec->HasFlag(kCmdDebugGated) &&
         !AllowsProtectedAction(config_.enable_debug_command, state.local_client)) [[unlikely]] {
@@ -455,7 +456,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
     if (spec->batch_handler != nullptr && one_at == SIZE_MAX) {
       // A pipelined run of the same batchable command: one call of its batch handler.
       size_t end = i;
-      while (end < batch.size() && registry_.Find(batch[end][0]) == spec &&
+      while (end < batch.size() && registry_.Find(batch[end][0], state.cmd_memo) == spec &&
              spec->ArityOk(batch[end].size()) && !rejected(*spec, batch[end])) {
         ++end;
       }

@@ -82,8 +82,9 @@ class Server : public io::Service {
   // Replies -NOPERM to a call the ACL refuses (and logs it); returns whether it refused.
   bool AclRefuses(ConnState& state, const CommandSpec& spec, CmdArgs args,
                   io::ReplyBuilder& out);
-  // Resolves a command: returns its spec, or nullptr after replying with the error.
-  const CommandSpec* Resolve(CmdArgs args, io::ReplyBuilder& out);
+  // Resolves a command (its name through `memo`): returns its spec, or nullptr after replying
+  // with the error.
+  const CommandSpec* Resolve(CmdArgs args, CommandNameMemo& memo, io::ReplyBuilder& out);
   // Feeds a command about to run to the monitors; an EXEC's queued commands go to `exec_feed`
   // (and its reply's offset `reply_at` to `exec_reply_at`), sent once it has run.
   void FeedMonitors(const ConnState& state, const CommandSpec& spec, CmdArgs args,

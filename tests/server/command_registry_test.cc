@@ -111,6 +111,34 @@ TEST(CommandRegistryTest, RenameMovesTheNameAndEmptyDisables) {
   EXPECT_EQ(reg.Rename("plain", "again"), "No such command in rename-command");
 }
 
+TEST(CommandRegistryTest, MemoizedFindAnswersAsFindForEverySpelling) {
+  CommandRegistry reg = BoxRegistry();
+  const CommandSpec* box = reg.Find("box");
+  const CommandSpec* plain = reg.Find("plain");
+  CommandNameMemo memo;
+  EXPECT_EQ(reg.Find("", memo), nullptr);
+  EXPECT_EQ(reg.Find("BOX", memo), box);
+  EXPECT_EQ(reg.Find("BOX", memo), box);  // from the memo
+  EXPECT_EQ(memo.spec, box);
+  EXPECT_EQ(reg.Find("box", memo), box);  // another spelling: looked up again
+  EXPECT_EQ(reg.Find("bo", memo), nullptr);
+  EXPECT_EQ(reg.Find("bo", memo), nullptr);  // unknown names are memoized too
+  EXPECT_EQ(reg.Find("plain", memo), plain);
+  EXPECT_EQ(reg.Find("plaiN", memo), plain);
+  EXPECT_EQ(reg.Find("plainx", memo), nullptr);
+  // A name longer than the memo holds is looked up every time and leaves the memo as it was.
+  const std::string long_name = "box_with_a_name_longer_than_the_memo";
+  EXPECT_EQ(reg.Rename("box", long_name), "");
+  EXPECT_EQ(reg.Find("plain", memo), plain);
+  EXPECT_EQ(reg.Find(long_name, memo), box);
+  EXPECT_EQ(memo.spec, plain);
+  EXPECT_EQ(reg.Find(long_name, memo), box);
+  auto a = Args({"PLAIN", "x"});
+  EXPECT_EQ(reg.Lookup(CmdArgs(a.data(), a.size()), memo), plain);
+  auto put = Args({long_name, "put", "k"});
+  EXPECT_EQ(reg.Lookup(CmdArgs(put.data(), put.size()), memo), &box->subcommands[0]);
+}
+
 TEST(CommandRegistryTest, SubcommandWithoutHandlerRunsTheContainers) {
   CommandRegistry reg = BoxRegistry();
   const CommandSpec* box = reg.Find("box");
