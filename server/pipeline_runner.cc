@@ -344,8 +344,10 @@ void PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilde
   state.shard_replies.resize(shard_set_.size());
   state.reply_ends.resize(state.pending.size());
   errors_before.assign(shard_set_.size(), 0);
+  absl::InlinedVector<bool, 8> seen(shard_set_.size(), false);
   for (const PendingCmd& c : state.pending) {
-    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
+    if (!seen[c.sid]) {  // the first command of shard c.sid
+      seen[c.sid] = true;
       targets.push_back(c.sid);
       state.shard_replies[c.sid].Clear();
       state.shard_replies[c.sid].set_version(out.version());
@@ -358,12 +360,21 @@ void PipelineRunner::MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
                                        std::span<const unsigned> targets,
                                        std::span<const uint64_t> errors_before) {
   const std::span<const PendingCmd> cmds = state.pending;
+  // The replies of consecutive commands of one shard are contiguous in its builder: each such
+  // run is one copy, into output grown once.
+  std::string& dst = out.buffer();
+  size_t total = dst.size();
+  for (unsigned t : targets) total += state.shard_replies[t].size();
+  dst.reserve(total);
   absl::InlinedVector<uint32_t, 8> pos(shard_set_.size(), 0);
-  for (size_t k = 0; k < cmds.size(); ++k) {
-    unsigned sid = cmds[k].sid;
-    const std::string& buf = state.shard_replies[sid].buffer();
-    out.SendRaw(std::string_view(buf).substr(pos[sid], state.reply_ends[k] - pos[sid]));
-    pos[sid] = state.reply_ends[k];
+  for (size_t k = 0; k < cmds.size();) {
+    const unsigned sid = cmds[k].sid;
+    size_t end = k + 1;
+    while (end < cmds.size() && cmds[end].sid == sid) ++end;
+    const uint32_t to = state.reply_ends[end - 1];
+    dst.append(state.shard_replies[sid].buffer(), pos[sid], to - pos[sid]);
+    pos[sid] = to;
+    k = end;
   }
   for (unsigned t : targets) {
     out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
