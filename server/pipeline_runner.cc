@@ -42,7 +42,22 @@ std::optional<unsigned> PipelineRunner::SingleShardOf(const CommandSpec& spec,
   return sid;
 }
 
-void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
+std::optional<PipelineRunner::ShardRoute> PipelineRunner::RouteOf(const CommandSpec& spec,
+                                                                  CmdArgs args) const {
+  // One shard: no hash needed here (PrefetchKeys computes it for a group).
+  if (shard_set_.size() == 1) return ShardRoute{0, 0};
+  const std::string_view first = args[spec.first_key];
+  const uint64_t key_hash = HashBytes(first);
+  const unsigned sid = shard_set_.ShardOf(first, key_hash);
+  if (spec.last_key == spec.first_key) return ShardRoute{sid, key_hash};
+  size_t last = spec.last_key < 0 ? args.size() + spec.last_key : size_t(spec.last_key);
+  for (size_t k = spec.first_key + spec.key_step; k <= last; k += spec.key_step) {
+    if (shard_set_.ShardOf(args[k]) != sid) return std::nullopt;
+  }
+  return ShardRoute{sid, key_hash};
+}
+
+void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds) {
   if (cmds.size() < 2) return;  // nothing to overlap
   PrimeTable& table = shard.db(db).table();
   // Two stages: the buckets of every key, then (buckets now cached) the values they hold.
@@ -50,10 +65,11 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
   uint64_t hashes[kMax];
   std::string_view keys[kMax];
   size_t n = 0;
-  for (const PendingCmd& c : cmds) {
+  for (PendingCmd& c : cmds) {
     if (c.sid != shard.index()) continue;
     keys[n] = c.args[c.spec->first_key];
-    hashes[n] = HashBytes(keys[n]);
+    if (c.key_hash == 0) c.key_hash = HashBytes(keys[n]);
+    hashes[n] = c.key_hash;
     table.Prefetch(hashes[n]);
     if (++n == kMax) break;
   }
@@ -88,6 +104,7 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(true);
+  if (cmd.key_hash != 0) ctx.db.SetKeyHash(cmd.args[cmd.spec->first_key], cmd.key_hash);
   // Client-side caching (server/tracking/tracking_hub.h): one branch when the client does not
   // track.
   const ConnState* tracker = client != nullptr ? client : script_caller;
@@ -98,6 +115,7 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
     outer_origin = services_.tracking.BeginCommand(shard, *tracker);
   }
   const bool ran = RunShardHandler(cmd, ctx, reply_start);
+  ctx.db.ClearKeyHash();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
     // It left its keys as they were (a failed command changed nothing; a failed allocation
@@ -293,7 +311,7 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     size_t next;
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
-      PrefetchKeys(shard, db, cmds);
+      PrefetchKeys(shard, db, state.pending);
       next = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, out, nullptr, now_ms,
                      &state);
       release_on(shard);
@@ -304,7 +322,7 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
       co_await shard_set_.HopTo(
           state.hop, first,
           [this, ran, cmds, db, check_locks, &out, now_ms, &state, release_on](Shard& shard) {
-            PrefetchKeys(shard, db, cmds);
+            PrefetchKeys(shard, db, state.pending);
             *ran = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, out, nullptr,
                            now_ms, &state);
             release_on(shard);
@@ -327,7 +345,7 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
   BumpCounter(stats_.engine(my_engine).shard_hops, others.size());
   auto run_part = [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
-    PrefetchKeys(shard, db, cmds);
+    PrefetchKeys(shard, db, state.pending);
     next[shard.index()] = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, rb,
                                   state.reply_ends.data(), now_ms, &state);
     release_on(shard);
@@ -345,7 +363,7 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     }
   }
   Shard* local = here ? Shard::Current() : nullptr;
-  if (local != nullptr) PrefetchKeys(*local, db, cmds);
+  if (local != nullptr) PrefetchKeys(*local, db, state.pending);
   MergeCursor cur(shard_set_.size());
   while (!MergeReplies(state, out, local, cur, check_locks, now_ms)) {
     // Command cur.k, of this shard, waits for a transaction's lock (rare).

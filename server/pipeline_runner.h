@@ -143,6 +143,13 @@ class PipelineRunner {
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, CmdArgs args) const;
+  // As SingleShardOf, with the hash of the first key in its shard's table (PendingCmd::key_hash)
+  // computed once for both.
+  struct ShardRoute {
+    unsigned sid;
+    uint64_t key_hash;
+  };
+  std::optional<ShardRoute> RouteOf(const CommandSpec& spec, CmdArgs args) const;
 
   // Runs a connection command (kConn) or a coordinator (kCoord) on the connection's thread and
   // counts it. A coordinator with several shards runs inside intent locks on its keys (or whole
@@ -182,8 +189,9 @@ class PipelineRunner {
                                                 uint32_t* reply_ends, int64_t now_ms,
                                                 const ConnState* client);
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
-  // group pays its cache misses in parallel rather than one after another.
-  void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
+  // group pays its cache misses in parallel rather than one after another. Sets the key_hash
+  // of those not routed with one (the command then does not hash its key again).
+  void PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds);
   // Prepares state.shard_replies for a group over several shards of state.pending: puts the
   // shards of its commands but `here` into `others`, each one's builder cleared (its error
   // count kept in `errors_before`). Returns whether `here` has commands in the group.

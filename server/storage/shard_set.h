@@ -70,11 +70,19 @@ class ShardSet {
   unsigned size() const { return size_; }
   unsigned num_dbs() const { return num_dbs_; }
 
-  // Returns the shard that owns `key`.
+  // Returns the shard that owns `key`: decided by the hash of its hash tag (HashTagOf) in the
+  // tables (HashBytes), so that a key without a tag has one hash for its shard and its place
+  // in the shard's table (ShardOf(key, key_hash)).
   unsigned ShardOf(std::string_view key) const {
     if (size_ == 1) return 0;
-    uint64_t h = HashBytes(HashTagOf(key), kShardSeed);
-    return static_cast<unsigned>((static_cast<__uint128_t>(h) * size_) >> 64);
+    return ShardOfTagHash(HashBytes(HashTagOf(key)));
+  }
+  // Returns ShardOf(key) given key_hash == HashBytes(key): hashes nothing more unless the key
+  // has a hash tag.
+  unsigned ShardOf(std::string_view key, uint64_t key_hash) const {
+    if (size_ == 1) return 0;
+    const std::string_view tag = HashTagOf(key);
+    return ShardOfTagHash(tag.size() == key.size() ? key_hash : HashBytes(tag));
   }
 
   // Runs fn(Shard&) on shard `sid` and returns its result (inline when local).
@@ -149,6 +157,14 @@ class ShardSet {
   io::EnginePool& pool() { return pool_; }
 
  private:
+  // The shard of a tag whose HashBytes is `h`. Remixed with kShardSeed first: the table takes
+  // its directory index from the top bits of the same hash and its bucket and fingerprint from
+  // the low ones, so a shard chosen from raw bits of it would use part of its table only.
+  unsigned ShardOfTagHash(uint64_t h) const {
+    const uint64_t m = detail::Fold(h ^ kShardSeed, detail::kK1);
+    return static_cast<unsigned>((static_cast<__uint128_t>(m) * size_) >> 64);
+  }
+
   struct TwinTag {};
   // The no_touch() twin of `base`: shares its shards, owns none.
   ShardSet(const ShardSet& base, TwinTag);
