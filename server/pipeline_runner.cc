@@ -341,7 +341,7 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
   absl::InlinedVector<unsigned, 8> others;
   absl::InlinedVector<uint64_t, 8> errors_before;
   absl::InlinedVector<size_t, 8> next(shard_set_.size(), cmds.size());
-  const bool here = PrepareShardReplies(state, out, my_engine, others, errors_before);
+  const size_t here_cmds = PrepareShardReplies(state, out, my_engine, others, errors_before);
   BumpCounter(stats_.engine(my_engine).shard_hops, others.size());
   auto run_part = [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
@@ -362,8 +362,9 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
                                         state.reply_ends.data(), now_ms, &state);
     }
   }
-  Shard* local = here ? Shard::Current() : nullptr;
+  Shard* local = here_cmds > 0 ? Shard::Current() : nullptr;
   if (local != nullptr) PrefetchKeys(*local, db, state.pending);
+  ReserveForMerge(state, out, others, here_cmds);
   MergeCursor cur(shard_set_.size());
   while (!MergeReplies(state, out, local, cur, check_locks, now_ms)) {
     // Command cur.k, of this shard, waits for a transaction's lock (rare).
@@ -376,27 +377,36 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
   }
 }
 
-bool PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
+size_t PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
                                          unsigned here, absl::InlinedVector<unsigned, 8>& others,
                                          absl::InlinedVector<uint64_t, 8>& errors_before) {
   state.shard_replies.resize(shard_set_.size());
   state.reply_ends.resize(state.pending.size());
   errors_before.assign(shard_set_.size(), 0);
   absl::InlinedVector<bool, 8> seen(shard_set_.size(), false);
-  bool has_here = false;
+  size_t here_cmds = 0;
   for (const PendingCmd& c : state.pending) {
-    if (seen[c.sid]) continue;
-    seen[c.sid] = true;  // the first command of shard c.sid
     if (c.sid == here) {
-      has_here = true;
+      ++here_cmds;
       continue;
     }
+    if (seen[c.sid]) continue;
+    seen[c.sid] = true;  // the first command of shard c.sid
     others.push_back(c.sid);
     state.shard_replies[c.sid].Clear();
     state.shard_replies[c.sid].set_version(out.version());
     errors_before[c.sid] = state.shard_replies[c.sid].error_count();
   }
-  return has_here;
+  return here_cmds;
+}
+
+void PipelineRunner::ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
+                                     std::span<const unsigned> others, size_t here_cmds) const {
+  size_t copied = 0;
+  for (unsigned t : others) copied += state.shard_replies[t].size();
+  const size_t other_cmds = state.pending.size() - here_cmds;
+  std::string& dst = out.buffer();
+  dst.reserve(dst.size() + copied + (other_cmds > 0 ? copied * here_cmds / other_cmds : 0));
 }
 
 bool PipelineRunner::MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here,
@@ -439,7 +449,7 @@ asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
   if (!locks.TryAcquireOn(local)) co_return false;
   absl::InlinedVector<unsigned, 8> others;
   absl::InlinedVector<uint64_t, 8> errors_before;
-  PrepareShardReplies(state, out, local.index(), others, errors_before);
+  const size_t here_cmds = PrepareShardReplies(state, out, local.index(), others, errors_before);
   BumpCounter(stats_.engine(local.index()).shard_hops);
   co_await shard_set_.HopTo(state.hop, remote,
                             [this, &locks, &state, cmds, db, now_ms, remote](Shard& shard) {
@@ -453,6 +463,7 @@ asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
   // Held if the remote shard granted (its commands ran); else the local grant is given back.
   if (!locks.SettleTryAcquire()) co_return false;
   out.StartArray(cmds.size());
+  ReserveForMerge(state, out, others, here_cmds);
   MergeCursor cur(shard_set_.size());
   const bool all_in = MergeReplies(state, out, &local, cur, /*check_locks=*/false, now_ms);
   DCHECK(all_in);

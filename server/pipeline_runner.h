@@ -194,8 +194,8 @@ class PipelineRunner {
   void PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds);
   // Prepares state.shard_replies for a group over several shards of state.pending: puts the
   // shards of its commands but `here` into `others`, each one's builder cleared (its error
-  // count kept in `errors_before`). Returns whether `here` has commands in the group.
-  bool PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out, unsigned here,
+  // count kept in `errors_before`). Returns how many commands of the group `here` has.
+  size_t PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out, unsigned here,
                            absl::InlinedVector<unsigned, 8>& others,
                            absl::InlinedVector<uint64_t, 8>& errors_before);
   // Where MergeReplies has got to: the next command, and per shard the offset of its next
@@ -210,6 +210,10 @@ class PipelineRunner {
   // RunCmds with reply_ends); a run of commands of `here` (this thread's shard, or nullptr)
   // runs now, its replies written straight into `out`. Returns true when all are in; false,
   // cur.k at it, when a command of `here` is blocked by a transaction's lock (`check_locks`).
+  // Grows `out` once for MergeReplies: the replies in the builders of `others`, and those of
+  // the `here_cmds` commands of this shard taken as long as the others' on average.
+  void ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
+                       std::span<const unsigned> others, size_t here_cmds) const;
   bool MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here, MergeCursor& cur,
                     bool check_locks, int64_t now_ms);
   // Runs on `shard` the parts of the gathered group's calls that have keys there, in order.

@@ -11,6 +11,7 @@
 #include <absl/types/span.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -52,7 +53,17 @@ decltype(auto) RunShardTask(Shard& shard, bool no_touch, F& fn, Args&&... args) 
 
 // Returns the part of `key` that decides its shard: the content of the first non-empty {...}
 // (Redis Cluster's hash tag rule), else the whole key.
-std::string_view HashTagOf(std::string_view key);
+// Inline: routing calls it for every key of a pipeline, and most keys have no '{'.
+namespace detail {
+// HashTagOf for a key whose first '{' is at `open`.
+std::string_view HashTagAfter(std::string_view key, size_t open);
+}  // namespace detail
+inline std::string_view HashTagOf(std::string_view key) {
+  if (key.empty()) return key;  // (memchr must not see the null data of an empty view)
+  const void* open = std::memchr(key.data(), '{', key.size());
+  if (open == nullptr) [[likely]] return key;
+  return detail::HashTagAfter(key, static_cast<const char*>(open) - key.data());
+}
 
 class ShardSet {
  public:
