@@ -172,4 +172,22 @@ class ChangeListeners {
   std::atomic<uint64_t> change_count_{0};
 };
 
+// Clears the change origin of `changes` for its scope, then puts it back: around the commands of
+// other clients that a command's shard task may run inline (the lock waiters its release
+// grants, the blocked clients it serves), whose changes are theirs.
+class ScopedNoOrigin {
+ public:
+  explicit ScopedNoOrigin(ChangeListeners& changes)
+      : changes_(changes), saved_(changes.origin()) {
+    changes.set_origin(0);
+  }
+  ~ScopedNoOrigin() { changes_.set_origin(saved_); }
+  ScopedNoOrigin(const ScopedNoOrigin&) = delete;
+  ScopedNoOrigin& operator=(const ScopedNoOrigin&) = delete;
+
+ private:
+  ChangeListeners& changes_;
+  uint64_t saved_;
+};
+
 }  // namespace dashkv

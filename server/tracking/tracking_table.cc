@@ -69,8 +69,11 @@ void TrackingTable::Invalidate(std::string_view key) {
       it->second.engine = p.engine;
     }
     std::vector<BcastKey>& keys = it->second.keys;
-    if (!keys.empty() && keys.back().key == key) continue;  // RENAME's removal, then its write
-    keys.push_back({std::string(key), BcastOrigin(origin)});
+    // The same change told twice (RENAME's removal, then its write). A change by another
+    // client stays: a NOLOOP client drops the first but must get the second.
+    const uint64_t bcast_origin = BcastOrigin(origin);
+    if (!keys.empty() && keys.back().key == key && keys.back().origin == bcast_origin) continue;
+    keys.push_back({std::string(key), bcast_origin});
     if (!flush_scheduled_) {
       flush_scheduled_ = true;
       schedule_();

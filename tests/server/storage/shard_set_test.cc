@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/memory.h"
 #include "server/storage/shard_set.h"
+#include "server/tx/transaction.h"
 #include "tests/testing/test_server.h"
 
 namespace dashkv {
@@ -218,6 +219,35 @@ TEST(ShardSetTest, ViewTasksCarryTheirChangeOrigin) {
   EXPECT_TRUE(view->mode().no_touch());
   view->RunOnAllBlocking([&](Shard& s) { seen[s.index()] = s.changes().origin(); });
   EXPECT_THAT(seen, ::testing::Each(9u));
+}
+
+// A command's task that releases its locks may run there and then the commands of other
+// clients its release lets go: they run without the task's change origin, which is back after.
+TEST(ShardSetTest, LockWaitersGrantedInAViewsTaskRunWithoutItsOrigin) {
+  TestServer srv(2);
+  ShardSet& ss = srv.server().shard_set();
+  std::shared_ptr<ShardSet> view = ss.View(ShardTaskMode(/*no_touch=*/false, 42));
+  KeyLocks locks(*view);
+  locks.Add(0, "k", LockMode::kExclusive);
+  const unsigned sid = ss.ShardOf("k");
+  uint64_t in_waiter = 7, after = 7;
+  bool granted = false;
+  view->RunOnAllBlocking([&](Shard& s) {
+    if (s.index() != sid) return;
+    ASSERT_TRUE(locks.TryAcquireOn(s));
+    LockRequest other;
+    other.Add(LockHashOf(0, "k"), LockMode::kExclusive);
+    s.locks().Enqueue(other, [&] {
+      granted = true;
+      in_waiter = s.changes().origin();
+    }, /*transient=*/true);
+    ASSERT_FALSE(granted) << "the key is held";
+    locks.ReleaseOn(s);
+    after = s.changes().origin();
+  });
+  EXPECT_TRUE(granted);
+  EXPECT_EQ(in_waiter, 0u);
+  EXPECT_EQ(after, 42u);
 }
 
 }  // namespace

@@ -109,6 +109,23 @@ TEST_F(TrackingTableTest, ScriptsChangesAreTheCallersForReadsOnly) {
   }
 }
 
+// Two commands change a key before the flush: a BCAST NOLOOP client that made the first must
+// still get the second's change.
+TEST_F(TrackingTableTest, BcastKeepsAnotherClientsChangeOfTheSameKey) {
+  table_.AddPrefix("", 5, 1);
+  changes_.set_origin(ChangeOriginOf(5, false));
+  table_.Invalidate("k");
+  table_.Invalidate("k");  // its own second telling: dropped
+  changes_.set_origin(ChangeOriginOf(6, false));
+  table_.Invalidate("k");
+  changes_.set_origin(0);
+  table_.Flush();
+  ASSERT_EQ(posted_.size(), 1u);
+  ASSERT_EQ(posted_[0].batch.size(), 2u);
+  EXPECT_EQ(posted_[0].batch[0].origin, 5u);
+  EXPECT_EQ(posted_[0].batch[1].origin, 6u);
+}
+
 // Keys the limit evicts are the server's changes, not the running command's.
 TEST_F(TrackingTableTest, EnforcedLimitHasNoOrigin) {
   table_.Remember("a", 5, 1);
