@@ -10,6 +10,15 @@
 namespace dashkv {
 
 ShardSet& ConnCmdContext::shard_set() const {
+  if (state.change_origin != 0) [[unlikely]] {
+    const ShardTaskMode mode(state.no_touch, state.change_origin);
+    if (state.origin_shards == nullptr) {
+      state.origin_shards = services_.shard_set.View(mode);
+    } else {
+      state.origin_shards->set_mode(mode);
+    }
+    return *state.origin_shards;
+  }
   return state.no_touch ? services_.shard_set.no_touch() : services_.shard_set;
 }
 

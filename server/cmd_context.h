@@ -84,7 +84,8 @@ class ConnCmdContext {
   Config& config() const { return services_.config; }
   io::EnginePool& pool() const { return services_.pool; }
   // The shards, through the set whose tasks leave the access records as they are when the
-  // client is in CLIENT NO-TOUCH mode (ShardSet::no_touch).
+  // client is in CLIENT NO-TOUCH mode (ShardSet::no_touch), and carry the client's change
+  // origin when it has one (ConnState::change_origin: client-side caching's NOLOOP).
   ShardSet& shard_set() const;
   PubSub& pubsub() const { return services_.pubsub; }
   const CommandRegistry& registry() const { return services_.registry; }

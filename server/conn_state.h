@@ -22,6 +22,7 @@ namespace dashkv {
 struct CommandSpec;
 struct WatchState;
 class BlockedCall;
+class ShardSet;
 
 // A command of a pipeline, resolved and routed to its shard.
 struct PendingCmd {
@@ -107,6 +108,13 @@ class ConnState : public io::ConnectionState {
   // Tracking is on in OPTIN or OPTOUT mode: commands run one at a time (CLIENT CACHING's flag
   // applies to the next command only).
   bool tracking_opt = false;
+  // The change origin of this client's commands (ChangeListeners::origin, ChangeOriginOf):
+  // while its tracking is on, itself; for a script's client, the calling client's, as a
+  // script's; 0 otherwise. When set, the hops of its commands whose keys span shards carry it
+  // (ConnCmdContext::shard_set runs them through `origin_shards`, a ShardSet::View made at
+  // its first use); a shard command of a tracking client sets it itself (TrackingHub).
+  uint64_t change_origin = 0;
+  std::shared_ptr<ShardSet> origin_shards;
   // Set while the connection is parked in a blocking command (server/tx/blocking.h).
   std::shared_ptr<BlockedCall> blocked;
   bool held = false;  // a command of this connection is held by CLIENT PAUSE

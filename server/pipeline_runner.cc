@@ -112,7 +112,7 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
   uint64_t outer_origin = 0;  // a script's call runs inside the script's command
   if (tracked) [[unlikely]] {
     ctx.tracking_client = tracker;
-    outer_origin = services_.tracking.BeginCommand(shard, *tracker);
+    outer_origin = TrackingHub::BeginCommand(shard, *tracker, /*by_script=*/from_script);
   }
   const bool ran = RunShardHandler(cmd, ctx, reply_start);
   ctx.db.ClearKeyHash();

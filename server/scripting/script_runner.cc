@@ -204,6 +204,10 @@ class ScriptHostBase : public ScriptHost {
       client_->db = db_;
       client_->authenticated = true;
       client_->no_touch = no_touch_;  // its multi-shard calls' hops (ConnCmdContext::shard_set)
+      // Its changes are the caller's, made by a script (client-side caching's NOLOOP).
+      if (tracker_ != nullptr && tracker_->change_origin != 0) [[unlikely]] {
+        client_->change_origin = ChangeOriginOf(tracker_->conn->id(), /*by_script=*/true);
+      }
     }
     return *client_;
   }

@@ -101,6 +101,13 @@ class ChangeListeners {
     return pause_end_ms_ != nullptr && pause_end_ms_->load(std::memory_order_relaxed) > now_ms;
   }
 
+  // The origin of the changes made now: an opaque word that whoever runs a command sets
+  // around it for the listeners (client-side caching: the client whose command it is, for
+  // NOLOOP; server/tracking/client_tracking.h); 0: none. Set only while a command that wants
+  // it runs, so it costs nothing otherwise.
+  uint64_t origin() const { return origin_; }
+  void set_origin(uint64_t origin) { origin_ = origin; }
+
   bool wants(ChangeInterest what) const { return (wanted_ & what) != 0; }
   bool notifies(NotifyClass cls) const {
     return (notify_classes_->load(std::memory_order_relaxed) & cls) != 0;
@@ -161,7 +168,26 @@ class ChangeListeners {
   const std::atomic<uint32_t>* notify_classes_ = &kNoClasses;
   const std::atomic<int64_t>* pause_end_ms_ = nullptr;
   std::vector<Pending> pending_;
+  uint64_t origin_ = 0;
   std::atomic<uint64_t> change_count_{0};
+};
+
+// Clears the change origin of `changes` for its scope, then puts it back: around the commands of
+// other clients that a command's shard task may run inline (the lock waiters its release
+// grants, the blocked clients it serves), whose changes are theirs.
+class ScopedNoOrigin {
+ public:
+  explicit ScopedNoOrigin(ChangeListeners& changes)
+      : changes_(changes), saved_(changes.origin()) {
+    changes.set_origin(0);
+  }
+  ~ScopedNoOrigin() { changes_.set_origin(saved_); }
+  ScopedNoOrigin(const ScopedNoOrigin&) = delete;
+  ScopedNoOrigin& operator=(const ScopedNoOrigin&) = delete;
+
+ private:
+  ChangeListeners& changes_;
+  uint64_t saved_;
 };
 
 }  // namespace dashkv

@@ -35,6 +35,25 @@ struct ShardStats {
   uint64_t slowest_snapshot_slice_us = 0;
 };
 
+// What a shard task carries besides its work (ShardSet's views), in one word so that a task of
+// the plain set, whose mode is 0, pays one test for it: bit 0, CLIENT NO-TOUCH
+// (Shard::set_no_touch); the rest, the change origin of the command it is part of
+// (ChangeListeners::origin; 0: none).
+class ShardTaskMode {
+ public:
+  constexpr ShardTaskMode() = default;
+  // REQUIRES: origin < 2^63.
+  constexpr ShardTaskMode(bool no_touch, uint64_t origin)
+      : bits_(origin << 1 | static_cast<uint64_t>(no_touch)) {}
+
+  bool any() const { return bits_ != 0; }
+  bool no_touch() const { return (bits_ & 1) != 0; }
+  uint64_t origin() const { return bits_ >> 1; }
+
+ private:
+  uint64_t bits_ = 0;
+};
+
 class Shard {
  public:
   // `chunk_reserve` feeds the segment chunks of this shard's tables (core/chunk_reserve.h): this
@@ -79,6 +98,19 @@ class Shard {
   // (DbSlice::set_no_touch): set and cleared around a task of a CLIENT NO-TOUCH client's
   // command whose keys span shards (ShardSet::no_touch).
   void set_no_touch(bool yes);
+  // Start and end a shard task that carries `mode` (ShardTaskMode::any()): the no-touch mode
+  // and the change origin it asks for hold while it runs. EnterTask returns the origin that
+  // LeaveTask puts back (a task may run inside another, inline). REQUIRES: mode.any().
+  uint64_t EnterTask(ShardTaskMode mode) {
+    if (mode.no_touch()) set_no_touch(true);
+    const uint64_t outer = changes_.origin();
+    if (mode.origin() != 0) changes_.set_origin(mode.origin());
+    return outer;
+  }
+  void LeaveTask(ShardTaskMode mode, uint64_t outer_origin) {
+    if (mode.no_touch()) set_no_touch(false);
+    changes_.set_origin(outer_origin);
+  }
   ShardStats& stats() { return stats_; }
   // The intent locks of this shard's keys (all databases; see server/tx/transaction.h).
   IntentLockTable& locks() { return locks_; }

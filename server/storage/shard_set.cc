@@ -30,15 +30,19 @@ ShardSet::ShardSet(io::EnginePool& pool, unsigned num_dbs)
     shards_[i] = new Shard(i, num_dbs_, MakeChunkReserve(pool_.background()));
     Shard::SetCurrent(shards_[i]);
   });
-  no_touch_twin_.reset(new ShardSet(*this, TwinTag{}));
+  no_touch_twin_.reset(new ShardSet(*this, ShardTaskMode(/*no_touch=*/true, 0), ViewTag{}));
 }
 
-ShardSet::ShardSet(const ShardSet& base, TwinTag)
+ShardSet::ShardSet(const ShardSet& base, ShardTaskMode mode, ViewTag)
     : pool_(base.pool_), size_(base.size_), num_dbs_(base.num_dbs_), shards_(base.shards_),
-      no_touch_(true) {}
+      mode_(mode), owner_(false) {}
+
+std::shared_ptr<ShardSet> ShardSet::View(ShardTaskMode mode) const {
+  return std::shared_ptr<ShardSet>(new ShardSet(*this, mode, ViewTag{}));
+}
 
 ShardSet::~ShardSet() {
-  if (no_touch_) return;  // the twin owns no shard
+  if (!owner_) return;  // a view owns no shard
   // The engines have stopped (see the header), so no shard thread runs any more.
   for (Shard*& shard : shards_) {
     delete shard;

@@ -3,7 +3,8 @@
 // RunOnAllBlocking from main and tests. Callbacks get the target's Shard& and copy their
 // results out; they never keep pointers into shard data. Each callback is a shard task: the
 // change listeners hear its writes when it returns (Shard::FinishChanges).
-// Thread: immutable after start; methods callable from any engine thread.
+// Thread: immutable after start; methods callable from any engine thread. A view (View) is
+// engine-local to the client it was made for.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -19,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/base/logging.h"
 #include "core/hash.h"
 #include "io/engine_pool.h"
 #include "io/hop.h"
@@ -27,29 +29,30 @@
 namespace dashkv {
 
 namespace detail {
-// Sets Shard::set_no_touch for its lifetime when `on` (a CLIENT NO-TOUCH client's task).
-class NoTouchScope {
+// Holds a task's mode (Shard::EnterTask) from its construction to its end (LeaveTask).
+class TaskModeScope {
  public:
-  NoTouchScope(Shard& shard, bool on) : shard_(shard), on_(on) {
-    if (on_) [[unlikely]] shard_.set_no_touch(true);
+  TaskModeScope(Shard& shard, ShardTaskMode mode) : shard_(shard), mode_(mode) {
+    if (mode_.any()) [[unlikely]] outer_origin_ = shard_.EnterTask(mode_);
   }
-  ~NoTouchScope() {
-    if (on_) [[unlikely]] shard_.set_no_touch(false);
+  ~TaskModeScope() {
+    if (mode_.any()) [[unlikely]] shard_.LeaveTask(mode_, outer_origin_);
   }
-  NoTouchScope(const NoTouchScope&) = delete;
-  NoTouchScope& operator=(const NoTouchScope&) = delete;
+  TaskModeScope(const TaskModeScope&) = delete;
+  TaskModeScope& operator=(const TaskModeScope&) = delete;
 
  private:
   Shard& shard_;
-  bool on_;
+  ShardTaskMode mode_;
+  uint64_t outer_origin_ = 0;
 };
 
 // Runs a shard task and ends it (Shard::FinishChanges: the listeners hear its writes before
-// anything else runs on the shard), also when it throws. With `no_touch`, the shard's lookups
-// leave the access records as they are while the task runs (Shard::set_no_touch).
+// anything else runs on the shard), also when it throws. A `mode` other than the plain one
+// holds while it runs, to the end of its FinishChanges (Shard::EnterTask).
 template <typename F, typename... Args>
-decltype(auto) RunShardTask(Shard& shard, bool no_touch, F& fn, Args&&... args) {
-  NoTouchScope scope(shard, no_touch);
+decltype(auto) RunShardTask(Shard& shard, ShardTaskMode mode, F& fn, Args&&... args) {
+  TaskModeScope scope(shard, mode);
   try {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, Shard&, Args...>>) {
       fn(shard, std::forward<Args>(args)...);
@@ -92,8 +95,21 @@ class ShardSet {
   // Returns the set to run a CLIENT NO-TOUCH client's tasks with: the same shards, but while
   // each of its tasks runs, lookups leave the access records (OBJECT IDLETIME / FREQ) as they
   // are, as PipelineRunner does for a single-shard command of such a client. Owned by this
-  // set; its own no_touch() is itself.
-  ShardSet& no_touch() { return no_touch_ ? *this : *no_touch_twin_; }
+  // set; its own no_touch() is itself. REQUIRES: the owner or its twin.
+  ShardSet& no_touch() { return mode_.no_touch() ? *this : *no_touch_twin_; }
+
+  // Returns a view: a set of the same shards whose tasks run with `mode` (no-touch, and the
+  // change origin of the command they are part of, for the change listeners). It owns no
+  // shard; this set must outlive it. For a client whose tasks carry more than no_touch()'s:
+  // made once, then given its command's mode with set_mode.
+  std::shared_ptr<ShardSet> View(ShardTaskMode mode) const;
+  // Sets the mode of a view's tasks from the next one on (a task takes its mode when it is
+  // submitted). REQUIRES: a view.
+  void set_mode(ShardTaskMode mode) {
+    DCHECK(!owner_);
+    mode_ = mode;
+  }
+  ShardTaskMode mode() const { return mode_; }
 
   unsigned size() const { return size_; }
   unsigned num_dbs() const { return num_dbs_; }
@@ -117,8 +133,8 @@ class ShardSet {
   template <typename F>
   auto Await(unsigned sid, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&, Shard&>> {
     Shard* shard = shards_[sid];
-    return pool_.Await(sid, [fn = std::move(fn), shard, nt = no_touch_]() mutable {
-      return detail::RunShardTask(*shard, nt, fn);
+    return pool_.Await(sid, [fn = std::move(fn), shard, mode = mode_]() mutable {
+      return detail::RunShardTask(*shard, mode, fn);
     });
   }
 
@@ -129,8 +145,8 @@ class ShardSet {
   template <typename F>
   io::Hop::Start HopTo(io::Hop& hop, unsigned sid, F fn) {
     Shard* shard = shards_[sid];
-    return hop.Run(pool_[sid], [fn, shard, nt = no_touch_]() mutable {
-      detail::RunShardTask(*shard, nt, fn);
+    return hop.Run(pool_[sid], [fn, shard, mode = mode_]() mutable {
+      detail::RunShardTask(*shard, mode, fn);
     });
   }
 
@@ -140,8 +156,8 @@ class ShardSet {
   boost::asio::awaitable<R> AwaitAsync(unsigned sid, F fn) {
     Shard* shard = shards_[sid];
     return pool_.AwaitAsync<R>(
-        sid, [fn = std::move(fn), shard, nt = no_touch_](io::Completion<R> done) mutable {
-          detail::RunShardTask(*shard, nt, fn, std::move(done));
+        sid, [fn = std::move(fn), shard, mode = mode_](io::Completion<R> done) mutable {
+          detail::RunShardTask(*shard, mode, fn, std::move(done));
         });
   }
 
@@ -149,9 +165,9 @@ class ShardSet {
   template <typename F>
   void Post(unsigned sid, F fn) {
     Shard* shard = shards_[sid];
-    if (Shard::Current() == shard) return detail::RunShardTask(*shard, no_touch_, fn);
-    pool_.Post(sid, [fn = std::move(fn), shard, nt = no_touch_]() mutable {
-      detail::RunShardTask(*shard, nt, fn);
+    if (Shard::Current() == shard) return detail::RunShardTask(*shard, mode_, fn);
+    pool_.Post(sid, [fn = std::move(fn), shard, mode = mode_]() mutable {
+      detail::RunShardTask(*shard, mode, fn);
     });
   }
 
@@ -162,8 +178,8 @@ class ShardSet {
   template <typename F>
   boost::asio::awaitable<void> AwaitMany(std::span<const unsigned> sids, F fn) {
     auto* shards = &shards_;
-    return pool_.AwaitMany(sids, [fn = std::move(fn), shards, nt = no_touch_](unsigned i) mutable {
-      detail::RunShardTask(*(*shards)[i], nt, fn);
+    return pool_.AwaitMany(sids, [fn = std::move(fn), shards, mode = mode_](unsigned i) mutable {
+      detail::RunShardTask(*(*shards)[i], mode, fn);
     });
   }
 
@@ -171,15 +187,15 @@ class ShardSet {
   template <typename F>
   boost::asio::awaitable<void> AwaitAll(F fn) {
     auto* shards = &shards_;
-    return pool_.AwaitAll([fn = std::move(fn), shards, nt = no_touch_](unsigned i) mutable {
-      detail::RunShardTask(*(*shards)[i], nt, fn);
+    return pool_.AwaitAll([fn = std::move(fn), shards, mode = mode_](unsigned i) mutable {
+      detail::RunShardTask(*(*shards)[i], mode, fn);
     });
   }
 
   // Runs fn(Shard&) on every shard and blocks the calling non-engine thread until done.
   template <typename F>
   void RunOnAllBlocking(F fn) {
-    pool_.RunOnAllBlocking([&](unsigned i) { detail::RunShardTask(*shards_[i], no_touch_, fn); });
+    pool_.RunOnAllBlocking([&](unsigned i) { detail::RunShardTask(*shards_[i], mode_, fn); });
   }
 
   io::EnginePool& pool() { return pool_; }
@@ -193,16 +209,17 @@ class ShardSet {
     return static_cast<unsigned>((static_cast<__uint128_t>(m) * size_) >> 64);
   }
 
-  struct TwinTag {};
-  // The no_touch() twin of `base`: shares its shards, owns none.
-  ShardSet(const ShardSet& base, TwinTag);
+  struct ViewTag {};
+  // A view of `base` (the no_touch() twin, View): shares its shards, owns none.
+  ShardSet(const ShardSet& base, ShardTaskMode mode, ViewTag);
 
   io::EnginePool& pool_;
   unsigned size_;
   unsigned num_dbs_;
   std::vector<Shard*> shards_;  // shards_[i] created and destroyed on engine i (by the owner)
-  bool no_touch_ = false;       // the twin: its tasks run with Shard::set_no_touch
-  std::unique_ptr<ShardSet> no_touch_twin_;  // the owner's twin; nullptr in the twin
+  ShardTaskMode mode_;          // what its tasks carry (the owner's: nothing)
+  bool owner_ = true;           // false in a view
+  std::unique_ptr<ShardSet> no_touch_twin_;  // the owner's twin; nullptr in a view
 };
 
 }  // namespace dashkv

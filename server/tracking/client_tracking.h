@@ -49,6 +49,18 @@ enum TrackingNow : uint8_t {
   kTrackingReads = 1 << 1,  // read-only commands remember their keys for the client
 };
 
+// The change origin (ChangeListeners::origin) of a command of `client` with tracking on, or of
+// a call of a script it runs (`by_script`). A NOLOOP client is not sent its own changes, as in
+// Redis 7.0, where a script's writes are the caller's in default mode but, in BCAST mode, the
+// script client's (so a BCAST NOLOOP client is sent the changes of the scripts it runs).
+constexpr uint64_t ChangeOriginOf(uint64_t client, bool by_script) {
+  return client << 1 | static_cast<uint64_t>(by_script);
+}
+// The client a change of origin `origin` is not sent to, if NOLOOP: for a key it read, and
+// for a key under one of its BCAST prefixes (0: none).
+constexpr uint64_t ReaderOrigin(uint64_t origin) { return origin >> 1; }
+constexpr uint64_t BcastOrigin(uint64_t origin) { return (origin & 1) != 0 ? 0 : origin >> 1; }
+
 // One invalidation on its way from a shard to the engine of the client it is for.
 struct Invalidation {
   uint64_t client;  // the tracking client

@@ -173,10 +173,12 @@ void TrackingHub::Refresh(ConnState& state) {
   if (t == nullptr || !t->on) {
     state.tracking_now = 0;
     state.tracking_opt = false;
+    state.change_origin = 0;
     return;
   }
   state.tracking_now = kTrackingOn | (t->TracksReads() ? kTrackingReads : 0);
   state.tracking_opt = t->optin || t->optout;
+  state.change_origin = ChangeOriginOf(state.conn->id(), /*by_script=*/false);
 }
 
 void TrackingHub::FlushDeferred(ConnState& state, io::ReplyBuilder& out) {
@@ -194,10 +196,10 @@ void TrackingHub::AfterCommand(ConnState& state, io::CmdArgs args) {
   Refresh(state);
 }
 
-uint64_t TrackingHub::BeginCommand(Shard& shard, const ConnState& client) {
-  TrackingTable& table = *tables_[shard.index()];
-  const uint64_t outer = table.origin();
-  table.set_origin(client.conn->id());
+uint64_t TrackingHub::BeginCommand(Shard& shard, const ConnState& client, bool by_script) {
+  ChangeListeners& changes = shard.changes();
+  const uint64_t outer = changes.origin();
+  changes.set_origin(ChangeOriginOf(client.conn->id(), by_script));
   return outer;
 }
 
@@ -205,7 +207,7 @@ void TrackingHub::EndCommand(Shard& shard, const ConnState& client, const Comman
                              io::CmdArgs args, uint64_t outer_origin) {
   const unsigned sid = shard.index();
   TrackingTable& table = *tables_[sid];
-  table.set_origin(outer_origin);
+  shard.changes().set_origin(outer_origin);
   if (!(client.tracking_now & kTrackingReads) || !TracksKeysOf(spec)) return;
   const uint64_t id = client.conn->id();
   const unsigned engine = client.conn->engine().index();

@@ -12,11 +12,16 @@
 //  keys to their shards before it reads: a change in between costs a spare invalidation,
 //  never a missed one.
 //  Change side: the tables queue invalidations per target engine and flush them after the
-//  current command, one message per engine. There the hub finds the client by id (gone:
-//  dropped), applies NOLOOP and the mode, and writes `>2 invalidate [keys]` (RESP3), or sends
-//  it to the redirect client on that client's engine (`message __redis__:invalidate [keys]`
-//  when it is a RESP2 client in subscribed mode); a redirect client that has gone breaks the
-//  redirect (`tracking-redir-broken` to a RESP3 tracking client, flag R).
+//  current command, one message per engine. Each is marked with the change's origin (for
+//  NOLOOP): the shard's ChangeListeners::origin, set around a shard command of a client with
+//  tracking on (BeginCommand); the hops of a command whose keys span shards carry it
+//  themselves (ConnState::change_origin, through the client's ShardSet::View), so nothing is
+//  set or carried for a client without tracking. On the client's engine the hub finds the
+//  client by id (gone: dropped), applies NOLOOP and the mode, and writes
+//  `>2 invalidate [keys]` (RESP3), or sends it to the redirect client on that client's engine
+//  (`message __redis__:invalidate [keys]` when it is a RESP2 client in subscribed mode); a
+//  redirect client that has gone breaks the redirect (`tracking-redir-broken` to a RESP3
+//  tracking client, flag R).
 //  FLUSHDB / FLUSHALL: every table forgets its keys and every tracking client gets one
 //  invalidation with a null key list.
 #pragma once
@@ -85,7 +90,7 @@ class TrackingHub {
   boost::asio::awaitable<std::optional<unsigned>> FindClient(uint64_t id);
   // Sets CLIENT CACHING's flag for the next command or transaction.
   void SetCaching(ConnState& state, bool caching);
-  // Recomputes state.tracking_now (and tracking_opt) from its tracking state.
+  // Recomputes state.tracking_now, tracking_opt and change_origin from its tracking state.
   static void Refresh(ConnState& state);
 
   // Dispatch: a batch starts / ends (its replies are in `out`: the held-back invalidations
@@ -112,9 +117,10 @@ class TrackingHub {
 
   // --- Shards (REQUIRES: on the shard's thread) ---
   TrackingTable& table(unsigned sid) { return *tables_[sid]; }
-  // A command of `client` (tracking_now != 0) is about to run on `shard`: the changes it makes
-  // are marked as its own (NOLOOP). Returns the mark it replaces, for EndCommand.
-  uint64_t BeginCommand(Shard& shard, const ConnState& client);
+  // A command of `client` (tracking_now != 0), or a call of a script it runs (`by_script`), is
+  // about to run on `shard`: the changes it makes are marked as its own (NOLOOP; the shard's
+  // ChangeListeners::origin). Returns the mark it replaces, for EndCommand.
+  static uint64_t BeginCommand(Shard& shard, const ConnState& client, bool by_script);
   // It ran: remembers its keys if it reads and the client tracks reads, and puts back
   // `outer_origin`.
   void EndCommand(Shard& shard, const ConnState& client, const CommandSpec& spec,

@@ -60,6 +60,7 @@ void TrackingTable::Queue(unsigned engine, Invalidation inv) {
 }
 
 void TrackingTable::Invalidate(std::string_view key) {
+  const uint64_t origin = changes_ != nullptr ? changes_->origin() : 0;
   for (const Prefix& p : prefixes_) {
     if (!key.starts_with(p.prefix)) continue;
     auto [it, inserted] = bcast_pending_.try_emplace(p.group);
@@ -68,8 +69,11 @@ void TrackingTable::Invalidate(std::string_view key) {
       it->second.engine = p.engine;
     }
     std::vector<BcastKey>& keys = it->second.keys;
-    if (!keys.empty() && keys.back().key == key) continue;  // RENAME's removal, then its write
-    keys.push_back({std::string(key), origin_});
+    // The same change told twice (RENAME's removal, then its write). A change by another
+    // client stays: a NOLOOP client drops the first but must get the second.
+    const uint64_t bcast_origin = BcastOrigin(origin);
+    if (!keys.empty() && keys.back().key == key && keys.back().origin == bcast_origin) continue;
+    keys.push_back({std::string(key), bcast_origin});
     if (!flush_scheduled_) {
       flush_scheduled_ = true;
       schedule_();
@@ -77,7 +81,10 @@ void TrackingTable::Invalidate(std::string_view key) {
   }
   auto it = keys_.find(key);
   if (it == keys_.end()) return;
-  for (const Reader& r : it->second) Queue(r.engine, {r.client, origin_, 0, std::string(key)});
+  const uint64_t reader_origin = ReaderOrigin(origin);
+  for (const Reader& r : it->second) {
+    Queue(r.engine, {r.client, reader_origin, 0, std::string(key)});
+  }
   items_ -= it->second.size();
   keys_.erase(it);
   UpdateCounts();
@@ -93,14 +100,15 @@ void TrackingTable::ClearKeys() {
 
 void TrackingTable::EnforceLimit(size_t keep, unsigned effort) {
   if (keys_.size() <= keep) return;
-  const uint64_t origin = origin_;
-  origin_ = 0;  // evicted by the server, not by the command that runs
+  // Evicted by the server, not by the command that runs.
+  const uint64_t origin = changes_ != nullptr ? changes_->origin() : 0;
+  if (changes_ != nullptr) changes_->set_origin(0);
   // One walk picks the victims (a begin() per victim would rescan the emptied slots).
   std::vector<std::string> victims;
   const size_t n = std::min<size_t>(keys_.size() - keep, effort);
   for (auto it = keys_.begin(); victims.size() < n; ++it) victims.push_back(it->first);
   for (const std::string& key : victims) Invalidate(key);
-  origin_ = origin;
+  if (changes_ != nullptr) changes_->set_origin(origin);
 }
 
 void TrackingTable::Flush() {

@@ -50,9 +50,6 @@ class TrackingTable : public ChangeListener {
 
   // Remembers that `client` (on `engine`) read `key`.
   void Remember(std::string_view key, uint64_t client, unsigned engine);
-  // Sets the client whose command runs now (0: none): its own changes are marked with it.
-  void set_origin(uint64_t client) { origin_ = client; }
-  uint64_t origin() const { return origin_; }
 
   // Adds a BCAST registration. REQUIRES: the client has no registration for `prefix`.
   void AddPrefix(std::string_view prefix, uint64_t client, unsigned engine);
@@ -60,7 +57,8 @@ class TrackingTable : public ChangeListener {
   void RemovePrefixes(uint64_t client);
 
   // Queues invalidations of `key` for its readers and the BCAST clients of its prefixes, and
-  // forgets its readers.
+  // forgets its readers. They are marked with the origin of the change (the shard's
+  // ChangeListeners::origin, a ChangeOriginOf: the client whose command runs, for NOLOOP).
   void Invalidate(std::string_view key);
   // Forgets every tracked key without messages (FLUSHDB / FLUSHALL: the clients get one
   // invalidation with a null key list instead).
@@ -111,7 +109,6 @@ class TrackingTable : public ChangeListener {
   PostFn post_;
   ScheduleFn schedule_;
   bool flush_scheduled_ = false;
-  uint64_t origin_ = 0;
   PubSubNameMap<std::vector<Reader>> keys_;
   size_t items_ = 0;
   std::vector<Prefix> prefixes_;

@@ -250,6 +250,8 @@ bool BlockingRegistry::ServeKey(const std::string& lock_key, int64_t now_ms) {
 void BlockingRegistry::ServeReady() {
   DCHECK(shard_->IsMyThread());
   if (serving_ || deferred_ || ready_.empty()) return;
+  // The clients served run commands of their own, not the one whose task may run this.
+  ScopedNoOrigin no_origin(shard_->changes());
   serving_ = true;
   const int64_t now_ms = NowMs();
   std::vector<std::string> deferred;  // locked by a transaction: served at its release

@@ -16,6 +16,15 @@ constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table
 
 // The transaction ids of the whole server. Only multi-shard operations take one.
 std::atomic<uint64_t> next_txid{1};
+
+// Releases `req` on `shard` and serves the clients whose keys the transaction made ready
+// (blocking.h). The lock waiters the release grants run there and then, as commands of their
+// own clients: the change origin of the command whose task this may be does not cover them.
+void ReleaseOnShard(Shard& shard, const LockRequest& req) {
+  ScopedNoOrigin no_origin(shard.changes());
+  shard.locks().Release(req);
+  shard.blocking().ServeReady();
+}
 }  // namespace
 
 std::string LockKeyOf(unsigned db, std::string_view key) {
@@ -99,7 +108,9 @@ asio::awaitable<void> KeyLocks::AcquireOne(unsigned sid) {
   if (local != nullptr && local->index() == sid && local->locks().TryAcquire(*req)) co_return;
   co_await shard_set_.AwaitAsync<void>(sid, [req](Shard& shard, io::Completion<void> done) {
     if (shard.locks().TryAcquire(*req)) return done();
-    // The copy of the request is the queue's; the coordinator's stays for Release.
+    // The copy of the request is the queue's; the coordinator's stays for Release. Queued
+    // ahead of others, it may let waiters run (ReleaseOnShard says why without the origin).
+    ScopedNoOrigin no_origin(shard.changes());
     shard.locks().Enqueue(*req, [done = std::move(done)]() mutable { done(); },
                           /*transient=*/false);
   });
@@ -132,10 +143,7 @@ void KeyLocks::GiveBackGrants() {
   for (unsigned sid : shards_) {
     if (!granted_[sid]) continue;
     granted_[sid] = 0;
-    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) {
-      shard.locks().Release(req);
-      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
-    });
+    shard_set_.Post(sid, [req = requests_[sid]](Shard& shard) { ReleaseOnShard(shard, req); });
   }
 }
 
@@ -166,8 +174,7 @@ asio::awaitable<void> KeyLocks::AcquireOrdered(bool but_last) {
 
 void KeyLocks::ReleaseOn(Shard& shard) {
   const unsigned sid = shard.index();
-  shard.locks().Release(requests_[sid]);
-  shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+  ReleaseOnShard(shard, requests_[sid]);
   released_[sid] = 1;
 }
 
@@ -183,8 +190,7 @@ void KeyLocks::Release() {
     if (released_[sid]) continue;
     // The request moves into the message: the coordinator is done with it.
     shard_set_.Post(sid, [req = std::move(requests_[sid])](Shard& shard) {
-      shard.locks().Release(req);
-      shard.blocking().ServeReady();  // keys the transaction made ready (blocking.h)
+      ReleaseOnShard(shard, req);
     });
   }
 }

@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from helpers import assert_err, wait_until
+from helpers import assert_err, keys_on_every_shard, wait_until
 from resp_client import Error, Map, Push, encode
 
 T = "{t}"  # a hash tag: keys {t}a, {t}b ... live on one shard
@@ -381,6 +381,151 @@ def test_bcast_all_keys_and_noloop(raw_factory):
     t.call("SET", T + "own", "1")
     w.call("SET", T + "theirs", "1")
     assert invalidated(t) == [T + "theirs"]
+
+
+# ---- NOLOOP and commands whose keys span shards ----------------------------------------------
+
+def two_shards(server, prefix):
+    """Keys prefix-a, prefix-b on two different shards at the server's thread count (any two
+    keys at --threads 1 and on redis), and a sentinel key on each of those shards."""
+    by_shard = keys_on_every_shard(prefix, max(server.threads, 2), per_shard=2)
+    (a, sa), (b, sb) = by_shard[0], by_shard[1]
+    return a, b, [sa, sb]
+
+
+def keys_until(t, keys):
+    """Reads invalidations until every key of `keys` was in one; returns all the keys read."""
+    got = []
+    while not set(keys) <= set(got):
+        got += invalidated(t)
+    return got
+
+
+def nothing_before_sentinels(t, w, sentinels, bcast=False):
+    """Checks that `t` has no invalidation waiting but those of `sentinels` (one key on each
+    shard a command touched), which `w` now changes: a spare invalidation for a key of the
+    command would travel the same path, from the same shard, ahead of its sentinel's."""
+    if not bcast:
+        for s in sentinels:
+            t.call("GET", s)
+    for s in sentinels:
+        assert w.call("SET", s, "x") == "OK"
+    assert sorted(keys_until(t, sentinels)) == sorted(sentinels)
+
+
+# The command, the setup a writer makes first (so that it changes keys that exist or not, as
+# the command needs), and its reply. {a}, {b}: the keys on two shards.
+CROSS_SHARD_WRITES = {
+    "MSET": ([], ("MSET", "{a}", "1", "{b}", "2"), "OK"),
+    "DEL": ([("MSET", "{a}", "1", "{b}", "2")], ("DEL", "{a}", "{b}"), 2),
+    "UNLINK": ([("MSET", "{a}", "1", "{b}", "2")], ("UNLINK", "{a}", "{b}"), 2),
+    "MSETNX": ([("DEL", "{a}", "{b}")], ("MSETNX", "{a}", "1", "{b}", "2"), 1),
+    "RENAME": ([("MSET", "{a}", "1", "{b}", "2")], ("RENAME", "{a}", "{b}"), "OK"),
+}
+
+
+def fill(cmd, a, b):
+    return tuple(a if x == "{a}" else b if x == "{b}" else x for x in cmd)
+
+
+@pytest.mark.parametrize("name", sorted(CROSS_SHARD_WRITES))
+def test_noloop_skips_own_write_whose_keys_span_shards(server, raw_factory, name):
+    setup, cmd, reply = CROSS_SHARD_WRITES[name]
+    a, b, sentinels = two_shards(server, "nl" + name.lower())
+    t = tracker(raw_factory, "NOLOOP")
+    w = raw_factory()
+    for c in setup:
+        w.call(*fill(c, a, b))
+    t.call("GET", a)
+    t.call("GET", b)
+    assert t.call(*fill(cmd, a, b)) == reply
+    nothing_before_sentinels(t, w, sentinels)
+
+
+def test_noloop_skips_own_pipelined_writes_spanning_shards(server, raw_factory):
+    a, b, sentinels = two_shards(server, "nlpipe")
+    t = tracker(raw_factory, "NOLOOP")
+    w = raw_factory()
+    t.call("GET", a)
+    t.call("GET", b)
+    assert t.pipeline([("MSET", a, 1, b, 2), ("GET", a), ("GET", b), ("DEL", a, b),
+                       ("MGET", a, b), ("MSET", a, 3, b, 4)]) == \
+        ["OK", b"1", b"2", 2, [None, None], "OK"]
+    nothing_before_sentinels(t, w, sentinels)
+
+
+def test_noloop_skips_own_exec_spanning_shards(server, raw_factory):
+    a, b, sentinels = two_shards(server, "nlexec")
+    t = tracker(raw_factory, "NOLOOP")
+    w = raw_factory()
+    t.call("MGET", a, b)
+    # Its reads in the transaction are tracked again before its next writes.
+    cmds = [("MSET", a, 1, b, 2), ("MGET", a, b), ("DEL", a, b), ("MGET", a, b), ("SET", a, 3),
+            ("SET", b, 4)]
+    assert t.pipeline([("MULTI",)] + cmds + [("EXEC",)]) == \
+        ["OK"] + ["QUEUED"] * len(cmds) + [["OK", [b"1", b"2"], 2, [None, None], "OK", "OK"]]
+    nothing_before_sentinels(t, w, sentinels)
+
+
+# Writes keys on two shards in one call, reads them (tracked for the caller), then writes each.
+SCRIPT = ("redis.call('mset', KEYS[1], 'x', KEYS[2], 'x') redis.call('mget', KEYS[1], KEYS[2]) "
+          "redis.call('set', KEYS[1], 'y') return redis.call('set', KEYS[2], 'y')")
+
+
+def test_noloop_skips_own_script_writes_spanning_shards(server, raw_factory):
+    # A script's writes are the caller's (Redis 7.0.15: in default mode).
+    a, b, sentinels = two_shards(server, "nlscript")
+    t = tracker(raw_factory, "NOLOOP")
+    w = raw_factory()
+    t.call("MGET", a, b)
+    assert t.call("EVAL", SCRIPT, 2, a, b) == "OK"
+    t.call("MGET", a, b)
+    assert t.pipeline([("MULTI",), ("EVAL", SCRIPT, 2, a, b), ("EXEC",)]) == \
+        ["OK", "QUEUED", ["OK"]]
+    nothing_before_sentinels(t, w, sentinels)
+
+
+def test_bcast_noloop_skips_own_writes_spanning_shards(server, raw_factory):
+    a, b, sentinels = two_shards(server, "nlbcast")
+    t = tracker(raw_factory, "BCAST", "PREFIX", "nlbcast", "NOLOOP")
+    w = raw_factory()
+    assert t.call("MSET", a, 1, b, 2) == "OK"
+    assert t.call("RENAME", a, b) == "OK"
+    assert t.call("DEL", a, b) == 1
+    assert t.pipeline([("MULTI",), ("SET", a, 1), ("MSET", a, 2, b, 2), ("EXEC",)]) == \
+        ["OK", "QUEUED", "QUEUED", ["OK", "OK"]]
+    nothing_before_sentinels(t, w, sentinels, bcast=True)
+
+
+def test_bcast_noloop_gets_own_script_writes(server, raw_factory):
+    # Redis 7.0.15 counts a script's writes as the script's own client's in BCAST mode (not the
+    # caller's, as in default mode): a BCAST NOLOOP caller is sent them.
+    a, b, _ = two_shards(server, "nlbscript")
+    t = tracker(raw_factory, "BCAST", "PREFIX", "nlbscript", "NOLOOP")
+    mset = "return redis.call('mset', KEYS[1], 'x', KEYS[2], 'x')"
+    assert t.call("EVAL", mset, 2, a, b) == "OK"
+    assert sorted(keys_until(t, [a, b])) == sorted([a, b])
+    assert t.call("EVAL", "return redis.call('set', KEYS[1], 'z')", 1, a) == "OK"
+    assert invalidated(t) == [a]
+
+
+def test_noloop_gets_other_clients_writes_spanning_shards(server, raw_factory):
+    a, b, _ = two_shards(server, "nlother")
+    t = tracker(raw_factory, "NOLOOP")
+    bc = tracker(raw_factory, "BCAST", "PREFIX", "nlother", "NOLOOP")
+    w = raw_factory()
+    t.call("MGET", a, b)
+    assert w.call("MSET", a, 1, b, 2) == "OK"
+    assert sorted(keys_until(t, [a, b])) == sorted([a, b])
+    assert sorted(keys_until(bc, [a, b])) == sorted([a, b])
+    t.call("MGET", a, b)
+    assert w.call("EVAL", SCRIPT, 2, a, b) == "OK"
+    assert sorted(keys_until(t, [a, b])) == sorted([a, b])
+    t.call("MGET", a, b)
+    assert w.pipeline([("MULTI",), ("DEL", a, b), ("EXEC",)]) == ["OK", "QUEUED", [2]]
+    assert sorted(keys_until(t, [a, b])) == sorted([a, b])
+    # Meanwhile bc heard the script's and the transaction's changes too.
+    assert sorted(set(keys_until(bc, [a, b]))) == sorted([a, b])
 
 
 def test_bcast_prefix_errors(raw_factory):

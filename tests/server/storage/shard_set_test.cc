@@ -1,10 +1,11 @@
 // ShardSet key routing: the hash tag rule of HashTagOf (Redis Cluster's), the spread of
 // ShardOf over 2 and 4 shards, and its stability (same key, same shard, in every instance);
-// the chunk reserve the shards' tables grow from; the no_touch() twin's tasks.
+// the chunk reserve the shards' tables grow from; the no_touch() twin's and the views' tasks.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/hash.h"
 #include "core/memory.h"
 #include "server/storage/shard_set.h"
+#include "server/tx/transaction.h"
 #include "tests/testing/test_server.h"
 
 namespace dashkv {
@@ -225,6 +227,63 @@ TEST(ShardSetTest, NoTouchTwinsTasksLeaveAccessRecords) {
     in_new_db = db.Record(db.FindReadOnly("k", now), now);
   });
   EXPECT_EQ(in_new_db, old);
+}
+
+// A view's tasks carry its mode's change origin to the shard's listeners for as long as they
+// run (their FinishChanges included), the outer origin back after; a task inside another
+// (inline, on its own shard) puts back the outer task's; the plain set's tasks carry none.
+TEST(ShardSetTest, ViewTasksCarryTheirChangeOrigin) {
+  TestServer srv(2);
+  ShardSet& ss = srv.server().shard_set();
+  std::shared_ptr<ShardSet> view = ss.View(ShardTaskMode(/*no_touch=*/false, 42));
+  EXPECT_EQ(view->size(), ss.size());
+  EXPECT_EQ(view->mode().origin(), 42u);
+  EXPECT_FALSE(view->mode().no_touch());
+  std::vector<uint64_t> seen(ss.size(), 7), after(ss.size(), 7), plain(ss.size(), 7);
+  view->RunOnAllBlocking([&](Shard& s) { seen[s.index()] = s.changes().origin(); });
+  ss.RunOnAllBlocking([&](Shard& s) {
+    after[s.index()] = s.changes().origin();
+    s.changes().set_origin(5);  // an outer command's
+    view->Post(s.index(), [](Shard&) {});  // inline: its own shard
+    plain[s.index()] = s.changes().origin();
+    s.changes().set_origin(0);
+  });
+  EXPECT_THAT(seen, ::testing::Each(42u));
+  EXPECT_THAT(after, ::testing::Each(0u));
+  EXPECT_THAT(plain, ::testing::Each(5u));
+  view->set_mode(ShardTaskMode(/*no_touch=*/true, 9));
+  EXPECT_TRUE(view->mode().no_touch());
+  view->RunOnAllBlocking([&](Shard& s) { seen[s.index()] = s.changes().origin(); });
+  EXPECT_THAT(seen, ::testing::Each(9u));
+}
+
+// A command's task that releases its locks may run there and then the commands of other
+// clients its release lets go: they run without the task's change origin, which is back after.
+TEST(ShardSetTest, LockWaitersGrantedInAViewsTaskRunWithoutItsOrigin) {
+  TestServer srv(2);
+  ShardSet& ss = srv.server().shard_set();
+  std::shared_ptr<ShardSet> view = ss.View(ShardTaskMode(/*no_touch=*/false, 42));
+  KeyLocks locks(*view);
+  locks.Add(0, "k", LockMode::kExclusive);
+  const unsigned sid = ss.ShardOf("k");
+  uint64_t in_waiter = 7, after = 7;
+  bool granted = false;
+  view->RunOnAllBlocking([&](Shard& s) {
+    if (s.index() != sid) return;
+    ASSERT_TRUE(locks.TryAcquireOn(s));
+    LockRequest other;
+    other.Add(LockHashOf(0, "k"), LockMode::kExclusive);
+    s.locks().Enqueue(other, [&] {
+      granted = true;
+      in_waiter = s.changes().origin();
+    }, /*transient=*/true);
+    ASSERT_FALSE(granted) << "the key is held";
+    locks.ReleaseOn(s);
+    after = s.changes().origin();
+  });
+  EXPECT_TRUE(granted);
+  EXPECT_EQ(in_waiter, 0u);
+  EXPECT_EQ(after, 42u);
 }
 
 }  // namespace

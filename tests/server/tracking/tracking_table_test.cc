@@ -84,13 +84,60 @@ TEST_F(TrackingTableTest, ListenerHearsModifyingWritesAndRemovals) {
 
 TEST_F(TrackingTableTest, OriginMarksTheClientsOwnChanges) {
   table_.Remember("k", 5, 1);
-  table_.set_origin(5);
+  changes_.set_origin(ChangeOriginOf(5, /*by_script=*/false));
   table_.Invalidate("k");
-  table_.set_origin(0);
+  changes_.set_origin(0);
   table_.Flush();
   ASSERT_EQ(posted_.size(), 1u);
   EXPECT_EQ(posted_[0].batch[0].origin, 5u);
   EXPECT_EQ(posted_[0].batch[0].group, 0u);
+}
+
+// As Redis 7.0: a script's change is its caller's for the keys the caller read, but not for
+// its BCAST prefixes (there it is the script client's).
+TEST_F(TrackingTableTest, ScriptsChangesAreTheCallersForReadsOnly) {
+  table_.Remember("k", 5, 1);
+  table_.AddPrefix("", 5, 1);
+  changes_.set_origin(ChangeOriginOf(5, /*by_script=*/true));
+  table_.Invalidate("k");
+  changes_.set_origin(0);
+  table_.Flush();
+  ASSERT_EQ(posted_.size(), 1u);
+  ASSERT_EQ(posted_[0].batch.size(), 2u);
+  for (const Invalidation& inv : posted_[0].batch) {
+    EXPECT_EQ(inv.origin, inv.group == 0 ? 5u : 0u);
+  }
+}
+
+// Two commands change a key before the flush: a BCAST NOLOOP client that made the first must
+// still get the second's change.
+TEST_F(TrackingTableTest, BcastKeepsAnotherClientsChangeOfTheSameKey) {
+  table_.AddPrefix("", 5, 1);
+  changes_.set_origin(ChangeOriginOf(5, false));
+  table_.Invalidate("k");
+  table_.Invalidate("k");  // its own second telling: dropped
+  changes_.set_origin(ChangeOriginOf(6, false));
+  table_.Invalidate("k");
+  changes_.set_origin(0);
+  table_.Flush();
+  ASSERT_EQ(posted_.size(), 1u);
+  ASSERT_EQ(posted_[0].batch.size(), 2u);
+  EXPECT_EQ(posted_[0].batch[0].origin, 5u);
+  EXPECT_EQ(posted_[0].batch[1].origin, 6u);
+}
+
+// Keys the limit evicts are the server's changes, not the running command's.
+TEST_F(TrackingTableTest, EnforcedLimitHasNoOrigin) {
+  table_.Remember("a", 5, 1);
+  table_.Remember("b", 5, 1);
+  changes_.set_origin(ChangeOriginOf(5, /*by_script=*/false));
+  table_.EnforceLimit(0);
+  EXPECT_EQ(changes_.origin(), ChangeOriginOf(5, false));
+  changes_.set_origin(0);
+  table_.Flush();
+  ASSERT_EQ(posted_.size(), 1u);
+  ASSERT_EQ(posted_[0].batch.size(), 2u);
+  for (const Invalidation& inv : posted_[0].batch) EXPECT_EQ(inv.origin, 0u);
 }
 
 TEST_F(TrackingTableTest, FlushClearsKeysWithoutMessages) {
