@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/chunk_reserve.h"
 #include "core/compact_object.h"
 #include "core/memory.h"
 #include "core/str_util.h"
@@ -29,10 +30,16 @@ EngineMemory GatherEngineMemory(Shard& shard, const ClientRegistry& clients) {
       // and value objects themselves (short strings inline), which count as data.
       const int64_t used_slots = static_cast<int64_t>(slice->size() * 2 * sizeof(CompactObj));
       const int64_t keys = static_cast<int64_t>(slice->size());
-      m.dbs.push_back(
-          DbMemory{db, static_cast<int64_t>(slice->MemoryUsage()) - used_slots, keys});
+      const auto table = static_cast<int64_t>(slice->MemoryUsage());
+      m.dbs.push_back(DbMemory{db, table - used_slots, keys});
       m.keys += keys;
+      m.table_bytes += table;
     }
+  }
+  if (const ChunkReserve* reserve = shard.chunk_reserve()) {
+    // kChunkBytes each: the allocator's rounding of a chunk (up to ~6%) is not counted.
+    m.table_reserve = static_cast<int64_t>(reserve->ready() * ChunkReserve::kChunkBytes);
+    m.table_bytes += m.table_reserve;
   }
   for (const ConnState* c : clients.on(shard.index())) {
     m.clients_normal +=
@@ -66,6 +73,8 @@ MemoryFigures ComputeMemoryFigures(const ServerServices& services,
     }
     f.keys += e.keys;
     f.clients_normal += e.clients_normal;
+    f.tables += e.table_reserve;
+    f.table_bytes += e.table_bytes;
   }
   for (const auto& [db, d] : dbs) {
     if (d.keys > 0) f.db_tables.emplace_back(db, d.overhead);

@@ -16,7 +16,7 @@ class ClientRegistry;
 struct ServerServices;
 
 // What one engine holds: its shard's tables' overhead (the Dashtable's metadata, directory and
-// free slots, per database) and keys, and the buffers of its connections.
+// free slots, per database), their whole size, and keys, and the buffers of its connections.
 struct DbMemory {
   unsigned db = 0;
   int64_t overhead = 0;
@@ -25,6 +25,10 @@ struct DbMemory {
 struct EngineMemory {
   std::vector<DbMemory> dbs;  // the databases this shard has created
   int64_t keys = 0;
+  // Everything its tables hold: segments (with the keys and values inline in their slots),
+  // directories, and the chunks its reserve holds ready for new segments (core/chunk_reserve.h).
+  int64_t table_bytes = 0;
+  int64_t table_reserve = 0;  // the reserve's part
   int64_t clients_normal = 0;  // query and output buffers of its clients
 };
 
@@ -45,7 +49,8 @@ struct MemoryFigures {
   int64_t clients_normal = 0;
   // Per database holding keys, every shard summed (MEMORY STATS lists these, as Redis).
   std::vector<std::pair<unsigned, int64_t>> db_tables;
-  int64_t tables = 0;  // every table's overhead
+  int64_t tables = 0;       // every table's overhead, and the chunks held for new segments
+  int64_t table_bytes = 0;  // all the tables hold (EngineMemory::table_bytes): INFO's field
   int64_t keys = 0;
   // Derived as Redis derives them.
   int64_t overhead() const { return startup + tables + clients_normal + scripts + functions; }

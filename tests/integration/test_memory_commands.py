@@ -4,7 +4,7 @@ the figures themselves differ between the two and are checked for consistency on
 
 import pytest
 
-from helpers import assert_err
+from helpers import assert_err, wait_until
 
 
 def stats(raw):
@@ -75,6 +75,25 @@ class TestStats:
         raw.call("FLUSHDB")
         raw.call("SELECT", "0")
 
+    @pytest.mark.dashkv_only
+    def test_tables_count_what_the_dashtables_hold(self, raw):
+        # Short keys and values live inline in the table's slots: after a fill of them the
+        # tables are nearly all the memory the server grew by, and at least the two 16-byte
+        # objects of every entry.
+        raw.call("FLUSHALL")
+        keys = 300000
+        raw.call("DEBUG", "POPULATE", str(keys), "tk", "8")
+
+        def tables_and_growth():
+            info = info_memory(raw)
+            grown = int(info["used_memory"]) - int(info["used_memory_startup"])
+            tables = int(info["used_memory_tables"])
+            return (tables, grown) if grown - tables < grown // 10 else None
+
+        tables, grown = wait_until(tables_and_growth, what="the tables to hold the growth")
+        assert keys * 32 <= tables <= grown
+        raw.call("FLUSHALL")
+
     def test_figures_are_consistent(self, raw):
         raw.call("DEBUG", "POPULATE", "20000", "mem", "100")
         s = stats(raw)
@@ -136,9 +155,28 @@ class TestOthers:
 class TestInfoMemory:
     def test_fields_in_redis_order(self, raw):
         info = info_memory(raw)
-        # dashkv adds used_memory_tables (its Dashtables' overhead) after the dataset fields.
+        # dashkv adds used_memory_tables (what its Dashtables hold) after the dataset fields.
         fields = [k for k in info if k != "used_memory_tables"]
         assert fields == REDIS_INFO_MEMORY_FIELDS
+
+    @pytest.mark.dashkv_only
+    def test_tables_count_what_the_dashtables_hold(self, raw):
+        # Short keys and values live inline in the table's slots: after a fill of them the
+        # tables are nearly all the memory the server grew by, and at least the two 16-byte
+        # objects of every entry.
+        raw.call("FLUSHALL")
+        keys = 300000
+        raw.call("DEBUG", "POPULATE", str(keys), "tk", "8")
+
+        def tables_and_growth():
+            info = info_memory(raw)
+            grown = int(info["used_memory"]) - int(info["used_memory_startup"])
+            tables = int(info["used_memory_tables"])
+            return (tables, grown) if grown - tables < grown // 10 else None
+
+        tables, grown = wait_until(tables_and_growth, what="the tables to hold the growth")
+        assert keys * 32 <= tables <= grown
+        raw.call("FLUSHALL")
 
     def test_figures_are_consistent(self, raw):
         raw.call("DEBUG", "POPULATE", "10000", "im", "50")
