@@ -275,12 +275,8 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       return std::nullopt;
     }
     std::optional<unsigned> sid;
-    uint64_t key_hash = 0;  // a shard command's first key, hashed once (PendingCmd::key_hash)
     if (spec->kind == HandlerKind::kShard) [[likely]] {
-      if (std::optional<PipelineRunner::ShardRoute> route = runner_.RouteOf(*spec, batch[j])) {
-        sid = route->sid;
-        key_hash = route->key_hash;
-      }
+      sid = runner_.SingleShardOf(*spec, batch[j]);
     } else if (spec->shard_route != nullptr) {
       sid = spec->shard_route(batch[j], services_);
     }
@@ -292,7 +288,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       return std::nullopt;
     }
     state.last_cmd = spec;
-    return PendingCmd{spec, batch[j], *sid, state.no_touch, key_hash};
+    return PendingCmd{spec, batch[j], *sid, state.no_touch};
   };
   // A call whose keys span shards joins a multi-shard group (PipelineRunner::RunMultiGroup)
   // when its command has parts (CommandSpec::multi_ops) and it passes the gates; not for a
