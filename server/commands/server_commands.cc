@@ -61,6 +61,7 @@ awaitable<void> CmdFlushDb(CmdArgs args, ConnCmdContext& ctx) {
   TrackingHub& tracking = ctx.tracking();
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     if (DbSlice* slice = shard.db_if_exists(db)) slice->Clear();
+    shard.evictor().Publish();  // no shard admits a write on another's pre-flush keys
     tracking.table(shard.index()).ClearKeys();  // as Redis: every tracked key, any database
   });
   tracking.InvalidateAll();
@@ -77,6 +78,7 @@ awaitable<void> CmdFlushAll(CmdArgs args, ConnCmdContext& ctx) {
   co_await ctx.shard_set().AwaitAll([&](Shard& shard) {
     snapshots.AbortOnShard(shard);
     shard.ClearAllDbs();
+    shard.evictor().Publish();
     tracking.table(shard.index()).ClearKeys();
   });
   tracking.InvalidateAll();

@@ -8,7 +8,7 @@ import pytest
 import redis
 
 import persistence_helpers as ph
-from helpers import assert_err, wait_until
+from helpers import assert_err, keys_on_every_shard, wait_until
 
 # redis-py drops the "OOM" prefix of the error (its class says it).
 OOM = "command not allowed when used memory > 'maxmemory'."
@@ -124,6 +124,23 @@ def wait_exceeded(r, ms):
                       what="a stretch over maxmemory of %d ms" % ms)
 
 
+def test_after_flushall_no_shard_admits_a_write_on_evictable_keys_gone(server, r, limited):
+    # Every shard held keys an allkeys policy could evict; FLUSHALL takes them all, so a write
+    # over the limit with nothing evictable anywhere is refused on every shard at once (not
+    # only after each shard's next cron has published its empty count).
+    shards = max(server.threads, 1)
+    by_shard = keys_on_every_shard("fa", shards, per_shard=50)
+    r.config_set("maxmemory-policy", "allkeys-random")
+    r.mset({k: "v" * 100 for keys in by_shard for k in keys})
+    r.flushall()
+    limited("volatile-lru")
+    r.config_set("maxmemory", 1)
+    for keys in by_shard:
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set(keys[0], "v")
+    r.config_set("maxmemory", 0)
+
+
 class TestTimeOverTheLimit:
     """INFO total_eviction_exceeded_time / current_eviction_exceeded_time: a stretch starts when
     a command finds the server over maxmemory, under any policy, and ends at the first that
@@ -137,6 +154,7 @@ class TestTimeOverTheLimit:
 
     @pytest.mark.parametrize("policy", ["noeviction", "volatile-lru", "allkeys-lru"])
     def test_a_stretch_counts_until_the_server_is_back_under(self, r, limited, policy):
+        r.flushall()  # keys earlier tests left on a shared server would be evictable
         limited(policy)
         assert exceeded(r) == (0, 0)  # limited() reset the statistics
         r.config_set("maxmemory", 1)
