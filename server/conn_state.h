@@ -32,6 +32,10 @@ struct PendingCmd {
   // Sent by a CLIENT NO-TOUCH client: its lookups leave the access record as it is (fits in
   // the struct's padding; read once per command by PipelineRunner::RunShardCommand).
   bool no_touch = false;
+  // HashBytes of the first key, computed when the command was routed (PipelineRunner::RouteOf)
+  // so that its shard does not hash the key again (DbSlice::SetKeyHash); 0: not computed
+  // (then the shard hashes it, which gives the right hash even if it is 0).
+  uint64_t key_hash = 0;
 };
 
 // A command queued by MULTI, with its own copy of the arguments (batch buffers are reused).

@@ -42,7 +42,22 @@ std::optional<unsigned> PipelineRunner::SingleShardOf(const CommandSpec& spec,
   return sid;
 }
 
-void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds) {
+std::optional<PipelineRunner::ShardRoute> PipelineRunner::RouteOf(const CommandSpec& spec,
+                                                                  CmdArgs args) const {
+  // One shard: no hash needed here (PrefetchKeys computes it for a group).
+  if (shard_set_.size() == 1) return ShardRoute{0, 0};
+  const std::string_view first = args[spec.first_key];
+  const uint64_t key_hash = HashBytes(first);
+  const unsigned sid = shard_set_.ShardOf(first, key_hash);
+  if (spec.last_key == spec.first_key) return ShardRoute{sid, key_hash};
+  size_t last = spec.last_key < 0 ? args.size() + spec.last_key : size_t(spec.last_key);
+  for (size_t k = spec.first_key + spec.key_step; k <= last; k += spec.key_step) {
+    if (shard_set_.ShardOf(args[k]) != sid) return std::nullopt;
+  }
+  return ShardRoute{sid, key_hash};
+}
+
+void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds) {
   if (cmds.size() < 2) return;  // nothing to overlap
   PrimeTable& table = shard.db(db).table();
   // Two stages: the buckets of every key, then (buckets now cached) the values they hold.
@@ -50,10 +65,11 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<const Pen
   uint64_t hashes[kMax];
   std::string_view keys[kMax];
   size_t n = 0;
-  for (const PendingCmd& c : cmds) {
+  for (PendingCmd& c : cmds) {
     if (c.sid != shard.index()) continue;
     keys[n] = c.args[c.spec->first_key];
-    hashes[n] = HashBytes(keys[n]);
+    if (c.key_hash == 0) c.key_hash = HashBytes(keys[n]);
+    hashes[n] = c.key_hash;
     table.Prefetch(hashes[n]);
     if (++n == kMax) break;
   }
@@ -88,6 +104,7 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(true);
+  if (cmd.key_hash != 0) ctx.db.SetKeyHash(cmd.args[cmd.spec->first_key], cmd.key_hash);
   // Client-side caching (server/tracking/tracking_hub.h): one branch when the client does not
   // track.
   const ConnState* tracker = client != nullptr ? client : script_caller;
@@ -98,6 +115,7 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
     outer_origin = TrackingHub::BeginCommand(shard, *tracker, /*by_script=*/from_script);
   }
   const bool ran = RunShardHandler(cmd, ctx, reply_start);
+  ctx.db.ClearKeyHash();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
     // It left its keys as they were (a failed command changed nothing; a failed allocation
@@ -198,10 +216,10 @@ asio::awaitable<void> PipelineRunner::RunCoordCommand(const CommandSpec& spec, C
 }
 
 size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds,
-                               size_t from, bool from_granted, bool check_locks,
+                               size_t from, size_t to, bool from_granted, bool check_locks,
                                io::ReplyBuilder& rb, uint32_t* reply_ends, int64_t now_ms,
                                const ConnState* client) {
-  for (size_t i = from; i < cmds.size(); ++i) {
+  for (size_t i = from; i < to; ++i) {
     const PendingCmd& c = cmds[i];
     if (c.sid != shard.index()) continue;
     if (check_locks && !shard.locks().empty() && !(from_granted && i == from) &&
@@ -211,24 +229,24 @@ size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const Pendin
     RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr);
     if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
   }
-  return cmds.size();
+  return to;
 }
 
 asio::awaitable<size_t> PipelineRunner::WaitAndRunCmds(unsigned sid, unsigned db,
                                                        std::span<const PendingCmd> cmds,
-                                                       size_t blocked, io::ReplyBuilder& rb,
-                                                       uint32_t* reply_ends, int64_t now_ms,
-                                                       const ConnState* client) {
+                                                       size_t blocked, size_t to,
+                                                       io::ReplyBuilder& rb, uint32_t* reply_ends,
+                                                       int64_t now_ms, const ConnState* client) {
   co_return co_await shard_set_.AwaitAsync<size_t>(
-      sid, [&, blocked](Shard& shard, io::Completion<size_t> done) {
+      sid, [&, blocked, to](Shard& shard, io::Completion<size_t> done) {
         const PendingCmd& c = cmds[blocked];
         Shard* sp = &shard;
         // Transient: granted in FIFO order behind the transactions holding or awaiting the keys.
         shard.locks().Enqueue(
             ShardLockRequest(*c.spec, c.args, db),
-            [&, sp, blocked, done = std::move(done)]() mutable {
-              done(RunCmds(*sp, db, cmds, blocked, /*from_granted=*/true, /*check_locks=*/true,
-                           rb, reply_ends, now_ms, client));
+            [&, sp, blocked, to, done = std::move(done)]() mutable {
+              done(RunCmds(*sp, db, cmds, blocked, to, /*from_granted=*/true,
+                           /*check_locks=*/true, rb, reply_ends, now_ms, client));
             },
             /*transient=*/true);
       });
@@ -242,7 +260,7 @@ bool PipelineRunner::RunLocalGroup(ConnState& state, io::ReplyBuilder& out, int6
   }
   Shard& shard = *Shard::Current();
   PrefetchKeys(shard, state.db, cmds);
-  const size_t next = RunCmds(shard, state.db, cmds, 0, /*from_granted=*/false,
+  const size_t next = RunCmds(shard, state.db, cmds, 0, cmds.size(), /*from_granted=*/false,
                               /*check_locks=*/true, out, nullptr, now_ms, &state);
   if (next == cmds.size()) return true;
   // cmds[next] waits for a transaction's lock: RunShardGroup waits and runs it and the rest.
@@ -269,8 +287,9 @@ io::Hop::Start PipelineRunner::HopGroup(ConnState& state, io::ReplyBuilder& out,
                             std::vector<PendingCmd>& cmds = state.pending;
                             PrefetchKeys(shard, state.db, cmds);
                             const size_t ran =
-                                RunCmds(shard, state.db, cmds, 0, /*from_granted=*/false,
-                                        /*check_locks=*/true, out, nullptr, now_ms, &state);
+                                RunCmds(shard, state.db, cmds, 0, cmds.size(),
+                                        /*from_granted=*/false, /*check_locks=*/true, out,
+                                        nullptr, now_ms, &state);
                             cmds.erase(cmds.begin(), cmds.begin() + static_cast<ptrdiff_t>(ran));
                           });
 }
@@ -292,8 +311,9 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     size_t next;
     if (first == my_engine) {
       Shard& shard = *Shard::Current();
-      PrefetchKeys(shard, db, cmds);
-      next = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
+      PrefetchKeys(shard, db, state.pending);
+      next = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, out, nullptr, now_ms,
+                     &state);
       release_on(shard);
     } else {
       // The connection is suspended until the hop returns, so the shard may write into `out`.
@@ -302,72 +322,119 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
       co_await shard_set_.HopTo(
           state.hop, first,
           [this, ran, cmds, db, check_locks, &out, now_ms, &state, release_on](Shard& shard) {
-            PrefetchKeys(shard, db, cmds);
-            *ran = RunCmds(shard, db, cmds, 0, false, check_locks, out, nullptr, now_ms, &state);
+            PrefetchKeys(shard, db, state.pending);
+            *ran = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, out, nullptr,
+                           now_ms, &state);
             release_on(shard);
           });
       state.hop.RethrowIfFailed();
     }
     while (next < cmds.size()) {
-      next = co_await WaitAndRunCmds(first, db, cmds, next, out, nullptr, now_ms, &state);
+      next = co_await WaitAndRunCmds(first, db, cmds, next, cmds.size(), out, nullptr, now_ms,
+                                     &state);
     }
     co_return;
   }
-  // Several shards: each writes its commands' replies into its own builder, in parallel; the
-  // replies are then put back in request order.
-  absl::InlinedVector<unsigned, 8> targets;
+  // Several shards: every other shard writes its commands' replies into its own builder, in
+  // parallel (one other: the connection's hop, which allocates nothing); then the replies go
+  // into `out` in request order, this shard's commands running as their turn comes.
+  absl::InlinedVector<unsigned, 8> others;
   absl::InlinedVector<uint64_t, 8> errors_before;
   absl::InlinedVector<size_t, 8> next(shard_set_.size(), cmds.size());
-  PrepareShardReplies(state, out, targets, errors_before);
-  BumpCounter(stats_.engine(my_engine).shard_hops,
-              targets.size() - (std::find(targets.begin(), targets.end(), my_engine) !=
-                                targets.end()));
-  co_await shard_set_.AwaitMany(targets, [&](Shard& shard) {
+  const size_t here_cmds = PrepareShardReplies(state, out, my_engine, others, errors_before);
+  BumpCounter(stats_.engine(my_engine).shard_hops, others.size());
+  auto run_part = [&](Shard& shard) {
     io::ReplyBuilder& rb = state.shard_replies[shard.index()];
-    PrefetchKeys(shard, db, cmds);
-    next[shard.index()] = RunCmds(shard, db, cmds, 0, false, check_locks, rb,
+    PrefetchKeys(shard, db, state.pending);
+    next[shard.index()] = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, rb,
                                   state.reply_ends.data(), now_ms, &state);
     release_on(shard);
-  });
-  for (unsigned t : targets) {  // shards blocked by a transaction's locks (rare)
+  };
+  if (others.size() == 1) {
+    co_await shard_set_.HopTo(state.hop, others[0], [&run_part](Shard& shard) { run_part(shard); });
+    state.hop.RethrowIfFailed();
+  } else {
+    co_await shard_set_.AwaitMany(others, run_part);
+  }
+  for (unsigned t : others) {  // shards blocked by a transaction's locks (rare)
     while (next[t] < cmds.size()) {
-      next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], state.shard_replies[t],
+      next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], cmds.size(), state.shard_replies[t],
                                         state.reply_ends.data(), now_ms, &state);
     }
   }
-  MergeShardReplies(state, out, targets, errors_before);
+  Shard* local = here_cmds > 0 ? Shard::Current() : nullptr;
+  if (local != nullptr) PrefetchKeys(*local, db, state.pending);
+  ReserveForMerge(state, out, others, here_cmds);
+  MergeCursor cur(shard_set_.size());
+  while (!MergeReplies(state, out, local, cur, check_locks, now_ms)) {
+    // Command cur.k, of this shard, waits for a transaction's lock (rare).
+    cur.k = co_await WaitAndRunCmds(my_engine, db, cmds, cur.k, cur.k + 1, out, nullptr, now_ms,
+                                    &state);
+  }
+  if (local != nullptr) release_on(*local);
+  for (unsigned t : others) {
+    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
+  }
 }
 
-void PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
-                                         absl::InlinedVector<unsigned, 8>& targets,
+size_t PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
+                                         unsigned here, absl::InlinedVector<unsigned, 8>& others,
                                          absl::InlinedVector<uint64_t, 8>& errors_before) {
   state.shard_replies.resize(shard_set_.size());
   state.reply_ends.resize(state.pending.size());
   errors_before.assign(shard_set_.size(), 0);
+  absl::InlinedVector<bool, 8> seen(shard_set_.size(), false);
+  size_t here_cmds = 0;
   for (const PendingCmd& c : state.pending) {
-    if (std::find(targets.begin(), targets.end(), c.sid) == targets.end()) {
-      targets.push_back(c.sid);
-      state.shard_replies[c.sid].Clear();
-      state.shard_replies[c.sid].set_version(out.version());
-      errors_before[c.sid] = state.shard_replies[c.sid].error_count();
+    if (c.sid == here) {
+      ++here_cmds;
+      continue;
     }
+    if (seen[c.sid]) continue;
+    seen[c.sid] = true;  // the first command of shard c.sid
+    others.push_back(c.sid);
+    state.shard_replies[c.sid].Clear();
+    state.shard_replies[c.sid].set_version(out.version());
+    errors_before[c.sid] = state.shard_replies[c.sid].error_count();
   }
+  return here_cmds;
 }
 
-void PipelineRunner::MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
-                                       std::span<const unsigned> targets,
-                                       std::span<const uint64_t> errors_before) {
+void PipelineRunner::ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
+                                     std::span<const unsigned> others, size_t here_cmds) const {
+  size_t copied = 0;
+  for (unsigned t : others) copied += state.shard_replies[t].size();
+  const size_t other_cmds = state.pending.size() - here_cmds;
+  std::string& dst = out.buffer();
+  dst.reserve(dst.size() + copied + (other_cmds > 0 ? copied * here_cmds / other_cmds : 0));
+}
+
+bool PipelineRunner::MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here,
+                                  MergeCursor& cur, bool check_locks, int64_t now_ms) {
   const std::span<const PendingCmd> cmds = state.pending;
-  absl::InlinedVector<uint32_t, 8> pos(shard_set_.size(), 0);
-  for (size_t k = 0; k < cmds.size(); ++k) {
-    unsigned sid = cmds[k].sid;
-    const std::string& buf = state.shard_replies[sid].buffer();
-    out.SendRaw(std::string_view(buf).substr(pos[sid], state.reply_ends[k] - pos[sid]));
-    pos[sid] = state.reply_ends[k];
+  const unsigned here_sid = here != nullptr ? here->index() : shard_set_.size();
+  std::string& dst = out.buffer();
+  for (size_t k = cur.k; k < cmds.size();) {
+    // The replies of consecutive commands of one other shard are contiguous in its builder.
+    const unsigned sid = cmds[k].sid;
+    size_t end = k + 1;
+    while (end < cmds.size() && cmds[end].sid == sid) ++end;
+    if (sid == here_sid) {
+      const size_t ran = RunCmds(*here, state.db, cmds, k, end, /*from_granted=*/false,
+                                 check_locks, out, nullptr, now_ms, &state);
+      if (ran < end) {
+        cur.k = ran;
+        return false;
+      }
+    } else {
+      const uint32_t to = state.reply_ends[end - 1];
+      dst.append(state.shard_replies[sid].buffer(), cur.pos[sid], to - cur.pos[sid]);
+      cur.pos[sid] = to;
+    }
+    k = end;
   }
-  for (unsigned t : targets) {
-    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
-  }
+  cur.k = cmds.size();
+  return true;
 }
 
 asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
@@ -380,27 +447,31 @@ asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
   DCHECK(sids.size() == 2 && (sids[0] == local.index() || sids[1] == local.index()));
   const unsigned remote = sids[0] == local.index() ? sids[1] : sids[0];
   if (!locks.TryAcquireOn(local)) co_return false;
-  absl::InlinedVector<unsigned, 8> targets;
+  absl::InlinedVector<unsigned, 8> others;
   absl::InlinedVector<uint64_t, 8> errors_before;
-  PrepareShardReplies(state, out, targets, errors_before);
+  const size_t here_cmds = PrepareShardReplies(state, out, local.index(), others, errors_before);
   BumpCounter(stats_.engine(local.index()).shard_hops);
   co_await shard_set_.HopTo(state.hop, remote,
                             [this, &locks, &state, cmds, db, now_ms, remote](Shard& shard) {
                               if (!locks.TryAcquireOn(shard)) return;
-                              RunCmds(shard, db, cmds, 0, false, /*check_locks=*/false,
-                                      state.shard_replies[remote], state.reply_ends.data(),
-                                      now_ms, &state);
+                              RunCmds(shard, db, cmds, 0, cmds.size(), false,
+                                      /*check_locks=*/false, state.shard_replies[remote],
+                                      state.reply_ends.data(), now_ms, &state);
                               locks.ReleaseOn(shard);
                             });
   state.hop.RethrowIfFailed();
   // Held if the remote shard granted (its commands ran); else the local grant is given back.
   if (!locks.SettleTryAcquire()) co_return false;
-  RunCmds(local, db, cmds, 0, false, /*check_locks=*/false, state.shard_replies[local.index()],
-          state.reply_ends.data(), now_ms, &state);
+  out.StartArray(cmds.size());
+  ReserveForMerge(state, out, others, here_cmds);
+  MergeCursor cur(shard_set_.size());
+  const bool all_in = MergeReplies(state, out, &local, cur, /*check_locks=*/false, now_ms);
+  DCHECK(all_in);
   locks.ReleaseOn(local);
   locks.Release();
-  out.StartArray(cmds.size());
-  MergeShardReplies(state, out, targets, errors_before);
+  for (unsigned t : others) {
+    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
+  }
   co_return true;
 }
 

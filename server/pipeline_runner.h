@@ -104,8 +104,11 @@ class PipelineRunner {
   // REQUIRES: OnOneRemoteShard(state).
   io::Hop::Start HopGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms);
 
-  // Runs state.pending grouped per owning shard (one message per shard, the shards in
-  // parallel); replies in request order. With `check_locks`, a command whose key a
+  // Runs state.pending grouped per owning shard (one message per other shard, those shards in
+  // parallel); replies in request order. The commands of this thread's shard run once the
+  // others have answered, as their turn comes in the replies: their replies go straight into
+  // `out`, where the others' are copied from their builders (a copy for half the commands of
+  // a two-shard group rather than for all). With `check_locks`, a command whose key a
   // transaction holds waits for it (server/tx/transaction.h); without, the caller holds the
   // locks of every key of the commands (EXEC). With `release` (EXEC's last group), each shard
   // releases its locks of `release` right after running its commands, in the same message.
@@ -140,6 +143,13 @@ class PipelineRunner {
   // Returns the shard owning all keys of a kShard command, or nullopt when they span shards
   // (then its coordinator handler runs it).
   std::optional<unsigned> SingleShardOf(const CommandSpec& spec, CmdArgs args) const;
+  // As SingleShardOf, with the hash of the first key in its shard's table (PendingCmd::key_hash)
+  // computed once for both.
+  struct ShardRoute {
+    unsigned sid;
+    uint64_t key_hash;
+  };
+  std::optional<ShardRoute> RouteOf(const CommandSpec& spec, CmdArgs args) const;
 
   // Runs a connection command (kConn) or a coordinator (kCoord) on the connection's thread and
   // counts it. A coordinator with several shards runs inside intent locks on its keys (or whole
@@ -164,30 +174,48 @@ class PipelineRunner {
   [[gnu::always_inline]] inline void RunShardCommandInline(
       const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb, int64_t now_ms,
       bool from_script, const ConnState* client, const ConnState* script_caller);
-  // Runs the commands of `cmds` that `shard` owns, from index `from` on, until one is blocked
-  // by an intent lock; returns its index, or cmds.size() when all ran. cmds[from] runs without
-  // a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
+  // Runs the commands of `cmds` that `shard` owns, from index `from` up to `to`, until one is
+  // blocked by an intent lock; returns its index, or `to` when all ran. cmds[from] runs
+  // without a check when `from_granted` (its locks were just granted). Replies go to `rb`; when
   // `reply_ends` is set, reply_ends[i] gets rb's size after command i.
   size_t RunCmds(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
-                 bool from_granted, bool check_locks, io::ReplyBuilder& rb, uint32_t* reply_ends,
-                 int64_t now_ms, const ConnState* client);
-  // Waits on shard `sid` until cmds[blocked]'s keys are free, then resumes RunCmds there.
+                 size_t to, bool from_granted, bool check_locks, io::ReplyBuilder& rb,
+                 uint32_t* reply_ends, int64_t now_ms, const ConnState* client);
+  // Waits on shard `sid` until cmds[blocked]'s keys are free, then resumes RunCmds there, up
+  // to `to`.
   boost::asio::awaitable<size_t> WaitAndRunCmds(unsigned sid, unsigned db,
                                                 std::span<const PendingCmd> cmds, size_t blocked,
-                                                io::ReplyBuilder& rb, uint32_t* reply_ends,
-                                                int64_t now_ms, const ConnState* client);
+                                                size_t to, io::ReplyBuilder& rb,
+                                                uint32_t* reply_ends, int64_t now_ms,
+                                                const ConnState* client);
   // Prefetches the home buckets of the keys `shard` owns among `cmds`, so that a pipelined
-  // group pays its cache misses in parallel rather than one after another.
-  void PrefetchKeys(Shard& shard, unsigned db, std::span<const PendingCmd> cmds);
-  // Prepares state.shard_replies for a group over several shards of state.pending: each target
-  // shard's builder cleared (its error count kept in `errors_before`), `targets` filled.
-  void PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
-                           absl::InlinedVector<unsigned, 8>& targets,
+  // group pays its cache misses in parallel rather than one after another. Sets the key_hash
+  // of those not routed with one (the command then does not hash its key again).
+  void PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds);
+  // Prepares state.shard_replies for a group over several shards of state.pending: puts the
+  // shards of its commands but `here` into `others`, each one's builder cleared (its error
+  // count kept in `errors_before`). Returns how many commands of the group `here` has.
+  size_t PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out, unsigned here,
+                           absl::InlinedVector<unsigned, 8>& others,
                            absl::InlinedVector<uint64_t, 8>& errors_before);
-  // Puts the replies of state.pending, written per shard, into `out` in request order.
-  void MergeShardReplies(ConnState& state, io::ReplyBuilder& out,
-                         std::span<const unsigned> targets,
-                         std::span<const uint64_t> errors_before);
+  // Where MergeReplies has got to: the next command, and per shard the offset of its next
+  // reply in its builder.
+  struct MergeCursor {
+    explicit MergeCursor(unsigned shards) : pos(shards, 0) {}
+    size_t k = 0;
+    absl::InlinedVector<uint32_t, 8> pos;
+  };
+  // Puts the replies of state.pending into `out` in request order, from command cur.k on: a
+  // run of consecutive commands of another shard is one copy from its builder (filled by
+  // RunCmds with reply_ends); a run of commands of `here` (this thread's shard, or nullptr)
+  // runs now, its replies written straight into `out`. Returns true when all are in; false,
+  // cur.k at it, when a command of `here` is blocked by a transaction's lock (`check_locks`).
+  // Grows `out` once for MergeReplies: the replies in the builders of `others`, and those of
+  // the `here_cmds` commands of this shard taken as long as the others' on average.
+  void ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
+                       std::span<const unsigned> others, size_t here_cmds) const;
+  bool MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here, MergeCursor& cur,
+                    bool check_locks, int64_t now_ms);
   // Runs on `shard` the parts of the gathered group's calls that have keys there, in order.
   void RunParts(Shard& shard, ConnState& state, int64_t now_ms);
   // Sends the replies of the group's calls from their parts, in order, and counts the calls.

@@ -275,8 +275,12 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       return std::nullopt;
     }
     std::optional<unsigned> sid;
+    uint64_t key_hash = 0;  // a shard command's first key, hashed once (PendingCmd::key_hash)
     if (spec->kind == HandlerKind::kShard) [[likely]] {
-      sid = runner_.SingleShardOf(*spec, batch[j]);
+      if (std::optional<PipelineRunner::ShardRoute> route = runner_.RouteOf(*spec, batch[j])) {
+        sid = route->sid;
+        key_hash = route->key_hash;
+      }
     } else if (spec->shard_route != nullptr) {
       sid = spec->shard_route(batch[j], services_);
     }
@@ -288,7 +292,7 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
       return std::nullopt;
     }
     state.last_cmd = spec;
-    return PendingCmd{spec, batch[j], *sid, state.no_touch};
+    return PendingCmd{spec, batch[j], *sid, state.no_touch, key_hash};
   };
   // A call whose keys span shards joins a multi-shard group (PipelineRunner::RunMultiGroup)
   // when its command has parts (CommandSpec::multi_ops) and it passes the gates; not for a

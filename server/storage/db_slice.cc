@@ -53,7 +53,7 @@ void DbSlice::TouchLfu(CompactObj& key, CompactObj& value, int64_t now_ms) {
 }
 
 PrimeIterator DbSlice::FindReadOnlyQuiet(std::string_view key, int64_t now_ms) {
-  PrimeIterator it = table_.Find(key);
+  PrimeIterator it = table_.Find(key, HashOf(key));
   if (it.is_done()) return it;
   if (IsExpired(it, now_ms)) {
     // A CLIENT PAUSE keeps the data set static: the key reads as missing but stays.
@@ -97,7 +97,7 @@ OpResult<PrimeIterator> DbSlice::FindReadOnlyOfType(std::string_view key, ObjTyp
 }
 
 PrimeIterator DbSlice::FindMutable(std::string_view key, int64_t now_ms) {
-  PrimeIterator it = table_.Find(key);
+  PrimeIterator it = table_.Find(key, HashOf(key));
   if (it.is_done()) return it;
   if (IsExpired(it, now_ms)) {
     Erase(it, RemoveReason::kExpired);
@@ -111,7 +111,7 @@ PrimeIterator DbSlice::FindMutable(std::string_view key, int64_t now_ms) {
 
 OpResult<PrimeIterator> DbSlice::FindMutableOfType(std::string_view key, ObjType type,
                                                    int64_t now_ms) {
-  PrimeIterator it = table_.Find(key);
+  PrimeIterator it = table_.Find(key, HashOf(key));
   if (it.is_done()) return OpStatus::kKeyNotFound;
   if (IsExpired(it, now_ms)) {
     Erase(it, RemoveReason::kExpired);
@@ -136,7 +136,7 @@ OpResult<DbSlice::AddResult> DbSlice::FindOrAddOfType(std::string_view key, ObjT
 OpResult<DbSlice::AddResult> DbSlice::FindOrAddImpl(std::string_view key,
                                                     std::optional<ObjType> type,
                                                     int64_t now_ms) {
-  uint64_t hash = HashBytes(key);
+  uint64_t hash = HashOf(key);
   table_.Prefetch(hash);  // the bucket is written whether the key exists or not
   PrimeIterator it = table_.Find(key, hash);
   if (!it.is_done()) {
@@ -214,7 +214,7 @@ void DbSlice::Erase(PrimeIterator it, RemoveReason reason) {
 }
 
 bool DbSlice::EraseKey(std::string_view key, int64_t now_ms, RemoveReason reason) {
-  PrimeIterator it = table_.Find(key);
+  PrimeIterator it = table_.Find(key, HashOf(key));
   if (it.is_done()) return false;
   if (IsExpired(it, now_ms)) {
     Erase(it, RemoveReason::kExpired);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/access_record.h"
+#include "core/hash.h"
 #include "server/op_status.h"
 #include "server/storage/eviction_settings.h"
 #include "server/storage/key_change.h"
@@ -56,7 +57,7 @@ class DbSlice {
   // Returns whether `key` holds a live (unexpired) entry. Changes nothing: an expired entry
   // stays until it is found or collected (WATCH bookkeeping must not delete keys).
   bool IsLive(std::string_view key, int64_t now_ms) {
-    PrimeIterator it = table_.Find(key);
+    PrimeIterator it = table_.Find(key, HashOf(key));
     return !it.is_done() && !IsExpired(it, now_ms);
   }
 
@@ -177,6 +178,17 @@ class DbSlice {
   // Returns a random live entry (read-only), or end() when empty (RANDOMKEY).
   PrimeIterator RandomEntry(int64_t now_ms);
 
+  // Tells the lookups that HashBytes(key) (the key's hash in the table) is `hash`, until
+  // ClearKeyHash: a lookup given this very view (the same bytes in memory, which must not
+  // change meanwhile) does not hash it again. PipelineRunner sets it around a shard command
+  // with the hash of its first key, computed when the command was routed.
+  void SetKeyHash(std::string_view key, uint64_t hash) {
+    hinted_key_ = key.data();
+    hinted_size_ = key.size();
+    hinted_hash_ = hash;
+  }
+  void ClearKeyHash() { hinted_size_ = kNoHint; }
+
   // The table, for reads that need no lookup (prefetching, DEBUG, memory figures). Changes go
   // through the calls above.
   PrimeTable& table() { return table_; }
@@ -192,6 +204,11 @@ class DbSlice {
  private:
   friend class Shard;  // SWAPDB renumbers the slices
   void set_index(unsigned db_index) { db_index_ = db_index; }
+  // Returns HashBytes(key): the hint of SetKeyHash when `key` is its view, else computed.
+  uint64_t HashOf(std::string_view key) const {
+    return key.size() == hinted_size_ && key.data() == hinted_key_ ? hinted_hash_
+                                                                   : HashBytes(key);
+  }
   // FindOrAdd, with the type an existing key must hold when `type` is set.
   OpResult<AddResult> FindOrAddImpl(std::string_view key, std::optional<ObjType> type,
                                     int64_t now_ms);
@@ -242,6 +259,11 @@ class DbSlice {
   bool no_touch_ = false;  // set_no_touch
   std::string removed_key_;  // the key of the entry being erased, for AfterRemove
   const EvictionSettings* eviction_;
+  // SetKeyHash's hint; no view has kNoHint bytes.
+  static constexpr size_t kNoHint = SIZE_MAX;
+  const char* hinted_key_ = nullptr;
+  size_t hinted_size_ = kNoHint;
+  uint64_t hinted_hash_ = 0;
   size_t high_water_ = 0;           // the most entries the table held since it was cleared
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;  // LFU increments' coin (xorshift)
 };

@@ -2,9 +2,7 @@
 
 namespace dashkv {
 
-std::string_view HashTagOf(std::string_view key) {
-  size_t open = key.find('{');
-  if (open == std::string_view::npos) return key;
+std::string_view detail::HashTagAfter(std::string_view key, size_t open) {
   size_t close = key.find('}', open + 1);
   if (close == std::string_view::npos || close == open + 1) return key;
   return key.substr(open + 1, close - open - 1);

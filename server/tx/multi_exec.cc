@@ -248,9 +248,9 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
   auto as_shard_cmd = [&](size_t j) -> std::optional<PendingCmd> {
     const CommandSpec* spec = cmds[j].spec;
     if (spec->kind != HandlerKind::kShard || refused(j)) return std::nullopt;
-    std::optional<unsigned> sid = runner_.SingleShardOf(*spec, args_of(j));
-    if (!sid) return std::nullopt;
-    return PendingCmd{spec, args_of(j), *sid, state.no_touch};
+    std::optional<PipelineRunner::ShardRoute> route = runner_.RouteOf(*spec, args_of(j));
+    if (!route) return std::nullopt;
+    return PendingCmd{spec, args_of(j), route->sid, state.no_touch, route->key_hash};
   };
   for (size_t i = 0; i < cmds.size();) {
     if (size_t j = PipelineRunner::GatherShardCmds(state, i, cmds.size(), as_shard_cmd); j > i) {

@@ -1,11 +1,12 @@
-"""The shard of a key in a dashkv of n threads: core/hash.h HashBytes with kShardSeed over the
-key's hash tag (server/storage/shard_set.h ShardOf), ported so that tests and benchmarks can
-pick keys on given shards. Standard library only (bench/e2e imports it too). Tests that rely
+"""The shard of a key in a dashkv of n threads: core/hash.h HashBytes (the tables' seed) over the
+key's hash tag, remixed with kShardSeed (server/storage/shard_set.h ShardOf), ported so that
+tests and benchmarks can pick keys on given shards. Standard library only (bench/e2e imports it too). Tests that rely
 on it check the placement against the server's per-thread key counts (helpers.keys_per_shard).
 """
 
 _M64 = (1 << 64) - 1
 _K0, _K1, _K2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f, 0x165667b19e3779f9
+_TABLE_SEED = 0x2545f4914f6cdd1d
 _SHARD_SEED = 0x6a09e667f3bcc909
 
 
@@ -50,4 +51,5 @@ def shard_of(key, shards):
     if shards == 1:
         return 0
     k = key.encode() if isinstance(key, str) else key
-    return (_hash_bytes(_hash_tag(k), _SHARD_SEED) * shards) >> 64
+    mixed = _fold(_hash_bytes(_hash_tag(k), _TABLE_SEED) ^ _SHARD_SEED, _K1)
+    return (mixed * shards) >> 64

@@ -279,6 +279,41 @@ TEST_F(DispatchTest, PipelineWaitsBehindALockedKeyInOrder) {
   }
 }
 
+// The same over both shards (commands alternating between them): shard 0's second key is held.
+// From shard 0's thread the blocked command is one the connection runs itself as the replies
+// are put in order (PipelineRunner::MergeReplies); from shard 1's, one of the hop's.
+TEST_F(DispatchTest, TwoShardPipelineWaitsBehindALockedKeyInOrder) {
+  for (unsigned conn_sid : {0u, 1u}) {
+    SCOPED_TRACE(conn_sid);
+    std::unique_ptr<RespClient> c = ConnectOn(conn_sid);
+    ASSERT_NE(c, nullptr);
+    std::vector<std::string> a = KeysOnShard(0, 3, "x" + std::to_string(conn_sid) + ":");
+    std::vector<std::string> b = KeysOnShard(1, 3, "y" + std::to_string(conn_sid) + ":");
+    LockRequest held;
+    held.Add(LockHashOf(0, a[1]), LockMode::kExclusive);
+    bool acquired = false;
+    shards().RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() == 0) acquired = shard.locks().TryAcquire(held);
+    });
+    ASSERT_TRUE(acquired);
+    std::string batch;
+    for (int i = 0; i < 3; ++i) batch += Cmd({"INCR", a[i]}) + Cmd({"INCR", b[i]});
+    c->SendRaw(batch);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Run({"GET", a[0]}) != "1" && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    ASSERT_EQ(Run({"GET", a[0]}), "1");
+    EXPECT_TRUE(Run({"GET", a[2]}).is_null());  // behind INCR a[1], which waits
+    shards().RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() == 0) shard.locks().Release(held);
+    });
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(c->Read(), 1) << i;
+    EXPECT_EQ(Run({"MGET", a[0], a[1], a[2], b[0], b[1], b[2]}).strings(),
+              (std::vector<std::string>{"1", "1", "1", "1", "1", "1"}));
+  }
+}
+
 TEST_F(DispatchTest, LargePipelines) {
   constexpr int kN = 10000;
   std::string batch;

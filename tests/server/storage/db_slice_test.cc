@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "core/hash.h"
 #include "server/storage/db_slice.h"
 #include "server/storage/shard.h"
 
@@ -69,6 +70,26 @@ TEST_F(DbSliceTest, FindOrAddFindErase) {
   EXPECT_TRUE(db_.EraseKey("b", kNow));
   EXPECT_FALSE(db_.EraseKey("b", kNow));
   EXPECT_EQ(db_.size(), 0u);
+}
+
+// SetKeyHash's hint serves the lookups of its own view only (its bytes in memory), until
+// cleared. A wrong hint shows which lookups used it: they miss the key.
+TEST_F(DbSliceTest, KeyHashHintServesItsViewOnly) {
+  Add("hinted");
+  const std::string same_bytes = "hinted";
+  const std::string_view view = same_bytes;
+  db_.SetKeyHash(view, HashBytes(view));
+  EXPECT_FALSE(db_.FindReadOnly(view, kNow).is_done());
+  EXPECT_FALSE(db_.FindOrAdd(view, kNow)->inserted);
+  db_.SetKeyHash(view, HashBytes(view) ^ 1);  // wrong on purpose
+  EXPECT_TRUE(db_.FindReadOnlyQuiet(view, kNow).is_done());
+  // Equal bytes elsewhere in memory, or a prefix of the view: hashed, found.
+  EXPECT_FALSE(db_.FindReadOnly("hinted", kNow).is_done());
+  Add("hint");
+  EXPECT_FALSE(db_.FindReadOnly(view.substr(0, 4), kNow).is_done());
+  db_.ClearKeyHash();
+  EXPECT_FALSE(db_.FindReadOnly(view, kNow).is_done());
+  EXPECT_EQ(db_.size(), 2u);
 }
 
 TEST_F(DbSliceTest, HitsAndMisses) {

@@ -11,6 +11,7 @@
 
 #include "core/access_record.h"
 #include "core/base/clock.h"
+#include "core/hash.h"
 #include "core/memory.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/transaction.h"
@@ -91,6 +92,41 @@ TEST(ShardOfTest, StableAndTagDriven) {
   // Keys that only share a tag-less prefix are spread.
   std::vector<int> counts = Spread(sa, "{}", "", 4000);
   for (int c : counts) EXPECT_GT(c, 800);
+}
+
+TEST(ShardOfTest, KeyHashGivesTheSameShard) {
+  TestServer srv(4);
+  const ShardSet& ss = srv.server().shard_set();
+  for (int i = 0; i < 2000; ++i) {
+    const std::string n = std::to_string(i);
+    for (const std::string& k : {"k" + n, "{" + n + "}:x", "a{b" + n + "}c", "{}" + n, "{" + n}) {
+      EXPECT_EQ(ss.ShardOf(k, HashBytes(k)), ss.ShardOf(k)) << k;
+    }
+  }
+}
+
+// The shard and the table take their bits from the same hash (a tag-less key's HashBytes):
+// the keys of one shard still spread over the table's directory (top bits) and fingerprints
+// (low bits), or each shard would use part of its table only.
+TEST(ShardOfTest, KeysOfOneShardSpreadOverTheirTable) {
+  constexpr int kN = 80000;
+  TestServer srv(2);
+  const ShardSet& ss = srv.server().shard_set();
+  std::vector<int> top(8, 0), low(8, 0);
+  int on_zero = 0;
+  for (int i = 0; i < kN; ++i) {
+    const std::string k = "key:" + std::to_string(i);
+    if (ss.ShardOf(k) != 0) continue;
+    const uint64_t h = HashBytes(k);
+    ++top[(h >> 1) >> 60];  // the directory index at global depth 3
+    ++low[h & 7];
+    ++on_zero;
+  }
+  for (int b = 0; b < 8; ++b) {
+    // Expected 1/8 each; 2% of slack is > 8 standard deviations at this sample size.
+    EXPECT_NEAR(static_cast<double>(top[b]) / on_zero, 0.125, 0.02) << "top " << b;
+    EXPECT_NEAR(static_cast<double>(low[b]) / on_zero, 0.125, 0.02) << "low " << b;
+  }
 }
 
 TEST(ShardOfTest, SingleShardOwnsEverything) {
