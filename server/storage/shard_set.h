@@ -69,13 +69,14 @@ decltype(auto) RunShardTask(Shard& shard, ShardTaskMode mode, F& fn, Args&&... a
 }
 }  // namespace detail
 
-// Returns the part of `key` that decides its shard: the content of the first non-empty {...}
-// (Redis Cluster's hash tag rule), else the whole key.
-// Inline: routing calls it for every key of a pipeline, and most keys have no '{'.
 namespace detail {
 // HashTagOf for a key whose first '{' is at `open`.
 std::string_view HashTagAfter(std::string_view key, size_t open);
 }  // namespace detail
+
+// Returns the part of `key` that decides its shard: the content of the first non-empty {...}
+// (Redis Cluster's hash tag rule), else the whole key. Inline: routing calls it for every key
+// of a pipeline, and most keys have no '{'.
 inline std::string_view HashTagOf(std::string_view key) {
   // memchr must not see the null data of an empty view; no view is longer than PTRDIFF_MAX,
   // and saying so keeps GCC's object-size check of memchr's bound quiet.
