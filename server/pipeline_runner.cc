@@ -104,7 +104,6 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
   const size_t reply_start = rb.size();
   const uint64_t start = CycleClock::Now();
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(true);
-  if (cmd.key_hash != 0) ctx.db.SetKeyHash(cmd.args[cmd.spec->first_key], cmd.key_hash);
   // Client-side caching (server/tracking/tracking_hub.h): one branch when the client does not
   // track.
   const ConnState* tracker = client != nullptr ? client : script_caller;
@@ -114,8 +113,15 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
     ctx.tracking_client = tracker;
     outer_origin = TrackingHub::BeginCommand(shard, *tracker, /*by_script=*/from_script);
   }
-  const bool ran = RunShardHandler(cmd, ctx, reply_start);
-  ctx.db.ClearKeyHash();
+  bool ran;
+  {
+    // The routed hash of the first key serves the handler's lookups only, and is gone after
+    // it on every path (a stale hint would match a later view at the same address).
+    DbSlice::KeyHashScope hint(
+        ctx.db, cmd.key_hash != 0 ? cmd.args[cmd.spec->first_key] : std::string_view(),
+        cmd.key_hash);
+    ran = RunShardHandler(cmd, ctx, reply_start);
+  }
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
   if (ran && (!ctx.changed || rb.error_count() != errors)) [[unlikely]] {
     // It left its keys as they were (a failed command changed nothing; a failed allocation

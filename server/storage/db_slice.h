@@ -188,6 +188,19 @@ class DbSlice {
     hinted_hash_ = hash;
   }
   void ClearKeyHash() { hinted_size_ = kNoHint; }
+  // Sets the hint (when `hash` is not 0) for its lifetime, cleared also when a lookup throws.
+  class KeyHashScope {
+   public:
+    KeyHashScope(DbSlice& db, std::string_view key, uint64_t hash) : db_(db) {
+      if (hash != 0) db_.SetKeyHash(key, hash);
+    }
+    ~KeyHashScope() { db_.ClearKeyHash(); }
+    KeyHashScope(const KeyHashScope&) = delete;
+    KeyHashScope& operator=(const KeyHashScope&) = delete;
+
+   private:
+    DbSlice& db_;
+  };
 
   // The table, for reads that need no lookup (prefetching, DEBUG, memory figures). Changes go
   // through the calls above.
