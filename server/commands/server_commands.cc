@@ -108,6 +108,17 @@ void ConfigGet(CmdArgs args, ConnCmdContext& ctx) {
   }
 }
 
+// Whether a CONFIG SET changes what the shards' published eviction figures count.
+bool ChangesEvictionFigures(
+    const std::vector<std::pair<std::string_view, std::string_view>>& pairs) {
+  for (const auto& [name, value] : pairs) {
+    if (EqualsIgnoreCase(name, "maxmemory-policy") || EqualsIgnoreCase(name, "maxmemory")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // CONFIG SET parameter value [parameter value ...]
 // A call that may move a listener (tls-port) runs on the listener's engine (a hop there and
 // back), which serializes such calls; any other runs here.
@@ -131,6 +142,12 @@ awaitable<void> ConfigSet(CmdArgs args, ConnCmdContext& ctx) {
   if (!err.empty()) {
     ctx.rb.SendError(err);
     co_return;
+  }
+  // A shard admits a write over maxmemory while another shard's published figures say it can
+  // still evict; the policy decides which keys count (volatile or all) and a limit newly set
+  // finds figures last published under the old one: every shard publishes afresh.
+  if (ChangesEvictionFigures(pairs)) {
+    co_await ctx.shard_set().AwaitAll([](Shard& shard) { shard.evictor().Publish(); });
   }
   ctx.rb.SendOk();
 }

@@ -3,6 +3,7 @@ and their settings. Every limit is set a few MB above the server's own baseline 
 right after FLUSHALL), so the tests work at any thread count and against redis-server."""
 
 import re
+import time
 
 import pytest
 import redis
@@ -134,6 +135,25 @@ def test_after_flushall_no_shard_admits_a_write_on_evictable_keys_gone(server, r
     r.mset({k: "v" * 100 for keys in by_shard for k in keys})
     r.flushall()
     limited("volatile-lru")
+    r.config_set("maxmemory", 1)
+    for keys in by_shard:
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set(keys[0], "v")
+    r.config_set("maxmemory", 0)
+
+
+def test_after_a_policy_change_no_shard_admits_a_write_on_keys_it_no_longer_counts(
+        server, r, limited):
+    # Every shard holds keys without a TTL, counted as evictable under an allkeys policy and
+    # published by each shard's cron. Under volatile-lru nothing is evictable: a write over the
+    # limit is refused on every shard at once, not only after each shard's next cron has
+    # published its count under the new policy.
+    shards = max(server.threads, 1)
+    by_shard = keys_on_every_shard("pc", shards, per_shard=50)
+    limited("allkeys-random", room_mb=64)
+    r.mset({k: "v" * 100 for keys in by_shard for k in keys})
+    time.sleep(0.3)  # a few crons (hz 10) publish the allkeys counts
+    r.config_set("maxmemory-policy", "volatile-lru")
     r.config_set("maxmemory", 1)
     for keys in by_shard:
         with pytest.raises(redis.exceptions.OutOfMemoryError):
