@@ -251,6 +251,10 @@ def test_flushall_and_flushdb_send_null(raw_factory):
 
 def test_eviction_invalidates(r, raw_factory):
     saved = {k: r.config_get(k)[k] for k in ("maxmemory", "maxmemory-policy")}
+    # Every evicted key must be one this test wrote and tracks: no earlier test's keys, and
+    # evicted_keys counted from zero.
+    r.flushall()
+    r.config_resetstat()
     t = tracker(raw_factory)
     try:
         r.config_set("maxmemory-policy", "allkeys-random")
