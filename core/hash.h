@@ -30,8 +30,10 @@ inline constexpr uint64_t kK2 = 0x165667b19e3779f9ULL;
 
 }  // namespace detail
 
-// Seeds that keep independent uses of the hash uncorrelated: the shard of a key and its home in
-// the shard's Dashtable must not share bits, or a shard would only ever use half of its buckets.
+// kTableSeed seeds the hash of a key (HashBytes): the Dashtable takes its directory index,
+// bucket and fingerprint from it. kShardSeed remixes that same hash into the key's shard
+// (ShardSet::ShardOfTagHash), so the shard does not share bits with the table's choices, or a
+// shard would only ever use part of its buckets.
 inline constexpr uint64_t kTableSeed = 0x2545f4914f6cdd1dULL;
 inline constexpr uint64_t kShardSeed = 0x6a09e667f3bcc909ULL;
 
