@@ -21,6 +21,8 @@ enum class CounterState : uint8_t { kUnregistered, kRegistering, kActive, kRetir
 // One per thread; trivially destructible so that the hot path reads it without a TLS wrapper.
 struct ThreadCounter {
   std::atomic<int64_t> bytes{0};
+  // `bytes` as the sums of even and odd generation read it (written by the summing thread).
+  std::atomic<int64_t> summed[2] = {0, 0};
   ThreadCounter* prev = nullptr;
   ThreadCounter* next = nullptr;
   CounterState state = CounterState::kUnregistered;
@@ -58,6 +60,10 @@ constinit ThreadCounter* registry_head = nullptr;  // guarded by registry_mu
 // Counters of exited threads and allocations made outside an active counter.
 constinit std::atomic<int64_t> retired_bytes{0};
 constinit std::atomic<int64_t> peak_bytes{0};
+// The sample (memory.h Design): the sums of even and odd generation, and the generation of the
+// last one, published after its sum and the counters' `summed` values are stored.
+constinit std::atomic<int64_t> sample_sum[2] = {0, 0};
+constinit std::atomic<uint64_t> sample_gen{0};
 
 void Register(ThreadCounter* c) {
   SpinLockHolder lock(&registry_mu);
@@ -159,15 +165,30 @@ int64_t UsedMemory() {
   int64_t sum;
   {
     SpinLockHolder lock(&registry_mu);
+    // The lock makes this the only writer of the sample.
+    const uint64_t gen = sample_gen.load(std::memory_order_relaxed) + 1;
+    const size_t k = gen & 1;
     sum = retired_bytes.load(std::memory_order_relaxed);
     for (ThreadCounter* c = registry_head; c != nullptr; c = c->next) {
-      sum += c->bytes.load(std::memory_order_relaxed);
+      const int64_t v = c->bytes.load(std::memory_order_relaxed);
+      c->summed[k].store(v, std::memory_order_relaxed);
+      sum += v;
     }
+    sample_sum[k].store(sum, std::memory_order_relaxed);
+    sample_gen.store(gen, std::memory_order_release);
   }
   int64_t peak = peak_bytes.load(std::memory_order_relaxed);
   while (sum > peak && !peak_bytes.compare_exchange_weak(peak, sum, std::memory_order_relaxed)) {
   }
   return sum;
+}
+
+UsedMemorySample SampledUsedMemory() {
+  const size_t k = sample_gen.load(std::memory_order_acquire) & 1;
+  const ThreadCounter& c = tls_counter;
+  // A thread registered after the sample has summed[k] == 0, and the sample did not count it.
+  return {sample_sum[k].load(std::memory_order_relaxed),
+          c.bytes.load(std::memory_order_relaxed) - c.summed[k].load(std::memory_order_relaxed)};
 }
 
 int64_t PeakUsedMemory() { return peak_bytes.load(std::memory_order_relaxed); }

@@ -13,6 +13,12 @@
 //   after its counter was retired, which are rare, count there with an atomic add).
 //   A block freed on another thread than the one that allocated it is subtracted from the freeing
 //   thread's counter, which may therefore go negative: only the sum is meaningful.
+//   Sampled sum: each exact sum (UsedMemory) is also kept as a sample, together with the value
+//   it read from each thread's counter; SampledUsedMemory returns the sample plus the calling
+//   thread's change since then, with no lock and no walk. The sample and the per-thread values
+//   are double-buffered by the parity of a generation that the summing thread (under the
+//   registry lock) publishes last, so a reader takes a sum and its own value from the same
+//   sample unless two more samples complete during its three loads.
 //   Failure: operator new throws std::bad_alloc, as the standard requires, so that a command
 //   asking for more than can be had (a client-sized reservation) fails alone (the server turns
 //   the exception into that command's error reply, server/server.h). AllocateBytes aborts
@@ -40,8 +46,22 @@ namespace dashkv {
 void InitMemoryAccounting();
 
 // Returns the bytes currently allocated through operator new (usable sizes) summed over all
-// threads, live and exited. Takes the registry lock; do not call on a hot path.
+// threads, live and exited, and keeps it as the sample SampledUsedMemory reads. Takes the
+// registry lock and reads every thread's counter; do not call on a hot path.
 int64_t UsedMemory();
+
+// The last exact sum as one thread sees it (SampledUsedMemory).
+struct UsedMemorySample {
+  int64_t sum = 0;  // what the last UsedMemory() call returned
+  int64_t own = 0;  // the calling thread's allocations minus its frees since that call
+  int64_t total() const { return sum + own; }
+};
+
+// Returns the sum the last UsedMemory() call took (on any thread; 0 before the first) and the
+// calling thread's own change since: total() is exact for this thread's changes and as of that
+// call for the other threads'. No lock, no walk: three relaxed loads and an acquire load. How
+// often to take a new sum is the caller's choice (server/storage/memory_budget.h).
+UsedMemorySample SampledUsedMemory();
 
 // Returns the largest value UsedMemory() has returned so far (a sampled peak: short spikes
 // between two calls are not seen). Does not lock.

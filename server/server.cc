@@ -228,7 +228,9 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
   bool over_memory = false;
   bool evict_first = false;
   if (config_.maxmemory.load(std::memory_order_relaxed) > 0) [[unlikely]] {
-    const bool over = memory_->Refresh() > 0;
+    const Shard* here = Shard::Current();  // its own changes count at once (memory_budget.h)
+    const bool over =
+        memory_->Refresh(here != nullptr ? here->index() : MemoryBudget::kNoShard).total() > 0;
     const bool evicting = memory_->policy() != MaxmemoryPolicy::kNoEviction;
     over_memory = over && !evicting;
     evict_first = over && evicting;

@@ -1,11 +1,11 @@
 #include "server/storage/evictor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "core/memory.h"
+#include "server/cycle_clock.h"
 #include "server/storage/db_slice.h"
 #include "server/storage/shard.h"
 #include "server/tx/transaction.h"
@@ -17,12 +17,6 @@ namespace {
 constexpr unsigned kWalkBuckets = 1024;
 // Samples per database per step at most, whatever maxmemory-samples says (a step stays bounded).
 constexpr int64_t kMaxSamples = 1024;
-
-uint64_t NowUsSteady() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 bool IsRandomPolicy(MaxmemoryPolicy p) {
   return p == MaxmemoryPolicy::kAllKeysRandom || p == MaxmemoryPolicy::kVolatileRandom;
@@ -39,30 +33,25 @@ uint64_t Evictor::StepLimitUs() const {
 
 bool Evictor::MakeRoom(int64_t now_ms) {
   if (budget_ == nullptr) return true;
-  const int64_t over = budget_->Refresh();
-  if (over <= 0) return true;
+  const MemoryBudget::OverageView over = budget_->Refresh(shard_->index());
+  if (over.total() <= 0) return true;
   if (budget_->policy() == MaxmemoryPolicy::kNoEviction) return false;
   // This shard's share: the shards of one pipelined batch run its writes in parallel, and each
   // freeing the whole overage would evict several times too much.
   bool none = false;
-  Evict(ShareOf(over), now_ms, &none);
+  Evict(budget_->ShareOf(shard_->index(), over), now_ms, &none);
   Publish();
   // Out of time or still over: admitted, as Redis; the next write or the cron goes on. Nothing
   // left here: admitted while another shard can still evict, refused when no shard can.
-  return !none || budget_->EvictableKeys() > 0;
-}
-
-int64_t Evictor::ShareOf(int64_t over) const {
-  return static_cast<int64_t>(
-      std::ceil(static_cast<double>(over) * budget_->ShareOf(shard_->index())));
+  return !none || budget_->EvictableKeys(shard_->index()) > 0;
 }
 
 void Evictor::Cron(int64_t now_ms) {
   if (budget_ == nullptr) return;
-  const int64_t over = budget_->Refresh();
-  if (over > 0 && budget_->policy() != MaxmemoryPolicy::kNoEviction) {
+  const MemoryBudget::OverageView over = budget_->Refresh(shard_->index());
+  if (over.total() > 0 && budget_->policy() != MaxmemoryPolicy::kNoEviction) {
     bool none = false;
-    Evict(ShareOf(over), now_ms, &none);
+    Evict(budget_->ShareOf(shard_->index(), over), now_ms, &none);
   }
   Publish();
 }
@@ -82,8 +71,10 @@ void Evictor::Publish() {
 
 int64_t Evictor::Evict(int64_t target, int64_t now_ms, bool* none) {
   const MaxmemoryPolicy policy = budget_->policy();
-  const uint64_t start = NowUsSteady();
-  const uint64_t limit = StepLimitUs();
+  // The time-stamp counter: a step reads the clock at least once, and steady_clock costs
+  // several times more.
+  const uint64_t start = CycleClock::Now();
+  const double limit_ticks = static_cast<double>(StepLimitUs()) * CycleClock::TicksPerUsec();
   int64_t freed = 0;
   for (unsigned n = 1; freed < target; ++n) {
     const int64_t f = EvictOne(policy, now_ms);
@@ -93,7 +84,7 @@ int64_t Evictor::Evict(int64_t target, int64_t now_ms, bool* none) {
     }
     freed += f;
     // Like Redis: the clock is read every 16 keys.
-    if (n % 16 == 0 && NowUsSteady() - start > limit) break;
+    if (n % 16 == 0 && static_cast<double>(CycleClock::Now() - start) > limit_ticks) break;
   }
   return freed;
 }
@@ -229,10 +220,11 @@ bool WriteRefusedForMemory(const std::atomic<int64_t>& maxmemory, int64_t now_ms
   if (limit <= 0) return false;
   Shard* shard = Shard::Current();
   if (shard == nullptr || shard->evictor().budget() == nullptr) return UsedMemory() > limit;
-  const MemoryBudget& budget = *shard->evictor().budget();
+  MemoryBudget& budget = *shard->evictor().budget();
   if (evict) return !shard->evictor().MakeRoom(now_ms);
-  return budget.Overage() > 0 &&
-         (budget.policy() == MaxmemoryPolicy::kNoEviction || budget.EvictableKeys() == 0);
+  return budget.Overage(shard->index()) > 0 &&
+         (budget.policy() == MaxmemoryPolicy::kNoEviction ||
+          budget.EvictableKeys(shard->index()) == 0);
 }
 
 }  // namespace dashkv

@@ -21,8 +21,9 @@
 //   Bytes freed by an eviction: the heap bytes this thread's counter drops by (core/memory.h),
 //   plus the bytes of the slot it empties (MemoryBudget's credit, see there).
 //   Where it runs: before a write command on the shard that runs it (MakeRoom), and on every
-//   shard's cron tick; both evict the shard's share (by evictable keys) of the overage, so that
-//   the shards of a pipelined batch, which run in parallel, do not each free all of it, and
+//   shard's cron tick; both evict the shard's share (by evictable keys) of the overage the
+//   budget's samples show plus the shard's own growth since them (MemoryBudget::ShareOf), so
+//   that the shards of a pipelined batch, which run in parallel, do not each free all of it, and
 //   shards a write load does not reach still give back their part.
 //   A step is bounded by the time Redis allows (maxmemory-eviction-tenacity: 500 us at the
 //   default 10); a write whose step ran out of time is admitted, as in Redis.
@@ -105,8 +106,6 @@ class Evictor {
   uint64_t Score(const PrimeIterator& it, MaxmemoryPolicy policy, int64_t now_ms) const;
   // Erases the entry as evicted (expired if its deadline passed); returns the bytes freed.
   int64_t Remove(DbSlice& db, PrimeIterator it, int64_t now_ms);
-  // Returns this shard's share of `over` bytes (MemoryBudget::ShareOf).
-  int64_t ShareOf(int64_t over) const;
   // Returns the time a step may take (Redis's evictionTimeLimitUs), in microseconds.
   uint64_t StepLimitUs() const;
 

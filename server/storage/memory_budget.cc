@@ -2,32 +2,83 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "core/memory.h"
+#include "server/cycle_clock.h"
 
 namespace dashkv {
 
 MemoryBudget::MemoryBudget(unsigned num_shards, const std::atomic<int64_t>* maxmemory,
-                           const EvictionSettings* settings)
+                           const EvictionSettings* settings, int64_t sample_period_us)
     : num_shards_(num_shards),
       maxmemory_(maxmemory),
       settings_(settings),
-      slots_(new Slot[num_shards]) {}
+      slots_(new Slot[num_shards]),
+      period_ticks_(static_cast<uint64_t>(CycleClock::TicksPerUsec() *
+                                          static_cast<double>(sample_period_us))) {}
 
-int64_t MemoryBudget::Overage() const {
+MemoryBudget::OverageView MemoryBudget::SeenBy(unsigned shard) {
   const int64_t limit = maxmemory();
-  if (limit <= 0) return 0;
-  int64_t used = UsedMemory();
-  if (policy() == MaxmemoryPolicy::kNoEviction) return used - limit;
-  for (unsigned i = 0; i < num_shards_; ++i) {
-    used -= slots_[i].credit.load(std::memory_order_relaxed);
+  if (limit <= 0) return {};
+  // Signed: a sample stamped by a core whose counter runs slightly ahead is not stale.
+  const auto age =
+      static_cast<int64_t>(CycleClock::Now() - sampled_at_.load(std::memory_order_relaxed));
+  if (age >= static_cast<int64_t>(period_ticks_)) [[unlikely]] Resample();
+  const UsedMemorySample used = SampledUsedMemory();
+  const MaxmemoryPolicy p = policy();
+  if (p == MaxmemoryPolicy::kNoEviction) return {used.sum - limit, used.own};
+  const size_t k = slot_gen_.load(std::memory_order_acquire) & 1;
+  OverageView view{used.sum - sampled_credit_[k].load(std::memory_order_relaxed) -
+                       EffectiveLimit(limit, p),
+                   used.own};
+  if (shard < num_shards_) {
+    const Slot& slot = slots_[shard];
+    view.own -= slot.credit.load(std::memory_order_relaxed) -
+                slot.sampled_credit[k].load(std::memory_order_relaxed);
   }
-  return used - EffectiveLimit();
+  return view;
 }
 
-int64_t MemoryBudget::EffectiveLimit() const {
-  const int64_t limit = maxmemory();
-  if (limit < kMinLimitForRss || policy() == MaxmemoryPolicy::kNoEviction) return limit;
+bool MemoryBudget::Resample() {
+  if (sampling_.exchange(true, std::memory_order_acquire)) return false;
+  UsedMemory();  // takes core/memory.h's sample
+  // sampling_ makes this the only writer of the slot sample.
+  const uint64_t gen = slot_gen_.load(std::memory_order_relaxed) + 1;
+  const size_t k = gen & 1;
+  int64_t credit = 0, evictable = 0;
+  for (unsigned i = 0; i < num_shards_; ++i) {
+    Slot& slot = slots_[i];
+    const int64_t c = slot.credit.load(std::memory_order_relaxed);
+    const int64_t e = slot.evictable.load(std::memory_order_relaxed);
+    slot.sampled_credit[k].store(c, std::memory_order_relaxed);
+    slot.sampled_evictable[k].store(e, std::memory_order_relaxed);
+    credit += c;
+    evictable += e;
+  }
+  sampled_credit_[k].store(credit, std::memory_order_relaxed);
+  sampled_evictable_[k].store(evictable, std::memory_order_relaxed);
+  slot_gen_.store(gen, std::memory_order_release);
+  sampled_at_.store(CycleClock::Now(), std::memory_order_relaxed);
+  sampling_.store(false, std::memory_order_release);
+  return true;
+}
+
+int64_t MemoryBudget::EvictableKeys(unsigned shard) const {
+  const size_t k = slot_gen_.load(std::memory_order_acquire) & 1;
+  int64_t sum = sampled_evictable_[k].load(std::memory_order_relaxed);
+  if (shard < num_shards_) {
+    const Slot& slot = slots_[shard];
+    sum += slot.evictable.load(std::memory_order_relaxed) -
+           slot.sampled_evictable[k].load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+int64_t MemoryBudget::EffectiveLimit() const { return EffectiveLimit(maxmemory(), policy()); }
+
+int64_t MemoryBudget::EffectiveLimit(int64_t limit, MaxmemoryPolicy policy) const {
+  if (limit < kMinLimitForRss || policy == MaxmemoryPolicy::kNoEviction) return limit;
   const auto l = static_cast<double>(limit);
   const double lowered = l * (1.0 + kRssHeadroom) - static_cast<double>(rss_gap());
   return static_cast<int64_t>(std::clamp(lowered, l * kMinLimitShare, l));
@@ -86,19 +137,20 @@ void MemoryBudget::Publish(unsigned shard, int64_t credit, int64_t evictable) {
   slots_[shard].evictable.store(evictable, std::memory_order_relaxed);
 }
 
-int64_t MemoryBudget::EvictableKeys() const {
-  int64_t n = 0;
-  for (unsigned i = 0; i < num_shards_; ++i) {
-    n += slots_[i].evictable.load(std::memory_order_relaxed);
-  }
-  return n;
+double MemoryBudget::ShareOf(unsigned shard) const {
+  if (num_shards_ == 1) return 1.0;
+  const int64_t all = EvictableKeys(shard);
+  if (all <= 0) return 1.0;
+  const auto own = static_cast<double>(slots_[shard].evictable.load(std::memory_order_relaxed));
+  return std::min(1.0, own / static_cast<double>(all));
 }
 
-double MemoryBudget::ShareOf(unsigned shard) const {
-  const int64_t all = EvictableKeys();
-  if (all <= 0) return 1.0;
-  return static_cast<double>(slots_[shard].evictable.load(std::memory_order_relaxed)) /
-         static_cast<double>(all);
+int64_t MemoryBudget::ShareOf(unsigned shard, const OverageView& over) const {
+  const double share = ShareOf(shard);
+  const int64_t part =
+      share >= 1.0 ? over.sampled
+                   : static_cast<int64_t>(std::ceil(static_cast<double>(over.sampled) * share));
+  return part + over.own;
 }
 
 }  // namespace dashkv

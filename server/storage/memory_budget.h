@@ -29,6 +29,20 @@
 //   shrink (pages were returned). Not applied in sanitizer builds, whose RSS is mostly shadow
 //   memory.
 //
+//   Sampled sums: the limit is checked once per batch and before each write under pressure, on
+//   every engine, so the check reads no shared state that others write often. used_memory comes
+//   from core/memory.h's sample (SampledUsedMemory: the last exact sum plus the calling thread's
+//   own change since), and the shards' credits and evictable keys from a sample of the slots
+//   kept the same way (the sums, and each slot's figures as summed, double-buffered by a
+//   generation's parity), corrected by the calling shard's own slot. A check that finds the
+//   samples older than kSamplePeriodUs takes both anew, unless another thread is taking them
+//   (a try-lock; nobody waits): other threads' changes reach a check at most about one period
+//   late (at 1M writes/s per thread, ~100 writes' worth each), its own at once, so an evicting
+//   shard sees what it freed at its next check; it frees its share of the samples' overage plus
+//   its own growth since them (ShareOf), so that the shards' frees add up to the overage
+//   although none sees the others' until the next sample. INFO and MEMORY read the exact
+//   used_memory (UsedMemory), which also renews core/memory.h's sample.
+//
 //   Time over the limit (INFO total_eviction_exceeded_time / current_eviction_exceeded_time,
 //   as Redis 7.0 counts them): a stretch starts at the first Refresh that finds the process
 //   over, under any policy (noeviction too), and ends at the first that finds it within. The
@@ -57,25 +71,41 @@ class MemoryBudget {
   // such a limit would hold a quarter fewer keys than Redis's at the same setting.
   static constexpr int64_t kMinLimitForRss = int64_t{64} << 20;
 
+  // The samples (Design) are taken anew when older than this (by default).
+  static constexpr int64_t kSamplePeriodUs = 100;
+  // Passed as `shard` by a thread that owns no shard.
+  static constexpr unsigned kNoShard = ~0u;
+
   // `maxmemory` and `settings` are the server's (Config); they outlive this object.
+  // `sample_period_us`: kSamplePeriodUs, or longer in tests that take the samples themselves.
   MemoryBudget(unsigned num_shards, const std::atomic<int64_t>* maxmemory,
-               const EvictionSettings* settings);
+               const EvictionSettings* settings, int64_t sample_period_us = kSamplePeriodUs);
 
   int64_t maxmemory() const { return maxmemory_->load(std::memory_order_relaxed); }
   const EvictionSettings& settings() const { return *settings_; }
   MaxmemoryPolicy policy() const { return settings_->policy.load(std::memory_order_relaxed); }
 
-  // Returns the bytes the process is over maxmemory (<= 0: within it; 0 without maxmemory):
-  // used_memory minus the shards' published credit under an evicting policy, used_memory alone
-  // under noeviction. Takes used_memory's registry lock: once per batch or eviction step.
-  int64_t Overage() const;
-  // Sets the pressure flag from Overage(), notes a start or end of a stretch over the limit
-  // (Design) and returns Overage().
-  int64_t Refresh() {
-    const int64_t over = Overage();
+  // The overage as one thread sees it (Design: Sampled sums), in bytes (<= 0: within the
+  // limit; 0 without maxmemory): used_memory minus the shards' credit under an evicting policy,
+  // used_memory alone under noeviction, less the limit.
+  struct OverageView {
+    int64_t sampled = 0;  // from the samples alone
+    int64_t own = 0;      // the calling thread's and its shard's change since the samples
+    int64_t total() const { return sampled + own; }
+  };
+  // Returns the overage as shard `shard`'s thread sees it (kNoShard: a thread with no shard).
+  // Takes the samples anew when they are older than the sample period and no other thread is
+  // taking them; otherwise a clock read and a few loads.
+  OverageView SeenBy(unsigned shard = kNoShard);
+  int64_t Overage(unsigned shard = kNoShard) { return SeenBy(shard).total(); }
+  // Sets the pressure flag from SeenBy(shard), notes a start or end of a stretch over the limit
+  // (Design) and returns that view.
+  OverageView Refresh(unsigned shard = kNoShard) {
+    const OverageView view = SeenBy(shard);
+    const int64_t over = view.total();
     set_pressure(over > 0 && policy() != MaxmemoryPolicy::kNoEviction);
     if ((over > 0) != exceeded()) [[unlikely]] NoteExceeded(over > 0, MonotonicUs());
-    return over;
+    return view;
   }
 
   // Whether the last check found the process over the limit under an evicting policy (one
@@ -121,16 +151,32 @@ class MemoryBudget {
 
   // Shard `shard`'s figures (its thread only).
   void Publish(unsigned shard, int64_t credit, int64_t evictable);
-  // Returns the evictable keys published by all shards.
-  int64_t EvictableKeys() const;
-  // Returns shard `shard`'s share of the published evictable keys (1.0 when none anywhere).
+  // Returns the evictable keys published by all shards, from the sample as seen by shard
+  // `shard`'s thread (Design).
+  int64_t EvictableKeys(unsigned shard = kNoShard) const;
+  // Returns shard `shard`'s share of the evictable keys (1.0 when none anywhere): its own
+  // published count over EvictableKeys(shard). Its thread only.
   double ShareOf(unsigned shard) const;
+  // Returns the bytes shard `shard` is to free when it sees `over` (from SeenBy(shard)): its
+  // share (ShareOf) of the samples' overage plus all of its own growth since them. Each shard
+  // then counts its own frees against its own part, and the parts add up to the overage: were
+  // each to free the whole overage it sees, the shards would together free it once per shard
+  // in every sample period. Its thread only.
+  int64_t ShareOf(unsigned shard, const OverageView& over) const;
+  // Takes both samples (Design) now unless another thread is taking them; returns whether it
+  // did. Overage does this when they are older than kSamplePeriodUs.
+  bool Resample();
 
  private:
   struct alignas(64) Slot {
     std::atomic<int64_t> credit{0};
     std::atomic<int64_t> evictable{0};
+    // `credit` and `evictable` as the slot sample of even and odd generation read them.
+    std::atomic<int64_t> sampled_credit[2] = {0, 0};
+    std::atomic<int64_t> sampled_evictable[2] = {0, 0};
   };
+  // Returns EffectiveLimit() for the given maxmemory and policy.
+  int64_t EffectiveLimit(int64_t limit, MaxmemoryPolicy policy) const;
   unsigned num_shards_;
   const std::atomic<int64_t>* maxmemory_;
   const EvictionSettings* settings_;
@@ -139,6 +185,14 @@ class MemoryBudget {
   std::atomic<int64_t> rss_gap_{0};
   std::atomic<int64_t> exceeded_since_us_{0};  // start of the running stretch; 0: none
   std::atomic<int64_t> exceeded_total_us_{0};  // the stretches that ended
+  // The slot sample (Design): sums of even and odd generation, published generation.
+  std::atomic<int64_t> sampled_credit_[2] = {0, 0};
+  std::atomic<int64_t> sampled_evictable_[2] = {0, 0};
+  std::atomic<uint64_t> slot_gen_{0};
+  // When both samples were last taken (CycleClock ticks), and the try-lock of who takes them.
+  alignas(64) std::atomic<uint64_t> sampled_at_{0};
+  std::atomic<bool> sampling_{false};
+  uint64_t period_ticks_;  // the sample period in CycleClock ticks
   int64_t last_rss_ = 0;  // SampleRss's caller only
 };
 

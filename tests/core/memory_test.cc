@@ -150,6 +150,46 @@ TEST(MemoryTest, LiveThreadsAreSummed) {
   EXPECT_EQ(grown, expected);
 }
 
+TEST(MemoryTest, SampledSumSeesOwnChangesAtOnceAndOthersAtTheNextSum) {
+  // Phases: 1 = the thread allocated a block, 2 = main sampled, 3 = the thread freed its block,
+  // 4 = main measured, the thread exits.
+  std::atomic<int> phase{0};
+  int64_t theirs = 0;                           // the thread's block's size
+  int64_t theirs_before = 0, theirs_after = 0;  // its SampledUsedMemory around its allocation
+  std::thread th([&] {
+    theirs_before = SampledUsedMemory().total();
+    char* p = new char[8192];
+    theirs = static_cast<int64_t>(AllocationSize(p));
+    theirs_after = SampledUsedMemory().total();
+    phase.store(1);
+    while (phase.load() < 2) std::this_thread::yield();
+    delete[] p;
+    phase.store(3);
+    while (phase.load() < 4) std::this_thread::yield();
+  });
+  while (phase.load() < 1) std::this_thread::yield();
+  // A thread that registered after the last sum sees its own count on top of it.
+  EXPECT_EQ(theirs_after - theirs_before, theirs);
+
+  const int64_t sum = UsedMemory();
+  EXPECT_EQ(SampledUsedMemory().total(), sum);
+  char* mine = new char[4096];
+  const auto mine_size = static_cast<int64_t>(AllocationSize(mine));
+  EXPECT_EQ(SampledUsedMemory().total(), sum + mine_size);  // own allocation: at once
+  EXPECT_EQ(SampledUsedMemory().sum, sum);
+  EXPECT_EQ(SampledUsedMemory().own, mine_size);
+  phase.store(2);
+  while (phase.load() < 3) std::this_thread::yield();
+  EXPECT_EQ(SampledUsedMemory().total(), sum + mine_size);  // another thread's free: not yet
+  const int64_t next = UsedMemory();
+  EXPECT_EQ(next, sum + mine_size - theirs);
+  EXPECT_EQ(SampledUsedMemory().total(), next);
+  delete[] mine;
+  EXPECT_EQ(SampledUsedMemory().total(), next - mine_size);  // own free: at once
+  phase.store(4);
+  th.join();
+}
+
 TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
   std::thread([] {
     constexpr int64_t kDrop = 8 << 20;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 namespace dashkv {
@@ -117,15 +118,81 @@ TEST_F(MemoryBudgetTest, RefreshStartsAndEndsAStretchUnderEveryPolicy) {
   for (MaxmemoryPolicy policy : {MaxmemoryPolicy::kNoEviction, MaxmemoryPolicy::kAllKeysLru}) {
     settings_.policy = policy;
     maxmemory_ = 1;
-    EXPECT_GT(budget_.Refresh(), 0);
+    EXPECT_GT(budget_.Refresh().total(), 0);
     EXPECT_TRUE(budget_.exceeded());
     EXPECT_EQ(budget_.pressure(), policy != MaxmemoryPolicy::kNoEviction);
     maxmemory_ = int64_t{1} << 50;
-    EXPECT_LT(budget_.Refresh(), 0);
+    EXPECT_LT(budget_.Refresh().total(), 0);
     EXPECT_FALSE(budget_.exceeded());
     EXPECT_FALSE(budget_.pressure());
   }
   EXPECT_GE(held.size(), 1u);
+}
+
+// Samples are taken only by the test (Resample) or at the first check.
+class SampledMemoryBudgetTest : public MemoryBudgetTest {
+ protected:
+  static constexpr int64_t kHourUs = int64_t{3600} * 1'000'000;
+  MemoryBudget budget2_{2, &maxmemory_, &settings_, kHourUs};
+};
+
+TEST_F(SampledMemoryBudgetTest, AShardSeesItsOwnFiguresAtOnceAndOthersAtTheNextSample) {
+  maxmemory_ = int64_t{1} << 40;
+  const int64_t base = budget2_.Overage(0);  // the first check samples
+  EXPECT_EQ(budget2_.Overage(1), base);
+  budget2_.Publish(0, 1000, 10);
+  budget2_.Publish(1, 300, 30);
+  // Each shard's own figures count at once, the other's not yet.
+  EXPECT_EQ(budget2_.Overage(0), base - 1000);
+  EXPECT_EQ(budget2_.Overage(1), base - 300);
+  EXPECT_EQ(budget2_.Overage(), base);
+  EXPECT_EQ(budget2_.EvictableKeys(0), 10);
+  EXPECT_EQ(budget2_.EvictableKeys(1), 30);
+  EXPECT_EQ(budget2_.ShareOf(0), 1.0);
+  EXPECT_TRUE(budget2_.Resample());
+  EXPECT_EQ(budget2_.Overage(0), base - 1300);
+  EXPECT_EQ(budget2_.Overage(1), base - 1300);
+  EXPECT_EQ(budget2_.Overage(), base - 1300);
+  EXPECT_EQ(budget2_.EvictableKeys(), 40);
+  EXPECT_DOUBLE_EQ(budget2_.ShareOf(0), 0.25);
+  EXPECT_DOUBLE_EQ(budget2_.ShareOf(1), 0.75);
+  // An eviction on shard 0 counts at once for shard 0, at the next sample for shard 1.
+  budget2_.Publish(0, 1500, 9);
+  EXPECT_EQ(budget2_.Overage(0), base - 1800);
+  EXPECT_EQ(budget2_.Overage(1), base - 1300);
+  EXPECT_EQ(budget2_.EvictableKeys(0), 39);
+  EXPECT_TRUE(budget2_.Resample());
+  EXPECT_EQ(budget2_.Overage(1), base - 1800);
+}
+
+TEST_F(SampledMemoryBudgetTest, EachShardFreesItsShareOfTheSampleAndItsOwnGrowth) {
+  maxmemory_ = int64_t{1} << 40;
+  budget2_.Publish(0, 0, 10);
+  budget2_.Publish(1, 0, 30);
+  ASSERT_TRUE(budget2_.Resample());
+  const MemoryBudget::OverageView over{1000, 200};
+  EXPECT_EQ(budget2_.ShareOf(0, over), 250 + 200);
+  EXPECT_EQ(budget2_.ShareOf(1, over), 750 + 200);
+  // Shard 0 evicted its 10 keys: none of the sampled overage is its own any more; shard 1 takes
+  // all of it from the next sample on.
+  budget2_.Publish(0, 0, 0);
+  EXPECT_EQ(budget2_.ShareOf(0, over), 200);
+  EXPECT_EQ(budget2_.ShareOf(1, over), 950);  // shard 0's change not seen yet
+  ASSERT_TRUE(budget2_.Resample());
+  EXPECT_EQ(budget2_.ShareOf(1, over), 1200);
+  // Within the limit, a shard's share of the room left offsets its own growth.
+  EXPECT_EQ(budget2_.ShareOf(1, {-1000, 200}), -800);
+}
+
+TEST_F(SampledMemoryBudgetTest, OwnAllocationsCountAtOnce) {
+  maxmemory_ = int64_t{1} << 40;
+  settings_.policy = MaxmemoryPolicy::kNoEviction;
+  const int64_t base = budget2_.Overage(0);
+  EXPECT_EQ(budget2_.SeenBy(0).own, 0);
+  auto held = std::make_unique<char[]>(kMiB);
+  EXPECT_GE(budget2_.Overage(0) - base, kMiB);
+  held.reset();
+  EXPECT_EQ(budget2_.Overage(0), base);
 }
 
 TEST_F(MemoryBudgetTest, WithoutMaxmemoryTakingTheTimeEndsTheStretch) {
