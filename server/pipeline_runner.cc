@@ -1,7 +1,5 @@
 #include "server/pipeline_runner.h"
 
-#include <absl/container/inlined_vector.h>
-
 #include <algorithm>
 #include <climits>
 #include <exception>
