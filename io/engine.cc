@@ -5,13 +5,22 @@
 #include <sched.h>
 #include <x86intrin.h>
 
+#include <boost/asio/detail/thread_context.hpp>
+#include <boost/asio/detail/thread_info_base.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/version.hpp>
 #include <chrono>
 #include <exception>
 #include <new>
 
 #include "core/base/logging.h"
+
+// Loop() gives the thread asio's per-thread cache of freed blocks outside io_context::poll (see
+// there), an internal of Boost.Asio: check it on an upgrade.
+#if BOOST_ASIO_VERSION != 101800
+#error "io/engine.cc relies on the thread call stack internals of Boost.Asio 1.18 (Boost 1.74)"
+#endif
 
 namespace dashkv::io {
 namespace {
@@ -202,6 +211,16 @@ void Engine::PinToCpu() {
 
 void Engine::Loop() {
   tls_current_engine = this;
+  // asio allocates a coroutine frame (and a posted handler) from a one-block cache of the
+  // thread's innermost asio context, and only io_context::poll/run set one up, per call. A
+  // coroutine resumed from the inbox (a hop's return, io/hop.h) would otherwise allocate and
+  // free its frames (the dispatch's, the next read's) with operator new/delete: the thread
+  // keeps a cache of its own for everything that runs outside poll. Its key is not the
+  // io_context's, so asio still sees no io_context running on this thread there.
+  boost::asio::detail::thread_context frame_cache_key;
+  boost::asio::detail::thread_info_base frame_cache;
+  boost::asio::detail::thread_context::thread_call_stack::context frame_cache_scope(
+      &frame_cache_key, frame_cache);
   if (options_.background) {
     sched_param param{};
     if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) {

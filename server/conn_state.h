@@ -38,6 +38,28 @@ struct PendingCmd {
   uint64_t key_hash = 0;
 };
 
+// Scratch space of a pipelined group whose commands span several shards
+// (PipelineRunner::PrepareShardGroup), kept per connection so that a group allocates nothing and
+// touches only the entries of its own shards. Each shard's commands are linked in request order,
+// so that a shard walks its own commands, not the whole group.
+struct ShardGroupScratch {
+  struct PerShard {
+    uint32_t seen = 0;  // == gen: the shard has commands in the group being run
+    uint32_t head;      // its first command
+    uint32_t tail;      // its last command
+    uint32_t next;      // another shard's: its first command left to run (a lock wait), or n
+    uint32_t pos;       // another shard's: the offset of its next reply to copy in its builder
+    uint64_t errors_before;  // another shard's: its builder's error count before the group
+  };
+  std::vector<PerShard> shards;    // by shard id
+  std::vector<uint32_t> next_of;   // by command: the next command of its shard, or n
+  std::vector<unsigned> others;    // the group's shards but the connection's own
+  uint32_t gen = 0;                // the group's stamp in PerShard::seen
+  uint32_t here_cmds = 0;          // commands of the connection's own shard
+  uint32_t k = 0;                  // merging: the next command whose reply goes out
+  bool merging = false;            // the replies are being put out (PipelineRunner::BeginMerge)
+};
+
 // A command queued by MULTI, with its own copy of the arguments (batch buffers are reused).
 struct QueuedCmd {
   const CommandSpec* spec;
@@ -124,6 +146,7 @@ class ConnState : public io::ConnectionState {
   std::vector<PendingCmd> pending;
   std::vector<io::ReplyBuilder> shard_replies;  // one per shard (multi-shard groups)
   std::vector<uint32_t> reply_ends;             // end offset of each command's reply
+  ShardGroupScratch group;                      // a group over several shards
   MultiGroupScratch multi;                      // multi-shard groups (RunMultiGroup)
   // The connection's message to one other shard and back (io/hop.h): its hops allocate
   // nothing. One hop at a time, as the connection runs one command sequence at a time.

@@ -1,8 +1,7 @@
 #include "server/pipeline_runner.h"
 
-#include <absl/container/inlined_vector.h>
-
 #include <algorithm>
+#include <climits>
 #include <exception>
 
 #include "core/base/logging.h"
@@ -341,106 +340,243 @@ asio::awaitable<void> PipelineRunner::RunShardGroup(ConnState& state, io::ReplyB
     }
     co_return;
   }
-  // Several shards: every other shard writes its commands' replies into its own builder, in
-  // parallel (one other: the connection's hop, which allocates nothing); then the replies go
-  // into `out` in request order, this shard's commands running as their turn comes.
-  absl::InlinedVector<unsigned, 8> others;
-  absl::InlinedVector<uint64_t, 8> errors_before;
-  absl::InlinedVector<size_t, 8> next(shard_set_.size(), cmds.size());
-  const size_t here_cmds = PrepareShardReplies(state, out, my_engine, others, errors_before);
-  BumpCounter(stats_.engine(my_engine).shard_hops, others.size());
-  auto run_part = [&](Shard& shard) {
-    io::ReplyBuilder& rb = state.shard_replies[shard.index()];
-    PrefetchKeys(shard, db, state.pending);
-    next[shard.index()] = RunCmds(shard, db, cmds, 0, cmds.size(), false, check_locks, rb,
-                                  state.reply_ends.data(), now_ms, &state);
-    release_on(shard);
+  PrepareShardGroup(state, out);
+  co_await RunPreparedGroup(state, out, now_ms, check_locks, release);
+}
+
+// Several shards: every other shard writes its commands' replies into its own builder, in
+// parallel (one other: the connection's hop, which allocates nothing); then the replies go
+// into `out` in request order, this shard's commands running as their turn comes.
+asio::awaitable<void> PipelineRunner::RunPreparedGroup(ConnState& state, io::ReplyBuilder& out,
+                                                       int64_t now_ms, bool check_locks,
+                                                       KeyLocks* release) {
+  DCHECK(release == nullptr || !check_locks);
+  const std::vector<unsigned>& others = state.group.others;
+  BumpCounter(stats_.engine(state.conn->engine().index()).shard_hops, others.size());
+  auto run_part = [this, &state, now_ms, check_locks, release](Shard& shard) {
+    RunGroupPart(shard, state, now_ms, check_locks);
+    if (release != nullptr && !release->request(shard.index()).empty()) release->ReleaseOn(shard);
   };
   if (others.size() == 1) {
-    co_await shard_set_.HopTo(state.hop, others[0], [&run_part](Shard& shard) { run_part(shard); });
+    co_await shard_set_.HopTo(state.hop, others[0], run_part);
     state.hop.RethrowIfFailed();
-  } else {
+  } else if (others.size() > 1) {
     co_await shard_set_.AwaitMany(others, run_part);
   }
-  for (unsigned t : others) {  // shards blocked by a transaction's locks (rare)
-    while (next[t] < cmds.size()) {
-      next[t] = co_await WaitAndRunCmds(t, db, cmds, next[t], cmds.size(), state.shard_replies[t],
-                                        state.reply_ends.data(), now_ms, &state);
-    }
+  if (!FinishShardGroup(state, out, now_ms, check_locks)) {
+    co_await CompleteShardGroup(state, out, now_ms, check_locks);
   }
-  Shard* local = here_cmds > 0 ? Shard::Current() : nullptr;
-  if (local != nullptr) PrefetchKeys(*local, db, state.pending);
-  ReserveForMerge(state, out, others, here_cmds);
-  MergeCursor cur(shard_set_.size());
-  while (!MergeReplies(state, out, local, cur, check_locks, now_ms)) {
-    // Command cur.k, of this shard, waits for a transaction's lock (rare).
-    cur.k = co_await WaitAndRunCmds(my_engine, db, cmds, cur.k, cur.k + 1, out, nullptr, now_ms,
-                                    &state);
-  }
-  if (local != nullptr) release_on(*local);
-  for (unsigned t : others) {
-    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
+  if (release != nullptr && state.group.here_cmds > 0) {
+    Shard& local = *Shard::Current();
+    if (!release->request(local.index()).empty()) release->ReleaseOn(local);
   }
 }
 
-size_t PipelineRunner::PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out,
-                                         unsigned here, absl::InlinedVector<unsigned, 8>& others,
-                                         absl::InlinedVector<uint64_t, 8>& errors_before) {
-  state.shard_replies.resize(shard_set_.size());
-  state.reply_ends.resize(state.pending.size());
-  errors_before.assign(shard_set_.size(), 0);
-  absl::InlinedVector<bool, 8> seen(shard_set_.size(), false);
-  size_t here_cmds = 0;
-  for (const PendingCmd& c : state.pending) {
-    if (c.sid == here) {
-      ++here_cmds;
-      continue;
-    }
-    if (seen[c.sid]) continue;
-    seen[c.sid] = true;  // the first command of shard c.sid
-    others.push_back(c.sid);
-    state.shard_replies[c.sid].Clear();
-    state.shard_replies[c.sid].set_version(out.version());
-    errors_before[c.sid] = state.shard_replies[c.sid].error_count();
-  }
-  return here_cmds;
-}
-
-void PipelineRunner::ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
-                                     std::span<const unsigned> others, size_t here_cmds) const {
-  size_t copied = 0;
-  for (unsigned t : others) copied += state.shard_replies[t].size();
-  const size_t other_cmds = state.pending.size() - here_cmds;
-  std::string& dst = out.buffer();
-  dst.reserve(dst.size() + copied + (other_cmds > 0 ? copied * here_cmds / other_cmds : 0));
-}
-
-bool PipelineRunner::MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here,
-                                  MergeCursor& cur, bool check_locks, int64_t now_ms) {
+bool PipelineRunner::PrepareShardGroup(ConnState& state, const io::ReplyBuilder& out) {
+  ShardGroupScratch& g = state.group;
   const std::span<const PendingCmd> cmds = state.pending;
-  const unsigned here_sid = here != nullptr ? here->index() : shard_set_.size();
-  std::string& dst = out.buffer();
-  for (size_t k = cur.k; k < cmds.size();) {
-    // The replies of consecutive commands of one other shard are contiguous in its builder.
+  const uint32_t n = static_cast<uint32_t>(cmds.size());
+  const unsigned here = state.conn->engine().index();
+  if (g.shards.size() != shard_set_.size()) {
+    g.shards.assign(shard_set_.size(), {});
+    g.gen = 0;
+  }
+  state.shard_replies.resize(shard_set_.size());
+  if (++g.gen == 0) {  // the stamps wrapped: none may look current
+    for (ShardGroupScratch::PerShard& p : g.shards) p.seen = 0;
+    g.gen = 1;
+  }
+  const uint32_t gen = g.gen;
+  if (state.reply_ends.size() < n) state.reply_ends.resize(n);
+  if (g.next_of.size() < n) g.next_of.resize(n);
+  uint32_t* next_of = g.next_of.data();
+  ShardGroupScratch::PerShard* shards = g.shards.data();  // in registers across push_back
+  g.others.clear();
+  uint32_t here_cmds = 0;
+  for (uint32_t k = 0; k < n; ++k) {
     const unsigned sid = cmds[k].sid;
-    size_t end = k + 1;
-    while (end < cmds.size() && cmds[end].sid == sid) ++end;
-    if (sid == here_sid) {
-      const size_t ran = RunCmds(*here, state.db, cmds, k, end, /*from_granted=*/false,
-                                 check_locks, out, nullptr, now_ms, &state);
-      if (ran < end) {
-        cur.k = ran;
-        return false;
+    ShardGroupScratch::PerShard& p = shards[sid];
+    here_cmds += sid == here;
+    if (p.seen != gen) {  // the shard's first command
+      p.seen = gen;
+      p.head = k;
+      p.next = n;
+      p.pos = 0;
+      if (sid != here) {
+        g.others.push_back(sid);
+        io::ReplyBuilder& rb = state.shard_replies[sid];
+        rb.Clear();
+        rb.set_version(out.version());
+        p.errors_before = rb.error_count();
       }
     } else {
-      const uint32_t to = state.reply_ends[end - 1];
-      dst.append(state.shard_replies[sid].buffer(), cur.pos[sid], to - cur.pos[sid]);
-      cur.pos[sid] = to;
+      next_of[p.tail] = k;
     }
-    k = end;
+    p.tail = k;
   }
-  cur.k = cmds.size();
+  for (unsigned t : g.others) next_of[g.shards[t].tail] = n;
+  if (here_cmds > 0) next_of[g.shards[here].tail] = n;
+  g.here_cmds = here_cmds;
+  g.k = 0;
+  g.merging = false;
+  return g.others.size() == 1;
+}
+
+io::Hop::Start PipelineRunner::HopGroupPart(ConnState& state, int64_t now_ms) {
+  BumpCounter(stats_.engine(state.conn->engine().index()).shard_hops);
+  // The connection is suspended until the hop returns: the shard may use state.group and
+  // write into its builder.
+  return shard_set_.HopTo(state.hop, state.group.others[0], [this, &state, now_ms](Shard& shard) {
+    RunGroupPart(shard, state, now_ms, /*check_locks=*/true);
+  });
+}
+
+void PipelineRunner::RunGroupPart(Shard& shard, ConnState& state, int64_t now_ms,
+                                  bool check_locks) {
+  ShardGroupScratch& g = state.group;
+  ShardGroupScratch::PerShard& p = g.shards[shard.index()];
+  PrefetchList(shard, state.db, state.pending, p.head, g.next_of.data());
+  p.next = static_cast<uint32_t>(RunList(shard, state.db, state.pending, p.head, check_locks,
+                                         state.shard_replies[shard.index()],
+                                         state.reply_ends.data(), g.next_of.data(), now_ms,
+                                         &state));
+}
+
+void PipelineRunner::PrefetchList(Shard& shard, unsigned db, std::span<PendingCmd> cmds,
+                                  size_t from, const uint32_t* next_of) {
+  PrimeTable& table = shard.db(db).table();
+  constexpr size_t kMax = 64;
+  uint64_t hashes[kMax];
+  std::string_view keys[kMax];
+  size_t n = 0;
+  for (size_t i = from; i < cmds.size() && n < kMax; i = next_of[i]) {
+    PendingCmd& c = cmds[i];
+    keys[n] = c.args[c.spec->first_key];
+    if (c.key_hash == 0) c.key_hash = HashBytes(keys[n]);
+    hashes[n] = c.key_hash;
+    table.Prefetch(hashes[n]);
+    ++n;
+  }
+  if (n < 2) return;  // nothing to overlap
+  for (size_t i = 0; i < n; ++i) {
+    PrimeIterator it = table.Find(keys[i], hashes[i]);
+    if (!it.is_done()) it->second.PrefetchData();
+  }
+}
+
+size_t PipelineRunner::RunList(Shard& shard, unsigned db, std::span<const PendingCmd> cmds,
+                               size_t from, bool check_locks, io::ReplyBuilder& rb,
+                               uint32_t* reply_ends, const uint32_t* next_of, int64_t now_ms,
+                               const ConnState* client) {
+  for (size_t i = from; i < cmds.size(); i = next_of[i]) {
+    const PendingCmd& c = cmds[i];
+    if (check_locks && !shard.locks().empty() && LocksBlock(shard.locks(), *c.spec, c.args, db)) {
+      return i;
+    }
+    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr);
+    reply_ends[i] = static_cast<uint32_t>(rb.size());
+  }
+  return cmds.size();
+}
+
+bool PipelineRunner::FinishShardGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms,
+                                      bool check_locks) {
+  const ShardGroupScratch& g = state.group;
+  for (unsigned t : g.others) {
+    if (g.shards[t].next < state.pending.size()) return false;  // waits for a lock (rare)
+  }
+  BeginMerge(state, out);
+  if (!MergeReplies(state, out, check_locks, now_ms)) return false;
+  EndMerge(state, out);
   return true;
+}
+
+asio::awaitable<void> PipelineRunner::CompleteShardGroup(ConnState& state, io::ReplyBuilder& out,
+                                                         int64_t now_ms, bool check_locks) {
+  ShardGroupScratch& g = state.group;
+  const std::span<const PendingCmd> cmds = state.pending;
+  const unsigned db = state.db;
+  for (unsigned t : g.others) {  // shards blocked by a transaction's locks
+    while (g.shards[t].next < cmds.size()) {
+      g.shards[t].next = static_cast<uint32_t>(
+          co_await WaitAndRunCmds(t, db, cmds, g.shards[t].next, cmds.size(),
+                                  state.shard_replies[t], state.reply_ends.data(), now_ms,
+                                  &state));
+    }
+  }
+  if (!g.merging) BeginMerge(state, out);
+  while (!MergeReplies(state, out, check_locks, now_ms)) {
+    // Command g.k, of this shard, waits for a transaction's lock.
+    g.k = static_cast<uint32_t>(co_await WaitAndRunCmds(state.conn->engine().index(), db, cmds,
+                                                        g.k, g.k + 1, out, nullptr, now_ms,
+                                                        &state));
+  }
+  EndMerge(state, out);
+}
+
+void PipelineRunner::BeginMerge(ConnState& state, io::ReplyBuilder& out) {
+  ShardGroupScratch& g = state.group;
+  g.merging = true;
+  if (g.here_cmds > 0) {
+    PrefetchList(*Shard::Current(), state.db, state.pending,
+                 g.shards[state.conn->engine().index()].head, g.next_of.data());
+  }
+  size_t copied = 0;
+  for (unsigned t : g.others) copied += state.shard_replies[t].size();
+  const size_t other_cmds = state.pending.size() - g.here_cmds;
+  std::string& dst = out.buffer();
+  dst.reserve(dst.size() + copied + (other_cmds > 0 ? copied * g.here_cmds / other_cmds : 0));
+}
+
+bool PipelineRunner::MergeReplies(ConnState& state, io::ReplyBuilder& out, bool check_locks,
+                                  int64_t now_ms) {
+  ShardGroupScratch& g = state.group;
+  const std::span<const PendingCmd> cmds = state.pending;
+  const unsigned here_sid = g.here_cmds > 0 ? state.conn->engine().index() : shard_set_.size();
+  Shard* here = g.here_cmds > 0 ? Shard::Current() : nullptr;
+  const uint32_t* reply_ends = state.reply_ends.data();
+  std::string& dst = out.buffer();
+  // The pending run of consecutive commands of one other shard: their replies are contiguous
+  // in its builder, copied in one piece up to `run_end`.
+  unsigned run_sid = UINT_MAX;
+  uint32_t run_end = 0;
+  auto flush_run = [&] {
+    ShardGroupScratch::PerShard& p = g.shards[run_sid];
+    dst.append(state.shard_replies[run_sid].buffer(), p.pos, run_end - p.pos);
+    p.pos = run_end;
+  };
+  for (size_t k = g.k; k < cmds.size(); ++k) {
+    const PendingCmd& c = cmds[k];
+    if (c.sid != here_sid) {
+      if (c.sid != run_sid) {
+        if (run_sid != UINT_MAX) flush_run();
+        run_sid = c.sid;
+      }
+      run_end = reply_ends[k];
+      continue;
+    }
+    if (run_sid != UINT_MAX) {
+      flush_run();
+      run_sid = UINT_MAX;
+    }
+    if (check_locks && !here->locks().empty() &&
+        LocksBlock(here->locks(), *c.spec, c.args, state.db)) {
+      g.k = static_cast<uint32_t>(k);
+      return false;
+    }
+    RunShardCommandInline(c, *here, state.db, out, now_ms, /*from_script=*/false, &state,
+                          nullptr);
+  }
+  if (run_sid != UINT_MAX) flush_run();
+  g.k = static_cast<uint32_t>(cmds.size());
+  return true;
+}
+
+void PipelineRunner::EndMerge(ConnState& state, io::ReplyBuilder& out) {
+  const ShardGroupScratch& g = state.group;
+  for (unsigned t : g.others) {
+    out.AddErrorCount(state.shard_replies[t].error_count() - g.shards[t].errors_before);
+  }
 }
 
 asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
@@ -453,31 +589,26 @@ asio::awaitable<bool> PipelineRunner::RunShardGroupLocalFirst(ConnState& state,
   DCHECK(sids.size() == 2 && (sids[0] == local.index() || sids[1] == local.index()));
   const unsigned remote = sids[0] == local.index() ? sids[1] : sids[0];
   if (!locks.TryAcquireOn(local)) co_return false;
-  absl::InlinedVector<unsigned, 8> others;
-  absl::InlinedVector<uint64_t, 8> errors_before;
-  const size_t here_cmds = PrepareShardReplies(state, out, local.index(), others, errors_before);
+  PrepareShardGroup(state, out);
   BumpCounter(stats_.engine(local.index()).shard_hops);
   co_await shard_set_.HopTo(state.hop, remote,
-                            [this, &locks, &state, cmds, db, now_ms, remote](Shard& shard) {
+                            [this, &locks, &state, db, now_ms](Shard& shard) {
                               if (!locks.TryAcquireOn(shard)) return;
-                              RunCmds(shard, db, cmds, 0, cmds.size(), false,
-                                      /*check_locks=*/false, state.shard_replies[remote],
-                                      state.reply_ends.data(), now_ms, &state);
+                              const ShardGroupScratch& g = state.group;
+                              RunList(shard, db, state.pending, g.shards[shard.index()].head,
+                                      /*check_locks=*/false, state.shard_replies[shard.index()],
+                                      state.reply_ends.data(), g.next_of.data(), now_ms,
+                                      &state);
                               locks.ReleaseOn(shard);
                             });
   state.hop.RethrowIfFailed();
   // Held if the remote shard granted (its commands ran); else the local grant is given back.
   if (!locks.SettleTryAcquire()) co_return false;
   out.StartArray(cmds.size());
-  ReserveForMerge(state, out, others, here_cmds);
-  MergeCursor cur(shard_set_.size());
-  const bool all_in = MergeReplies(state, out, &local, cur, /*check_locks=*/false, now_ms);
+  const bool all_in = FinishShardGroup(state, out, now_ms, /*check_locks=*/false);
   DCHECK(all_in);
   locks.ReleaseOn(local);
   locks.Release();
-  for (unsigned t : others) {
-    out.AddErrorCount(state.shard_replies[t].error_count() - errors_before[t]);
-  }
   co_return true;
 }
 

@@ -58,7 +58,8 @@ class PipelineRunner {
   //   for (size_t i = 0; i < n;) {
   //     if (size_t j = GatherShardCmds(state, i, n, as_shard_cmd); j > i) {
   //       if (!RunLocalGroup(state, out, now_ms)) co_await RunShardGroup(state, out, now_ms);
-  //       i = j;   (Dispatch also hops a one-shard group without a frame: HopGroup)
+  //       i = j;   (Dispatch also hops a one-shard group without a frame, HopGroup, and
+  //                 runs a group with one other shard in its own coroutine: PrepareShardGroup)
   //     } else {
   //       ... run item i on the connection's thread (RunConnCommand, RunCoordCommand) ...
   //     }
@@ -68,8 +69,9 @@ class PipelineRunner {
   // connection's own shard runs in a plain call (RunLocalGroup): a nested coroutine's frame
   // would be allocated per batch, since asio keeps one freed frame per thread for reuse and the
   // caller's frame is still live. A group on one other shard hops in the caller's coroutine
-  // too (HopGroup): a frame of its own would be allocated per hop, as asio reuses frames only
-  // within one io_context::poll() and a hop resumes from the engine's inbox.
+  // too (HopGroup): a frame of its own would often miss that one-block cache (io_context::poll
+  // has its own, per call; a hop resumes outside it, from the engine's inbox, where the engine
+  // keeps another: io/engine.cc) and be allocated per hop.
 
   // Puts into state.pending the single-shard commands of the maximal run of items from `i`
   // on (below `n`) that `as_shard_cmd(j)` (returning std::optional<PendingCmd>) accepts;
@@ -115,6 +117,37 @@ class PipelineRunner {
   boost::asio::awaitable<void> RunShardGroup(ConnState& state, io::ReplyBuilder& out,
                                              int64_t now_ms, bool check_locks = true,
                                              KeyLocks* release = nullptr);
+
+  // RunShardGroup in steps, for a group over several shards (or one waiting for a lock) that
+  // Dispatch runs in its own coroutine when one other shard has commands (the usual case at
+  // two threads: no coroutine frame):
+  //   if (runner.PrepareShardGroup(state, out)) {
+  //     co_await runner.HopGroupPart(state, now_ms);
+  //     state.hop.RethrowIfFailed();
+  //     if (!runner.FinishShardGroup(state, out, now_ms)) {
+  //       co_await runner.CompleteShardGroup(state, out, now_ms);  (a lock wait: rare)
+  //     }
+  //   } else {
+  //     co_await runner.RunPreparedGroup(state, out, now_ms);
+  //   }
+  // Prepares state.group for state.pending: links each shard's commands, clears the other
+  // shards' builders. Returns whether exactly one other shard has commands.
+  bool PrepareShardGroup(ConnState& state, const io::ReplyBuilder& out);
+  // Returns the awaitable that runs the commands of the one other shard of the prepared group
+  // there, through state.hop, their replies into its builder.
+  io::Hop::Start HopGroupPart(ConnState& state, int64_t now_ms);
+  // Once the other shards have run their commands: puts the replies in request order into
+  // `out`, running this shard's commands as their turn comes. Returns false, having done part
+  // of it, when a command waits for a transaction's lock: CompleteShardGroup does the rest.
+  bool FinishShardGroup(ConnState& state, io::ReplyBuilder& out, int64_t now_ms,
+                        bool check_locks = true);
+  boost::asio::awaitable<void> CompleteShardGroup(ConnState& state, io::ReplyBuilder& out,
+                                                  int64_t now_ms, bool check_locks = true);
+  // Runs the prepared group, its other shards in parallel. `check_locks`, `release`: as in
+  // RunShardGroup.
+  boost::asio::awaitable<void> RunPreparedGroup(ConnState& state, io::ReplyBuilder& out,
+                                                int64_t now_ms, bool check_locks = true,
+                                                KeyLocks* release = nullptr);
 
   // Runs state.pending — single-shard commands on exactly two shards, one of them this
   // thread's — as EXEC's only group under `locks` (not held; they cover every key of the
@@ -192,30 +225,26 @@ class PipelineRunner {
   // group pays its cache misses in parallel rather than one after another. Sets the key_hash
   // of those not routed with one (the command then does not hash its key again).
   void PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCmd> cmds);
-  // Prepares state.shard_replies for a group over several shards of state.pending: puts the
-  // shards of its commands but `here` into `others`, each one's builder cleared (its error
-  // count kept in `errors_before`). Returns how many commands of the group `here` has.
-  size_t PrepareShardReplies(ConnState& state, const io::ReplyBuilder& out, unsigned here,
-                           absl::InlinedVector<unsigned, 8>& others,
-                           absl::InlinedVector<uint64_t, 8>& errors_before);
-  // Where MergeReplies has got to: the next command, and per shard the offset of its next
-  // reply in its builder.
-  struct MergeCursor {
-    explicit MergeCursor(unsigned shards) : pos(shards, 0) {}
-    size_t k = 0;
-    absl::InlinedVector<uint32_t, 8> pos;
-  };
-  // Puts the replies of state.pending into `out` in request order, from command cur.k on: a
-  // run of consecutive commands of another shard is one copy from its builder (filled by
-  // RunCmds with reply_ends); a run of commands of `here` (this thread's shard, or nullptr)
-  // runs now, its replies written straight into `out`. Returns true when all are in; false,
-  // cur.k at it, when a command of `here` is blocked by a transaction's lock (`check_locks`).
-  // Grows `out` once for MergeReplies: the replies in the builders of `others`, and those of
-  // the `here_cmds` commands of this shard taken as long as the others' on average.
-  void ReserveForMerge(const ConnState& state, io::ReplyBuilder& out,
-                       std::span<const unsigned> others, size_t here_cmds) const;
-  bool MergeReplies(ConnState& state, io::ReplyBuilder& out, Shard* here, MergeCursor& cur,
-                    bool check_locks, int64_t now_ms);
+  // Walks `shard`'s commands of the prepared group (state.group) from cmds[from] on: as
+  // PrefetchKeys and RunCmds (with reply_ends), without passing the other shards' commands.
+  void PrefetchList(Shard& shard, unsigned db, std::span<PendingCmd> cmds, size_t from,
+                    const uint32_t* next_of);
+  size_t RunList(Shard& shard, unsigned db, std::span<const PendingCmd> cmds, size_t from,
+                 bool check_locks, io::ReplyBuilder& rb, uint32_t* reply_ends,
+                 const uint32_t* next_of, int64_t now_ms, const ConnState* client);
+  // Runs, on another shard of the prepared group, its commands into its builder.
+  void RunGroupPart(Shard& shard, ConnState& state, int64_t now_ms, bool check_locks);
+  // Starts putting the replies out: prefetches this shard's keys, grows `out` once for the
+  // replies in the other shards' builders and as much again per command of this shard.
+  void BeginMerge(ConnState& state, io::ReplyBuilder& out);
+  // Puts the replies of state.pending into `out` in request order, from command
+  // state.group.k on: a run of consecutive commands of another shard is one copy from its
+  // builder; a command of this shard runs now, its reply written straight into `out`.
+  // Returns true when all are in; false, state.group.k at it, when a command of this shard is
+  // blocked by a transaction's lock (`check_locks`).
+  bool MergeReplies(ConnState& state, io::ReplyBuilder& out, bool check_locks, int64_t now_ms);
+  // Adds the errors of the other shards' replies to `out`'s count.
+  void EndMerge(ConnState& state, io::ReplyBuilder& out);
   // Runs on `shard` the parts of the gathered group's calls that have keys there, in order.
   void RunParts(Shard& shard, ConnState& state, int64_t now_ms);
   // Sends the replies of the group's calls from their parts, in order, and counts the calls.

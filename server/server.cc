@@ -393,7 +393,19 @@ asio::awaitable<void> Server::Dispatch(io::Connection& conn, io::ConnectionState
           co_await runner_.HopGroup(state, out, now_ms);
           state.hop.RethrowIfFailed();
         }
-        if (!state.pending.empty()) co_await runner_.RunShardGroup(state, out, now_ms);
+        if (state.pending.empty()) {
+          // All ran.
+        } else if (runner_.PrepareShardGroup(state, out)) {
+          // One other shard, the usual group over several shards at two threads: it runs in
+          // this coroutine, with no frame of its own (PipelineRunner::RunShardGroup's steps).
+          co_await runner_.HopGroupPart(state, now_ms);
+          state.hop.RethrowIfFailed();
+          if (!runner_.FinishShardGroup(state, out, now_ms)) {
+            co_await runner_.CompleteShardGroup(state, out, now_ms);  // a lock wait (rare)
+          }
+        } else {
+          co_await runner_.RunPreparedGroup(state, out, now_ms);
+        }
       }
       i = j;
       continue;

@@ -129,6 +129,34 @@ TEST(HopAllocationTest, HopsAllocateNothing) {
   pool.Join();
 }
 
+asio::awaitable<int> AddOne(int x) { co_return x + 1; }
+
+// A coroutine resumed by a hop runs from the engine's inbox, outside io_context::poll: the
+// frames it makes there (here a nested coroutine's; in the server the dispatch's and a socket
+// read's) come from the engine thread's cache of freed frames, not the heap (io/engine.cc).
+TEST(HopAllocationTest, FramesMadeAfterAHopReuseTheEnginesCache) {
+  EnginePool pool(2, EngineOptions{.spin_us = 10'000'000});
+  pool.Start();
+  Hop hop;
+  constexpr int kWarmup = 100, kHops = 20000;
+  uint64_t allocations = 0;
+  int sum = 0;
+  RunCoroOn(pool, 0, [&]() -> asio::awaitable<void> {
+    uint64_t before = 0;
+    for (int h = 0; h < kWarmup + kHops; ++h) {
+      if (h == kWarmup) before = g_allocations.load(std::memory_order_relaxed);
+      co_await hop.Run(pool[1], [] {});
+      hop.RethrowIfFailed();
+      sum = co_await AddOne(sum);
+    }
+    allocations = g_allocations.load(std::memory_order_relaxed) - before;
+  });
+  EXPECT_EQ(sum, kWarmup + kHops);
+  EXPECT_EQ(allocations, 0u);
+  pool.Stop();
+  pool.Join();
+}
+
 TEST_P(HopTest, RethrowsOnHomeAndStaysUsable) {
   for (unsigned target : {1u, 0u}) {  // a hop, and inline
     Hop hop;

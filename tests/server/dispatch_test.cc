@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <sstream>
 #include <string>
@@ -38,6 +39,7 @@ std::string Cmd(std::initializer_list<std::string_view> args) {
 
 class DispatchTest : public ::testing::Test {
  protected:
+  explicit DispatchTest(unsigned threads = 2) : srv_(threads) {}
   void SetUp() override {
     c_ = srv_.Connect();
     ASSERT_TRUE(c_->connected());
@@ -84,8 +86,13 @@ class DispatchTest : public ::testing::Test {
     return nullptr;
   }
 
-  TestServer srv_{2};
+  TestServer srv_;
   std::unique_ptr<RespClient> c_;
+};
+
+class DispatchThreeShardTest : public DispatchTest {
+ protected:
+  DispatchThreeShardTest() : DispatchTest(3) {}
 };
 
 TEST_F(DispatchTest, PipelineOverTwoShardsCostsAtMostOneMessage) {
@@ -311,6 +318,58 @@ TEST_F(DispatchTest, TwoShardPipelineWaitsBehindALockedKeyInOrder) {
     for (int i = 0; i < 6; ++i) EXPECT_EQ(c->Read(), 1) << i;
     EXPECT_EQ(Run({"MGET", a[0], a[1], a[2], b[0], b[1], b[2]}).strings(),
               (std::vector<std::string>{"1", "1", "1", "1", "1", "1"}));
+  }
+}
+
+// A pipeline over three shards (the other two run in parallel, then the connection's own as
+// the replies are put in order) with a key held on another shard and one on its own: every
+// command runs once, each shard's in order, the replies in request order.
+TEST_F(DispatchThreeShardTest, PipelineWaitsBehindLockedKeysOnTwoShardsInOrder) {
+  std::unique_ptr<RespClient> c = ConnectOn(0);
+  ASSERT_NE(c, nullptr);
+  std::vector<std::vector<std::string>> keys;
+  for (unsigned sid = 0; sid < 3; ++sid) {
+    keys.push_back(KeysOnShard(sid, 3, "z" + std::to_string(sid) + ":"));
+  }
+  LockRequest held[2];
+  for (unsigned sid = 0; sid < 2; ++sid) {
+    held[sid].Add(LockHashOf(0, keys[sid][1]), LockMode::kExclusive);
+  }
+  std::atomic<int> acquired{0};  // the shards run in parallel
+  shards().RunOnAllBlocking([&](Shard& shard) {
+    if (shard.index() < 2 && shard.locks().TryAcquire(held[shard.index()])) ++acquired;
+  });
+  ASSERT_EQ(acquired.load(), 2);
+  auto release = [&](unsigned sid) {
+    shards().RunOnAllBlocking([&](Shard& shard) {
+      if (shard.index() == sid) shard.locks().Release(held[sid]);
+    });
+  };
+  std::string batch;
+  for (int i = 0; i < 3; ++i) {
+    for (unsigned sid = 0; sid < 3; ++sid) batch += Cmd({"INCR", keys[sid][i]});
+  }
+  c->SendRaw(batch);
+  // Polled: the pipeline runs on the server's threads, at a time the test does not know.
+  auto wait_for_one = [&](const std::string& key) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Run({"GET", key}) != "1" && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    return Run({"GET", key}) == "1";
+  };
+  ASSERT_TRUE(wait_for_one(keys[1][0]));
+  ASSERT_TRUE(wait_for_one(keys[2][2]));  // shard 2 holds nothing back
+  EXPECT_TRUE(Run({"GET", keys[1][2]}).is_null());  // behind INCR keys[1][1], which waits
+  release(1);
+  ASSERT_TRUE(wait_for_one(keys[0][0]));
+  EXPECT_TRUE(Run({"GET", keys[0][2]}).is_null());  // behind INCR keys[0][1], which waits
+  release(0);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(c->Read(), 1) << i;
+  for (unsigned sid = 0; sid < 3; ++sid) {
+    EXPECT_EQ(Run({"MGET", keys[sid][0], keys[sid][1], keys[sid][2]}).strings(),
+              (std::vector<std::string>{"1", "1", "1"}))
+        << sid;
   }
 }
 
