@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <new>
 
 #include "core/memory.h"
@@ -28,9 +29,9 @@ void* ChunkReserve::TryTake() {
   const uint64_t tail = tail_.load(std::memory_order_acquire);
   if (head == tail) {
     misses_.fetch_add(1, std::memory_order_relaxed);
-    const unsigned target = target_.load(std::memory_order_relaxed);
-    if (target < kCapacity) target_.store(target + 1, std::memory_order_relaxed);
-    AskForRefill();
+    unsigned target = target_.load(std::memory_order_relaxed);
+    if (target < cap()) target_.store(++target, std::memory_order_relaxed);
+    if (target > 0) AskForRefill();
     return nullptr;
   }
   void* chunk = slots_[head % kCapacity];
@@ -50,7 +51,7 @@ void ChunkReserve::Refill() {
   for (;;) {
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t held = tail - head_.load(std::memory_order_acquire);
-    if (held >= target_.load(std::memory_order_relaxed)) return;
+    if (held >= std::min(target_.load(std::memory_order_relaxed), cap())) return;
     slots_[tail % kCapacity] = NewChunk();
     tail_.store(tail + 1, std::memory_order_release);
   }
@@ -64,10 +65,21 @@ unsigned ChunkReserve::Decay() {
   if (!idle) return 0;
   unsigned target = target_.load(std::memory_order_relaxed);
   if (target > kInitialTarget) target_.store(--target, std::memory_order_relaxed);
+  return FreeAbove(target);
+}
+
+unsigned ChunkReserve::SetCap(unsigned cap) {
+  cap = std::min(cap, kCapacity);
+  cap_.store(cap, std::memory_order_relaxed);
+  if (target_.load(std::memory_order_relaxed) > cap) target_.store(cap, std::memory_order_relaxed);
+  return FreeAbove(cap);
+}
+
+unsigned ChunkReserve::FreeAbove(unsigned depth) {
   unsigned freed = 0;
   for (;;) {
     const uint64_t head = head_.load(std::memory_order_relaxed);
-    if (tail_.load(std::memory_order_acquire) - head <= target) return freed;
+    if (tail_.load(std::memory_order_acquire) - head <= depth) return freed;
     void* chunk = slots_[head % kCapacity];
     head_.store(head + 1, std::memory_order_release);
     ::operator delete(chunk, std::align_val_t(kChunkAlign));

@@ -28,7 +28,7 @@ namespace dashkv {
 //  publishes head (release) so the producer may reuse the slot.
 //  Demand. The reserve starts empty: a process whose tables never reach the large-chunk stage
 //  holds no chunk. A take that finds the reserve empty (a miss: the caller allocates a chunk
-//  itself, without huge pages) raises the target depth by one, up to kCapacity. A take that
+//  itself, without huge pages) raises the target depth by one, up to the cap (Cap). A take that
 //  leaves fewer than target chunks asks for a refill; at most one request is outstanding
 //  (refill_requested_: set by the consumer when it asks, cleared by the producer when it starts,
 //  so a take during a refill asks again and no request is lost).
@@ -37,6 +37,12 @@ namespace dashkv {
 //  and the consumer frees the ready chunks above it, so a shard whose tables stopped growing
 //  holds one chunk, not kCapacity. A Refill racing with Decay may leave one chunk above the new
 //  target: the next idle period frees it.
+//  Cap. Ready chunks are resident and counted in used_memory, so under a memory limit they are
+//  memory the data may not have: the owner bounds the reserve (SetCap; the server: a share of
+//  maxmemory, server/storage/memory_budget.h). The target never exceeds the cap, Refill stops
+//  at it, and SetCap frees the ready chunks above it; a Refill racing with SetCap may leave one
+//  chunk above the cap until the next SetCap. With a cap of 0 the reserve holds nothing and asks
+//  for nothing: the tables allocate their chunks themselves.
 class ChunkReserve {
  public:
   static constexpr size_t kChunkBytes = size_t{2} << 20;
@@ -61,9 +67,9 @@ class ChunkReserve {
   // reserve is below its target. Must not block. Consumer thread only.
   void* TryTake();
 
-  // Allocates and faults in chunks until the reserve holds its target depth. May block for the
-  // page faults (0.2 ms to several ms per chunk). One producer thread at a time; never the
-  // consumer's thread in the server (tests may call it there).
+  // Allocates and faults in chunks until the reserve holds its target depth (within the cap).
+  // May block for the page faults (0.2 ms to several ms per chunk). One producer thread at a
+  // time; never the consumer's thread in the server (tests may call it there).
   void Refill();
 
   // Ends an idle-check period: when no TryTake happened since the previous call, lowers the
@@ -72,9 +78,15 @@ class ChunkReserve {
   // thread only.
   unsigned Decay();
 
+  // Bounds the reserve to `cap` chunks (at most kCapacity): lowers the target to it and frees
+  // the ready chunks above it. Returns the number of chunks freed. Must not block. Consumer
+  // thread only.
+  unsigned SetCap(unsigned cap);
+
   // Chunks ready now, the target depth, and the consumer's hits and misses. Any thread.
   unsigned ready() const;
   unsigned target() const { return target_.load(std::memory_order_relaxed); }
+  unsigned cap() const { return cap_.load(std::memory_order_relaxed); }
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
@@ -82,11 +94,14 @@ class ChunkReserve {
   // Returns a new chunk, advised and faulted in.
   static void* NewChunk();
   void AskForRefill();
+  // Frees ready chunks until at most `depth` remain; returns how many it freed. Consumer only.
+  unsigned FreeAbove(unsigned depth);
 
   void* slots_[kCapacity] = {};
   alignas(64) std::atomic<uint64_t> head_{0};  // consumer: next slot to take
   alignas(64) std::atomic<uint64_t> tail_{0};  // producer: next slot to fill
-  std::atomic<unsigned> target_{kInitialTarget};
+  std::atomic<unsigned> target_{kInitialTarget};  // never above cap_
+  std::atomic<unsigned> cap_{kCapacity};
   std::atomic<bool> refill_requested_{false};
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};

@@ -601,6 +601,9 @@ void Server::StartBackgroundTasks() {
           int64_t last_expire_ms = 0;
           int64_t last_decay_ms = NowMs();
           int64_t last_client_cron_ms = 0;
+          // Before the first tick: a flood right after start must not fill the reserve past
+          // what maxmemory allows it.
+          shard.CapChunkReserve(memory_->ReserveChunkCap());
           while (!stopping_.load(std::memory_order_relaxed)) {
             timer.expires_after(std::chrono::milliseconds(100));
             boost::system::error_code ec;
@@ -631,6 +634,8 @@ void Server::StartBackgroundTasks() {
               stats_.RecordLatencyEvent("snapshot-slice", static_cast<int64_t>(us / 1000));
               us = 0;
             }
+            // Every tick: CONFIG SET maxmemory takes effect on the reserves within one.
+            shard.CapChunkReserve(memory_->ReserveChunkCap());
             if (now - last_decay_ms >= ChunkReserve::kDecayPeriodMs) {
               shard.DecayChunkReserve();
               last_decay_ms = now;

@@ -6,7 +6,8 @@ Each server starts empty with `maxmemory` and `allkeys-lru` (or --policy), then
 `redis-benchmark -t set -n N -r 1000000000 -d 100 -P 30 -c 20` writes about --factor times the
 limit's worth of new keys while this script samples INFO used_memory and the process's RSS
 (/proc/pid/status) every --interval seconds. Reported per server: the largest used_memory and
-RSS seen, as a percentage over maxmemory, the RSS at the end, keys held and keys evicted.
+RSS seen, as a percentage over maxmemory, the RSS at the end, how far used_memory is under RSS
+at the end (as a share of RSS), keys held and keys evicted. --trace writes every sample.
 
     python3 bench/e2e/eviction_flood.py --dashkv build-test/dashkv --threads 1 2 4
 """
@@ -26,10 +27,14 @@ from compare import (HOST, REDIS_ARGS, Server, info_field, machine_info,  # noqa
 
 def sample_until(server, done, interval, samples):
     c = server.client()
+    t0 = time.monotonic()
     try:
         while not done.is_set():
-            used = int(info_field(c.call("INFO", "memory"), "used_memory"))
-            samples.append((used, proc_rss_bytes(server.proc.pid)))
+            mem = c.call("INFO", "memory")
+            used = int(info_field(mem, "used_memory"))
+            tables = info_field(mem, "used_memory_tables")
+            samples.append((used, proc_rss_bytes(server.proc.pid), time.monotonic() - t0,
+                            int(tables) if tables is not None else 0))
             time.sleep(interval)
     finally:
         c.close()
@@ -56,7 +61,7 @@ def flood(server, a):
         c.close()
     return {"max_used": max(s[0] for s in samples), "max_rss": max(s[1] for s in samples),
             "end_used": used, "end_rss": proc_rss_bytes(server.proc.pid), "keys": dbsize,
-            "evicted": int(info_field(stats, "evicted_keys")), "samples": len(samples)}
+            "evicted": int(info_field(stats, "evicted_keys")), "samples": samples}
 
 
 def run(label, argv, a):
@@ -89,6 +94,8 @@ def main(argv=None):
     p.add_argument("--interval", type=float, default=0.1)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--skip-redis", action="store_true")
+    p.add_argument("--trace", help="writes every sample (seconds, used_memory, RSS, "
+                   "used_memory_tables) of each run to TRACE-<server>-<run>.csv")
     a = p.parse_args(argv)
     a.dashkv = os.path.abspath(a.dashkv)
     units = {"kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30}
@@ -110,14 +117,22 @@ def main(argv=None):
         print(f"# {line}")
     print(f"# maxmemory {a.maxmemory} {a.policy}, {a.value_size}-byte values, "
           f"{a.factor}x the limit written, sampled every {a.interval} s")
-    print("| server | run | max used_memory | max RSS | RSS at end | keys held | evicted |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| server | run | max used_memory | max RSS | RSS at end | RSS - used at end | keys held "
+          "| evicted |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, argv_fn in servers:
         for run_no in range(1, a.runs + 1):
             r = run(label, argv_fn, a)
             lim = a.maxmemory_bytes
+            if a.trace:
+                name = f"{a.trace}-{label.replace(' ', '').replace('--', '-')}-{run_no}.csv"
+                with open(name, "w") as f:
+                    f.write("seconds,used_memory,rss,used_memory_tables\n")
+                    for used, rss, t, tables in r["samples"]:
+                        f.write(f"{t:.3f},{used},{rss},{tables}\n")
             print(f"| {label} | {run_no} | {pct_over(r['max_used'], lim)} | "
                   f"{pct_over(r['max_rss'], lim)} | {pct_over(r['end_rss'], lim)} | "
+                  f"{100.0 * (r['end_rss'] - r['end_used']) / r['end_rss']:.1f}% | "
                   f"{r['keys']} | {r['evicted']} |", flush=True)
 
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/chunk_reserve.h"
 #include "core/memory.h"
 #include "server/cycle_clock.h"
 
@@ -82,6 +83,14 @@ int64_t MemoryBudget::EffectiveLimit(int64_t limit, MaxmemoryPolicy policy) cons
   const auto l = static_cast<double>(limit);
   const double lowered = l * (1.0 + kRssHeadroom) - static_cast<double>(rss_gap());
   return static_cast<int64_t>(std::clamp(lowered, l * kMinLimitShare, l));
+}
+
+unsigned MemoryBudget::ReserveChunkCap() const {
+  const int64_t limit = maxmemory();
+  if (limit <= 0) return ChunkReserve::kCapacity;
+  const int64_t per_shard = limit / kReserveShareDivisor / num_shards_;
+  const int64_t chunks = per_shard / static_cast<int64_t>(ChunkReserve::kChunkBytes);
+  return static_cast<unsigned>(std::min<int64_t>(chunks, ChunkReserve::kCapacity));
 }
 
 void MemoryBudget::SampleRss() {

@@ -43,6 +43,18 @@
 //   although none sees the others' until the next sample. INFO and MEMORY read the exact
 //   used_memory (UsedMemory), which also renews core/memory.h's sample.
 //
+//   Segment chunk reserves: each shard keeps up to ChunkReserve::kCapacity 2 MiB chunks faulted
+//   in ahead of its tables' growth (core/chunk_reserve.h). They are resident and counted in
+//   used_memory before any data is in them, and a table grows in waves (its segments fill at
+//   about the same time), so a wave near the limit refilled every reserve at once: with 4
+//   shards up to 32 MiB over a 100 MB limit, allocated on the background thread where no write
+//   is checked against the limit. The writes then evicted that much data, whose blocks stay
+//   resident for the next inserts: RSS stayed over the limit by the overshoot for the rest of
+//   the run (bench/e2e/CACHE_RESULTS.md). So under maxmemory the reserves of all shards together
+//   hold at most 1/kReserveShareDivisor of it (ReserveChunkCap; no chunk below 128 MiB of
+//   maxmemory per shard: those tables allocate their chunks themselves and fault them in as
+//   they fill them).
+//
 //   Time over the limit (INFO total_eviction_exceeded_time / current_eviction_exceeded_time,
 //   as Redis 7.0 counts them): a stretch starts at the first Refresh that finds the process
 //   over, under any policy (noeviction too), and ends at the first that finds it within. The
@@ -75,6 +87,8 @@ class MemoryBudget {
   static constexpr int64_t kSamplePeriodUs = 100;
   // Passed as `shard` by a thread that owns no shard.
   static constexpr unsigned kNoShard = ~0u;
+  // The shards' chunk reserves together hold at most this share (1/x) of maxmemory (Design).
+  static constexpr int64_t kReserveShareDivisor = 64;
 
   // `maxmemory` and `settings` are the server's (Config); they outlive this object.
   // `sample_period_us`: kSamplePeriodUs, or longer in tests that take the samples themselves.
@@ -124,6 +138,9 @@ class MemoryBudget {
   // Returns the limit the overage is measured against (Design): maxmemory, lowered under an
   // evicting policy by the RSS gap beyond the headroom.
   int64_t EffectiveLimit() const;
+  // Returns the chunks each shard's segment chunk reserve may hold (Design): all it can without
+  // maxmemory, else the shard's part of 1/kReserveShareDivisor of maxmemory.
+  unsigned ReserveChunkCap() const;
   // Returns the gap between RSS and used_memory as last taken (Design).
   int64_t rss_gap() const { return rss_gap_.load(std::memory_order_relaxed); }
 

@@ -121,6 +121,11 @@ class Shard {
   // took nothing from since the previous call gives back a chunk. Returns the chunks freed.
   // Called by the shard's periodic timer every ChunkReserve::kDecayPeriodMs.
   unsigned DecayChunkReserve() { return chunk_reserve_ ? chunk_reserve_->Decay() : 0; }
+  // Bounds the chunk reserve to `cap` chunks (ChunkReserve::SetCap). Returns the chunks freed.
+  // Called by the shard's periodic timer (MemoryBudget::ReserveChunkCap) on every tick.
+  unsigned CapChunkReserve(unsigned cap) {
+    return chunk_reserve_ ? chunk_reserve_->SetCap(cap) : 0;
+  }
   // Gives this shard the server's maxmemory view and policy settings (start-up, before the
   // shard serves commands): its slices' access records follow the policy, its evictor evicts.
   void set_memory_budget(MemoryBudget* budget);

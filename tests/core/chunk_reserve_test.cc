@@ -119,6 +119,58 @@ TEST(ChunkReserveTest, TakesInAPeriodKeepTheReserveDepth) {
   FreeChunk(p);
 }
 
+// A cap bounds the target the misses raise and the chunks a refill makes.
+TEST(ChunkReserveTest, TheCapBoundsTheTargetAndTheRefill) {
+  ChunkReserve r;
+  EXPECT_EQ(r.cap(), ChunkReserve::kCapacity);
+  EXPECT_EQ(r.SetCap(2), 0u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(r.target(), 2u);
+  r.Refill();
+  EXPECT_EQ(r.ready(), 2u);
+  EXPECT_EQ(r.SetCap(ChunkReserve::kCapacity + 5), 0u);
+  EXPECT_EQ(r.cap(), ChunkReserve::kCapacity) << "never above what the ring holds";
+}
+
+// Lowering the cap frees the ready chunks above it at once; they leave used_memory.
+TEST(ChunkReserveTest, LoweringTheCapFreesTheChunksAboveIt) {
+  InitMemoryAccounting();
+  ChunkReserve r;
+  for (unsigned i = 0; i < ChunkReserve::kCapacity; ++i) EXPECT_EQ(r.TryTake(), nullptr);
+  r.Refill();
+  ASSERT_EQ(r.ready(), ChunkReserve::kCapacity);
+  const int64_t used = UsedMemory();
+  EXPECT_EQ(r.SetCap(1), ChunkReserve::kCapacity - 1);
+  EXPECT_EQ(r.ready(), 1u);
+  EXPECT_EQ(r.target(), 1u);
+  EXPECT_LE(UsedMemory(), used - int64_t{ChunkReserve::kCapacity - 1} *
+                                     int64_t{ChunkReserve::kChunkBytes});
+  EXPECT_EQ(r.SetCap(1), 0u);
+  EXPECT_EQ(r.hits(), 0u) << "freeing is not taking";
+}
+
+// With a cap of 0 the reserve holds nothing and asks for nothing; raising the cap again lets
+// misses raise the target as before.
+TEST(ChunkReserveTest, ACapOfZeroHoldsAndAsksForNothing) {
+  ChunkReserve r;
+  int requests = 0;
+  r.set_refill_request([&] { ++requests; });
+  EXPECT_EQ(r.SetCap(0), 0u);
+  EXPECT_EQ(r.target(), 0u);
+  EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(requests, 0);
+  EXPECT_EQ(r.misses(), 2u);
+  r.Refill();
+  EXPECT_EQ(r.ready(), 0u);
+  EXPECT_EQ(r.Decay(), 0u);
+  EXPECT_EQ(r.target(), 0u);
+  EXPECT_EQ(r.SetCap(ChunkReserve::kCapacity), 0u);
+  EXPECT_EQ(r.TryTake(), nullptr);
+  EXPECT_EQ(r.target(), 1u);
+  EXPECT_EQ(requests, 1);
+}
+
 // A producer thread refills on request while the consumer takes chunks as fast as it can, and
 // now and then ends idle periods that free chunks: every chunk is handed over exactly once and
 // is the consumer's to write (run it under TSan too).

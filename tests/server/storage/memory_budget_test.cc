@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/chunk_reserve.h"
+
 namespace dashkv {
 namespace {
 
@@ -77,6 +79,30 @@ TEST_F(MemoryBudgetTest, NoevictionAndNoLimitIgnoreTheGap) {
   maxmemory_ = 0;
   EXPECT_EQ(budget_.EffectiveLimit(), 0);
   EXPECT_EQ(budget_.Overage(), 0);
+}
+
+// The shards' chunk reserves together hold at most 1/64 of maxmemory, in whole chunks per
+// shard; without maxmemory each may hold all it can.
+TEST(MemoryBudgetReserveTest, ReservesShareOneSixtyFourthOfMaxmemory) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EvictionSettings settings;
+  std::atomic<int64_t> maxmemory{0};
+  MemoryBudget four{4, &maxmemory, &settings};
+  MemoryBudget one{1, &maxmemory, &settings};
+  EXPECT_EQ(four.ReserveChunkCap(), ChunkReserve::kCapacity);
+  maxmemory = 100 * kMiB;  // 400 KiB a shard: less than a chunk
+  EXPECT_EQ(four.ReserveChunkCap(), 0u);
+  EXPECT_EQ(one.ReserveChunkCap(), 0u);
+  maxmemory = 1 * kGiB;  // 16 MiB: 4 MiB a shard of four, capacity for one shard
+  EXPECT_EQ(four.ReserveChunkCap(), 2u);
+  EXPECT_EQ(one.ReserveChunkCap(), ChunkReserve::kCapacity);
+  maxmemory = 64 * kGiB;
+  EXPECT_EQ(four.ReserveChunkCap(), ChunkReserve::kCapacity);
+  for (int64_t m = 64 * kMiB; m <= 4 * kGiB; m += 48 * kMiB) {
+    maxmemory = m;
+    EXPECT_LE(int64_t{4} * four.ReserveChunkCap() * int64_t{ChunkReserve::kChunkBytes}, m / 64)
+        << m;
+  }
 }
 
 TEST_F(MemoryBudgetTest, AStretchOverTheLimitCountsUntilTheProcessIsBackUnder) {
