@@ -114,6 +114,9 @@ void CommandRegistry::Register(CommandSpec spec) {
   spec.name = AsciiStrToLower(spec.name);
   AddNumKeysSpecs(spec);
   spec.id = static_cast<uint32_t>(num_ids_++);
+  spec.one_key = spec.first_key > 0 && spec.last_key == spec.first_key &&
+                 spec.numkeys_index == 0 && spec.keys_fn == nullptr &&
+                 spec.other_db_key == nullptr;
   CHECK(spec.container() || spec.shard_handler || spec.conn_handler || spec.coord_handler);
   CHECK(!spec.container() || spec.kind != HandlerKind::kShard);
   auto owned = std::make_unique<CommandSpec>(std::move(spec));

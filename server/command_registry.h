@@ -217,6 +217,9 @@ struct CommandSpec {
   KeysFn keys_fn = nullptr;
   TxScope tx_scope = TxScope::kKeys;
   OtherDbKeyFn other_db_key = nullptr;  // its intent lock is (that db, key) (transaction.h)
+  // Set by Register: the command names exactly one key, at a fixed position, in its own
+  // database (a shard may then evict in place while it runs: DbSlice::in_place_evictor).
+  bool one_key = false;
   std::vector<std::string_view> categories;  // ACL categories without '@': "string", "fast"...
   AclChannelArgs acl_channels = AclChannelArgs::kNone;
   HandlerKind kind = HandlerKind::kConn;

@@ -116,6 +116,7 @@ class ConnState : public io::ConnectionState {
   uint64_t monitor_since = 0;
   // MULTI / EXEC / WATCH (server/commands/transaction_commands.cc).
   bool in_multi = false;
+  bool in_exec = false;  // EXEC is running the queued commands (MultiExec::Exec)
   bool multi_error = false;  // a command was refused while queueing: EXEC aborts
   std::vector<QueuedCmd> queued;
   std::vector<WatchedKey> watched;

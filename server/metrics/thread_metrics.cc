@@ -37,6 +37,7 @@ ThreadFigures GatherThreadFigures(Shard& shard, const ServerServices& services) 
   f.shard_commands = st.commands;
   f.expired_keys = st.expired_keys;
   f.evicted_keys = st.evicted_keys;
+  f.evicted_in_place = st.evicted_in_place;
   f.keyspace_hits = st.keyspace_hits;
   f.keyspace_misses = st.keyspace_misses;
   for (unsigned db = 0; db < shard.num_dbs(); ++db) {
@@ -99,6 +100,9 @@ void AppendThreadMetrics(const std::vector<ThreadFigures>& threads, PrometheusWr
         static_cast<double>(f.expired_keys));
     add("dashkv_shard_evicted_keys_total", kCounter, "Keys this thread's shard evicted.",
         static_cast<double>(f.evicted_keys));
+    add("dashkv_shard_evicted_in_place_total", kCounter,
+        "Of those, keys an insert into a full segment evicted there instead of splitting it.",
+        static_cast<double>(f.evicted_in_place));
     add("dashkv_shard_keyspace_hits_total", kCounter,
         "Successful key lookups on this thread's shard.", static_cast<double>(f.keyspace_hits));
     add("dashkv_shard_keyspace_misses_total", kCounter,

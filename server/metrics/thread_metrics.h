@@ -31,7 +31,8 @@ struct ThreadFigures {
   // The shard (ShardStats) and its Dashtables, every database summed.
   uint64_t shard_commands = 0;
   uint64_t keys = 0, expiring_keys = 0;
-  uint64_t expired_keys = 0, evicted_keys = 0, keyspace_hits = 0, keyspace_misses = 0;
+  uint64_t expired_keys = 0, evicted_keys = 0, evicted_in_place = 0;
+  uint64_t keyspace_hits = 0, keyspace_misses = 0;
   uint64_t segments = 0, slots = 0, table_bytes = 0;
 };
 

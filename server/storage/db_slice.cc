@@ -13,7 +13,8 @@ namespace dashkv {
 namespace {
 
 // Dashtable hooks of an insert: expired entries in the full segment's hot buckets are deleted
-// before the segment splits (garbage collection on split).
+// before the segment splits (garbage collection on split); when none was and eviction in place
+// is allowed (DbSlice::in_place_evictor), the evictor may evict one entry there instead.
 struct InsertHooks {
   DbSlice* db;
   int64_t now_ms;
@@ -27,6 +28,9 @@ struct InsertHooks {
           ++freed;
         }
       }
+    }
+    if (freed == 0 && db->in_place_evictor() != nullptr) [[unlikely]] {
+      freed = db->in_place_evictor()->EvictInSegment(*db, hot, now_ms);
     }
     return freed;
   }

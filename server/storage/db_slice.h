@@ -27,6 +27,8 @@
 
 namespace dashkv {
 
+class Evictor;
+
 struct ShardStats;
 
 // Whether a read-only lookup updates the key's access record (Redis's LOOKUP_NOTOUCH: EXISTS
@@ -188,13 +190,28 @@ class DbSlice {
     hinted_hash_ = hash;
   }
   void ClearKeyHash() { hinted_size_ = kNoHint; }
+  // Eviction in place: while set, an insert that finds its segment full and a split would take
+  // the process over maxmemory evicts one of the segment's entries the policy allows instead
+  // (Evictor::EvictInSegment), so that a table at the limit stays full rather than growing
+  // and being thinned out by evictions elsewhere. Set only around a command that holds no
+  // entry of this table but the one of its only key (PipelineRunner): the eviction may erase
+  // any other entry while the command runs. nullptr: the segment splits.
+  Evictor* in_place_evictor() const { return in_place_evictor_; }
+
   // Sets the hint (when `hash` is not 0) for its lifetime, cleared also when a lookup throws.
+  // `in_place`: the evictor an insert into a full segment may evict with instead of splitting
+  // it (set_evict_in_place), or nullptr.
   class KeyHashScope {
    public:
-    KeyHashScope(DbSlice& db, std::string_view key, uint64_t hash) : db_(db) {
+    KeyHashScope(DbSlice& db, std::string_view key, uint64_t hash, Evictor* in_place = nullptr)
+        : db_(db) {
       if (hash != 0) db_.SetKeyHash(key, hash);
+      db_.in_place_evictor_ = in_place;
     }
-    ~KeyHashScope() { db_.ClearKeyHash(); }
+    ~KeyHashScope() {
+      db_.ClearKeyHash();
+      db_.in_place_evictor_ = nullptr;
+    }
     KeyHashScope(const KeyHashScope&) = delete;
     KeyHashScope& operator=(const KeyHashScope&) = delete;
 
@@ -277,6 +294,7 @@ class DbSlice {
   const char* hinted_key_ = nullptr;
   size_t hinted_size_ = kNoHint;
   uint64_t hinted_hash_ = 0;
+  Evictor* in_place_evictor_ = nullptr;  // KeyHashScope's; see in_place_evictor()
   size_t high_water_ = 0;           // the most entries the table held since it was cleared
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;  // LFU increments' coin (xorshift)
 };

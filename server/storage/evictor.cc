@@ -69,6 +69,67 @@ void Evictor::Publish() {
   budget_->Publish(shard_->index(), credit, evictable);
 }
 
+bool Evictor::SplitWouldOutgrow() {
+  const int64_t room = -budget_->Overage(shard_->index());
+  if (room <= static_cast<int64_t>(PrimeTable::segment_bytes())) return true;
+  if (room > budget_->maxmemory() / kNearLimitDivisor) return false;
+  // The shard's tables: their keys and the slots they can still fill.
+  double keys = 0, free = 0;
+  for (unsigned i = 0; i < shard_->dbs_used(); ++i) {
+    const DbSlice* db = shard_->db_if_exists(i);
+    if (db == nullptr) continue;
+    keys += static_cast<double>(db->size());
+    free += kFullFill * static_cast<double>(db->table().capacity()) -
+            static_cast<double>(db->size());
+  }
+  if (free <= 0 || keys == 0) return false;
+  // A key's bytes: its slot's share of a segment, and the heap its objects own, which the
+  // shard's thread allocated (its counter; connection buffers on it are noise). The shards
+  // hold like shares of the keys and of the memory left.
+  const double per_key =
+      static_cast<double>(std::max<int64_t>(0, ThreadUsedMemory())) / keys +
+      static_cast<double>(PrimeTable::segment_bytes()) / PrimeTable::kSegmentCapacity;
+  return free * per_key >= static_cast<double>(room) / budget_->num_shards();
+}
+
+unsigned Evictor::EvictInSegment(DbSlice& db, const PrimeTable::HotBuckets& hot,
+                                 int64_t now_ms) {
+  if (budget_ == nullptr || budget_->maxmemory() <= 0) return 0;
+  const MaxmemoryPolicy policy = budget_->policy();
+  if (policy == MaxmemoryPolicy::kNoEviction) return 0;
+  if (!SplitWouldOutgrow()) return 0;
+  const bool locked = AnyLocked();
+  const bool random = IsRandomPolicy(policy);
+  const unsigned index = db.index();
+  PrimeIterator best = db.table().end();
+  uint64_t best_score = 0, seen = 0;
+  auto consider = [&](PrimeIterator it) {
+    for (; !it.is_done(); ++it) {
+      if (!IsCandidate(it, index, policy, locked)) continue;
+      ++seen;
+      if (random) {
+        if (gen_() % seen == 0) best = it;  // uniform among the candidates seen
+        continue;
+      }
+      const uint64_t score = Score(it, policy, now_ms);
+      if (best.is_done() || score > best_score) {
+        best = it;
+        best_score = score;
+      }
+    }
+  };
+  // HotBuckets: [1] home, [2] its neighbour, [4..] the stash buckets.
+  consider(hot.buckets[1]);
+  consider(hot.buckets[2]);
+  for (unsigned s = PrimeTable::HotBuckets::kNumRegular; best.is_done() && s < hot.kNum; ++s) {
+    consider(hot.buckets[s]);
+  }
+  if (best.is_done()) return 0;
+  if (!DbSlice::IsExpired(best, now_ms)) ++shard_->stats().evicted_in_place;
+  Remove(db, best, now_ms);
+  return 1;
+}
+
 int64_t Evictor::Evict(int64_t target, int64_t now_ms, bool* none) {
   const MaxmemoryPolicy policy = budget_->policy();
   // The time-stamp counter: a step reads the clock at least once, and steady_clock costs

@@ -25,6 +25,17 @@
 //   budget's samples show plus the shard's own growth since them (MemoryBudget::ShareOf), so
 //   that the shards of a pipelined batch, which run in parallel, do not each free all of it, and
 //   shards a write load does not reach still give back their part.
+//   In place: near the limit, an insert into a full segment evicts one entry of the buckets it
+//   would use rather than split the segment (EvictInSegment). At the limit a split adds a
+//   segment's bytes that the sampled eviction then takes from keys all over the table, so a
+//   table would keep splitting and run at a fill between ~0.5 and ~0.96; and once the limit
+//   stops the splits, every insert costs one eviction, so the key count stays where the
+//   segments' bytes left it. So a segment does not split once the table's free slots can take
+//   all the keys the memory left buys (SplitWouldOutgrow): the table fills to ~0.9 and its
+//   spare bytes hold keys. Evicting a little before the limit is the price (a full segment's
+//   insert replaces a key while other segments still have room). The victim is the best of up
+//   to 28 entries rather than of a few samples, found without a random draw. Without a
+//   candidate there (volatile-* among keys without expiry, locked keys) the segment splits.
 //   A step is bounded by the time Redis allows (maxmemory-eviction-tenacity: 500 us at the
 //   default 10); a write whose step ran out of time is admitted, as in Redis.
 #pragma once
@@ -71,6 +82,13 @@ class Evictor {
   void Cron(int64_t now_ms);
   // Publishes this shard's credit and evictable key count (MemoryBudget::Publish).
   void Publish();
+  // Eviction in place (DbSlice::in_place_evictor): an insert into `db` found its segment full.
+  // Under an evicting policy, when a split would outgrow the limit (SplitWouldOutgrow), evicts
+  // the entry the policy likes best among the
+  // insert's home and neighbour buckets (a freed slot there takes the new entry directly), or,
+  // when neither holds a candidate, in the first stash bucket that holds one. Returns the
+  // entries evicted (0 or 1); 0: the segment splits.
+  unsigned EvictInSegment(DbSlice& db, const PrimeTable::HotBuckets& hot, int64_t now_ms);
 
  private:
   // A pooled key, named by its place in its database's table and the score it had (see
@@ -80,6 +98,16 @@ class Evictor {
     PrimeTable::Place place;
     unsigned db;
   };
+  // A table counts as full at this share of its slots: segments split before every slot is
+  // taken (tests/core/dash_table_test.cc MemoryFigures: 0.9 - 0.96).
+  static constexpr double kFullFill = 0.9;
+  // The free slots count against the memory left only within 1/x of maxmemory of the limit.
+  static constexpr int64_t kNearLimitDivisor = 8;
+  // Whether splitting a full segment would grow this shard's tables past what maxmemory lets
+  // them fill: the split itself would take the process over the limit, or the tables' free
+  // slots already take as many keys as the shard's share of the memory left buys (at its
+  // bytes per key).
+  bool SplitWouldOutgrow();
   // Evicts until `target` bytes are freed or the step's time is spent; returns the bytes freed.
   // Sets *none when no candidate was left on this shard.
   int64_t Evict(int64_t target, int64_t now_ms, bool* none);

@@ -96,6 +96,7 @@ class MemoryBudget {
                const EvictionSettings* settings, int64_t sample_period_us = kSamplePeriodUs);
 
   int64_t maxmemory() const { return maxmemory_->load(std::memory_order_relaxed); }
+  unsigned num_shards() const { return num_shards_; }
   const EvictionSettings& settings() const { return *settings_; }
   MaxmemoryPolicy policy() const { return settings_->policy.load(std::memory_order_relaxed); }
 

@@ -23,6 +23,7 @@ namespace dashkv {
 struct ShardStats {
   uint64_t expired_keys = 0;
   uint64_t evicted_keys = 0;
+  uint64_t evicted_in_place = 0;  // of evicted_keys, those an insert evicted in its segment
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t commands = 0;  // commands run on this shard

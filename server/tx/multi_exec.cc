@@ -179,6 +179,14 @@ asio::awaitable<void> MultiExec::Exec(ConnCmdContext& ctx) {
     Unwatch(state);
     co_return SendStatus(out, OpStatus::kExecAbort);
   }
+  // The shards read it while they run the commands (no eviction in place: DbSlice).
+  struct InExec {
+    ConnState& state;
+    explicit InExec(ConnState& s) : state(s) { state.in_exec = true; }
+    ~InExec() { state.in_exec = false; }
+    InExec(const InExec&) = delete;
+    InExec& operator=(const InExec&) = delete;
+  } in_exec(state);
   // Argument views of the queued copies.
   ArgViews views(cmds.size());
   for (size_t i = 0; i < cmds.size(); ++i) {

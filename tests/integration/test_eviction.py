@@ -4,6 +4,7 @@ right after FLUSHALL), so the tests work at any thread count and against redis-s
 
 import re
 import time
+import urllib.request
 
 import pytest
 import redis
@@ -161,6 +162,67 @@ def test_after_a_policy_change_no_shard_admits_a_write_on_keys_it_no_longer_coun
     r.config_set("maxmemory", 0)
 
 
+def shard_metric(server, name):
+    """The sum over the shards of the /metrics counter `name`."""
+    url = "http://%s:%d/metrics" % (server.host, server.port)
+    with urllib.request.urlopen(url, timeout=20) as resp:
+        text = resp.read().decode()
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+               if line.split("{", 1)[0] == name)
+
+
+def in_place(server):
+    return shard_metric(server, "dashkv_shard_evicted_in_place_total")
+
+
+def write_small(r, prefix, n, how="set", batch=500):
+    """Writes n keys prefix0.. with 8-byte values (inline in the table's slot: a key costs its
+    slot only), by pipelined SETs, MSETs of 10 keys or MULTI/EXEC blocks of 10 SETs; returns
+    INFO's evicted_keys after."""
+    for b in range(0, n, batch):
+        keys = ["%s%d" % (prefix, i) for i in range(b, min(b + batch, n))]
+        if how == "multi":
+            for k in range(0, len(keys), 10):
+                p = r.pipeline(transaction=True)
+                for key in keys[k:k + 10]:
+                    p.set(key, "%08d" % k)
+                p.execute()
+            continue
+        p = r.pipeline(transaction=False)
+        if how == "mset":
+            for k in range(0, len(keys), 10):
+                p.mset({key: "%08d" % k for key in keys[k:k + 10]})
+        else:
+            for key in keys:
+                p.set(key, "%08d" % b)
+        p.execute()
+    return info(r, "stats", "evicted_keys")
+
+
+@pytest.mark.dashkv_only  # the Dashtable's segments
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-random"])
+def test_at_the_limit_one_key_writes_evict_in_their_full_segment(server, r, limited, policy):
+    # Once at the limit, a SET into a full segment evicts there instead of splitting it. MSET
+    # and EXEC run several writes as one (an eviction in the middle could take a key an
+    # earlier one wrote): they never evict in place, their segments split.
+    r.flushall()
+    limited(policy, room_mb=4)
+    n = 0
+    while write_small(r, "ip%d:" % n, 20000) == 0:
+        n += 1
+        assert n < 40, "no eviction after %d keys" % (20000 * n)
+    before, evicted = in_place(server), info(r, "stats", "evicted_keys")
+    assert write_small(r, "ip-set:", 60000) > evicted + 30000
+    if server.threads > 1:
+        # One shard's table at a limit this small stops growing at a fill (~0.6) where a full
+        # segment is rare (tests/server/storage/evictor_test.cc covers it on one shard).
+        assert in_place(server) > before
+    for how in ("mset", "multi"):
+        before, evicted = in_place(server), info(r, "stats", "evicted_keys")
+        assert write_small(r, "ip-%s:" % how, 30000, how) > evicted
+        assert in_place(server) == before, how
+
+
 class TestTimeOverTheLimit:
     """INFO total_eviction_exceeded_time / current_eviction_exceeded_time: a stretch starts when
     a command finds the server over maxmemory, under any policy, and ends at the first that
@@ -293,7 +355,7 @@ class TestAccessRecord:
 
 
 class TestEviction:
-    @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "allkeys-random"])
+    @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-random"])
     def test_allkeys_policies_evict_instead_of_refusing(self, r, limited, policy):
         limit = limited(policy)
         n = 3 * keys_to_fill()

@@ -22,11 +22,15 @@ class EvictorTest : public ::testing::Test {
     shard_.set_memory_budget(&budget_);
   }
   // Adds `n` keys prefix0.. with 100-byte values; idle for `idle_s` seconds; with an expiry
-  // `ttl_ms` from now when > 0.
-  void Add(const std::string& prefix, int n, int64_t idle_s, int64_t ttl_ms = 0) {
+  // `ttl_ms` from now when > 0. `in_place`: each insert may evict in place, as a pipelined
+  // one-key write's (DbSlice::in_place_evictor).
+  void Add(const std::string& prefix, int n, int64_t idle_s, int64_t ttl_ms = 0,
+           Evictor* in_place = nullptr) {
     DbSlice& db = shard_.db(0);
     for (int i = 0; i < n; ++i) {
-      auto res = db.FindOrAdd(prefix + std::to_string(i), now_);
+      const std::string key = prefix + std::to_string(i);
+      DbSlice::KeyHashScope scope(db, key, 0, in_place);
+      auto res = db.FindOrAdd(key, now_);
       ASSERT_TRUE(res.ok());
       res->it->second.SetString(std::string(100, 'v'));
       if (ttl_ms > 0) db.SetExpire(res->it, now_ + ttl_ms);
@@ -123,6 +127,50 @@ TEST_F(EvictorTest, SparseVolatileKeysAreFound) {
   EXPECT_TRUE(shard_.evictor().MakeRoom(now_));
   EXPECT_EQ(Count("plain", 2000), 2000);
   EXPECT_LT(Count("ttl", 5), 5);
+}
+
+// At the limit, an insert into a full segment evicts the idlest entry of the buckets it would
+// use instead of splitting: the table keeps one segment, and the old keys go first.
+TEST_F(EvictorTest, AtTheLimitAFullSegmentEvictsInPlace) {
+  settings_.policy = MaxmemoryPolicy::kAllKeysLru;
+  Add("old", 600, 1000);
+  ASSERT_EQ(shard_.db(0).table().segment_count(), 1u);
+  OverBy(0);
+  Add("new", 2000, 0, 0, &shard_.evictor());
+  const PrimeTable& table = shard_.db(0).table();
+  EXPECT_EQ(table.segment_count(), 1u);
+  EXPECT_EQ(shard_.stats().evicted_keys, 2600u - table.size());
+  EXPECT_EQ(static_cast<size_t>(Count("old", 600) + Count("new", 2000)), table.size());
+  EXPECT_GT(table.size(), 780u);   // the segment stays full: 840 slots
+  EXPECT_LT(Count("old", 600), 60);  // an old key was in almost every insert's two buckets
+}
+
+// Under the limit, without a candidate (volatile-* and no key with an expiry), or outside a
+// one-key command, a full segment splits.
+TEST_F(EvictorTest, AFullSegmentSplitsWhenItMayNotEvictInPlace) {
+  settings_.policy = MaxmemoryPolicy::kAllKeysLru;
+  Add("old", 600, 1000);
+  ASSERT_EQ(shard_.db(0).table().segment_count(), 1u);
+  maxmemory_ = UsedMemory() + (64 << 20);
+  Add("under", 1000, 0, 0, &shard_.evictor());
+  EXPECT_GT(shard_.db(0).table().segment_count(), 1u);
+  EXPECT_EQ(shard_.stats().evicted_keys, 0u);
+
+  shard_.db(0).Clear();
+  Add("old", 600, 1000);
+  OverBy(0);
+  Add("outside", 1000, 0);
+  EXPECT_GT(shard_.db(0).table().segment_count(), 1u);
+  EXPECT_EQ(shard_.stats().evicted_keys, 0u);
+
+  shard_.db(0).Clear();
+  settings_.policy = MaxmemoryPolicy::kVolatileLru;
+  Add("old", 600, 1000);
+  OverBy(0);
+  Add("volatile", 1000, 0, 0, &shard_.evictor());
+  EXPECT_GT(shard_.db(0).table().segment_count(), 1u);
+  EXPECT_EQ(shard_.stats().evicted_keys, 0u);
+  EXPECT_EQ(Count("old", 600) + Count("volatile", 1000), 1600);
 }
 
 }  // namespace
