@@ -123,7 +123,7 @@ size_t LzfDecompressedSize(std::string_view in) {
   return LzfWalk<false>(in, nullptr, std::numeric_limits<size_t>::max());
 }
 
-size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
+size_t LzfCompress(std::string_view in, char* out, size_t out_len, size_t probe) {
   const auto* src = reinterpret_cast<const unsigned char*>(in.data());
   const size_t n = in.size();
   if (n == 0) return 0;
@@ -147,7 +147,17 @@ size_t LzfCompress(std::string_view in, char* out, size_t out_len) {
   };
   size_t ip = 0;
   size_t misses = 0;  // positions tried since the last match
+  // Where the probe's verdict falls due (never without a probe, or when the whole input is
+  // shorter than it: the end's out_len check decides then).
+  size_t probe_end = probe > 0 && probe < n ? probe : std::numeric_limits<size_t>::max();
   while (ip + 2 < n) {
+    if (ip >= probe_end) {
+      // What the first ip bytes cost so far: the output, plus the pending literals with
+      // their control bytes. No shorter than the input: give up, the rest is likely alike.
+      const size_t pending = ip - lit_start;
+      if (op + pending + (pending + kMaxLiteral - 1) / kMaxLiteral >= ip) return 0;
+      probe_end = std::numeric_limits<size_t>::max();
+    }
     uint32_t h = HashOf(src + ip, bits);
     uint32_t entry = slots[h];
     slots[h] = base + static_cast<uint32_t>(ip) + 1;

@@ -33,7 +33,12 @@ size_t LzfDecompressedSize(std::string_view in);
 // 16K entries that suits the input: reused across calls, never cleared per call), stepping
 // faster through stretches without matches: about 3x faster than one step per byte on
 // incompressible input (bench/core/LZF_RESULTS.md).
+// `probe` > 0: once the first `probe` bytes (or more: a match may end past them) have been
+// consumed, gives up and returns 0 unless their encoding so far is shorter than they are, so
+// that incompressible input (random bytes, already compressed data) costs a short attempt
+// instead of a whole one; compressible input runs on unchanged, and the output is the same as
+// without a probe. Input of at most `probe` bytes is compressed as without one.
 // REQUIRES: in.size() < 4 GiB.
-size_t LzfCompress(std::string_view in, char* out, size_t out_len);
+size_t LzfCompress(std::string_view in, char* out, size_t out_len, size_t probe = 0);
 
 }  // namespace dashkv

@@ -51,8 +51,9 @@ bool AppendIntEncoded(std::string* out, std::string_view s) {
   return true;
 }
 
-// Appends the LZF encoding of `s` and returns true when it saves at least 4 bytes.
-bool AppendLzf(std::string* out, std::string_view s) {
+// Appends the LZF encoding of `s` and returns true when it saves at least 4 bytes (and, with
+// `probe` > 0, its first `probe` bytes shrank: LzfCompress).
+bool AppendLzf(std::string* out, std::string_view s, size_t probe) {
   // Strings up to kKept bytes (every string a snapshot compresses: longer ones go raw, in
   // pieces) compress into a buffer each thread keeps, so compressing allocates nothing.
   constexpr size_t kKept = 64 * 1024;
@@ -66,7 +67,7 @@ bool AppendLzf(std::string* out, std::string_view s) {
     own.reset(new char[s.size() - 4]);
     buf = own.get();
   }
-  size_t clen = LzfCompress(s, buf, s.size() - 4);
+  size_t clen = LzfCompress(s, buf, s.size() - 4, probe);
   if (clen == 0) return false;
   out->push_back(static_cast<char>(0xC0 | kEncLzf));
   AppendRdbLen(out, clen);
@@ -92,9 +93,12 @@ void AppendRdbLen(std::string* out, uint64_t len) {
   }
 }
 
-void AppendRdbString(std::string* out, std::string_view s, bool compress) {
+void AppendRdbString(std::string* out, std::string_view s, RdbLzf lzf) {
   if (AppendIntEncoded(out, s)) return;
-  if (compress && s.size() > kRdbMinCompressLen && AppendLzf(out, s)) return;
+  if (lzf != RdbLzf::kOff && s.size() > kRdbMinCompressLen &&
+      AppendLzf(out, s, lzf == RdbLzf::kProbe ? kRdbLzfProbeBytes : 0)) {
+    return;
+  }
   AppendRdbLen(out, s.size());
   out->append(s);
 }

@@ -132,7 +132,8 @@ void RdbFileWriter::Drain() {
       WriteBytes(chunk.bytes);
     } else {
       encoded_.clear();
-      EncodeLzfSpans(chunk.bytes, chunk.lzf, &encoded_);
+      // Snapshot files probe (RdbLzf::kProbe): random values cost a short attempt.
+      EncodeLzfSpans(chunk.bytes, chunk.lzf, RdbLzf::kProbe, &encoded_);
       WriteBytes(encoded_);
     }
     Written(chunk.sid, chunk.bytes.size());

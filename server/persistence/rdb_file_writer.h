@@ -64,8 +64,8 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   // Queues the file header; shard chunks are written after it.
   void WriteHeader(std::string bytes);
   // Queues a chunk of shard `sid`. `lzf`: strings in it still to be encoded (RdbSink), which
-  // this writer's thread compresses before writing. `entry_end`: the chunk ends at an entry
-  // boundary.
+  // this writer's thread compresses before writing (RdbLzf::kProbe). `entry_end`: the chunk
+  // ends at an entry boundary.
   void Append(unsigned sid, std::string chunk, std::vector<LzfSpan> lzf, bool entry_end);
   // Tells that shard `sid` sent its last chunk. When every shard has, the file is finished.
   void ShardDone(unsigned sid);

@@ -13,15 +13,16 @@ void RdbSink::AppendString(std::string_view s, bool compress) {
     buf_.append(s);
     return;
   }
-  AppendRdbString(&buf_, s, compress);
+  AppendRdbString(&buf_, s, compress ? lzf_ : RdbLzf::kOff);
 }
 
-void EncodeLzfSpans(std::string_view bytes, const std::vector<LzfSpan>& spans, std::string* out) {
+void EncodeLzfSpans(std::string_view bytes, const std::vector<LzfSpan>& spans, RdbLzf lzf,
+                    std::string* out) {
   size_t pos = 0;
   for (const LzfSpan& span : spans) {
     DCHECK(span.offset >= pos && span.offset + span.size <= bytes.size());
     out->append(bytes.substr(pos, span.offset - pos));
-    AppendRdbString(out, bytes.substr(span.offset, span.size), /*compress=*/true);
+    AppendRdbString(out, bytes.substr(span.offset, span.size), lzf);
     pos = span.offset + span.size;
   }
   out->append(bytes.substr(pos));

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/rdb_encoding.h"
+
 namespace dashkv {
 
 // A string in a buffer whose RDB string encoding (LZF or raw, with its length) is still to be
@@ -27,8 +29,9 @@ struct LzfSpan {
 };
 
 // Returns `bytes` with each span (in increasing offsets, inside `bytes`) replaced by its RDB
-// string encoding, LZF-compressed where that saves bytes (AppendRdbString). Appends to `out`.
-void EncodeLzfSpans(std::string_view bytes, const std::vector<LzfSpan>& spans, std::string* out);
+// string encoding, LZF-compressed as `lzf` says (AppendRdbString). Appends to `out`.
+void EncodeLzfSpans(std::string_view bytes, const std::vector<LzfSpan>& spans, RdbLzf lzf,
+                    std::string* out);
 
 class RdbSink {
  public:
@@ -44,9 +47,13 @@ class RdbSink {
 
   std::string* buffer() { return &buf_; }
   void Append(std::string_view bytes) { buf_.append(bytes); }
-  // Appends `s` in its RDB string encoding (AppendRdbString), or, while LZF is deferred and `s`
-  // is one LZF may shorten, raw as an LzfSpan.
+  // Appends `s` in its RDB string encoding (AppendRdbString, LZF as set_lzf() says when
+  // `compress`), or, while LZF is deferred and `s` is one LZF may shorten, raw as an LzfSpan.
   void AppendString(std::string_view s, bool compress);
+
+  // How strings appended with `compress` try LZF here (default kFull, as Redis: DUMP).
+  // A snapshot's sink probes (RdbLzf::kProbe), as its writer does for the deferred ones.
+  void set_lzf(RdbLzf lzf) { lzf_ = lzf; }
 
   // Strings appended while this is on leave compressed by the flush function's consumer.
   // Only for a sink with a flush function.
@@ -76,6 +83,7 @@ class RdbSink {
   std::string buf_;
   std::vector<LzfSpan> spans_;
   bool defer_lzf_ = false;
+  RdbLzf lzf_ = RdbLzf::kFull;
   size_t threshold_ = 0;
   FlushFn flush_;
 };

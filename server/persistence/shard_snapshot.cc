@@ -46,7 +46,10 @@ ShardSnapshot::ShardSnapshot(Shard* shard, io::Engine* engine)
           chunk_db_ = -1;
         }
         WaitForWriter();
-      }) {}
+      }) {
+  // Strings the shard compresses itself probe as the writer's do (RdbLzf::kProbe).
+  sink_.set_lzf(RdbLzf::kProbe);
+}
 
 ShardSnapshot::~ShardSnapshot() = default;
 

@@ -12,6 +12,7 @@
 #include "core/base/logging.h"
 #include "core/memory.h"
 #include "core/rdb_encoding.h"
+#include "io/thread_priority.h"
 #include "server/config.h"
 #include "server/storage/shard_set.h"
 #include "server/tx/transaction.h"
@@ -42,9 +43,15 @@ int64_t UnixSeconds() { return NowMs() / 1000; }
 
 SnapshotManager::SnapshotManager(Config& config, ShardSet& shards, io::EnginePool& pool)
     : config_(config), shards_(shards), pool_(pool), last_save_time_(UnixSeconds()) {
-  // The I/O engine: not pinned, normal priority (a background engine could starve a save).
+  // The I/O engine: not pinned, and niced rather than SCHED_IDLE (a background engine could
+  // starve a save): see kWriterNice.
   io_ = std::make_unique<io::Engine>(pool.size() + 1, io::EngineOptions{.spin_us = 0});
   io_->Start();
+  io_->Post([] {
+    if (absl::Status st = io::NiceCurrentThread(kWriterNice); !st.ok()) {
+      LOG(WARNING) << "Snapshot writer thread keeps its priority: " << st;
+    }
+  });
 }
 
 SnapshotManager::~SnapshotManager() { StopIo(); }

@@ -55,6 +55,11 @@ class SnapshotManager {
   // as in Redis. Either kind's success clears the failure.
   enum class SaveKind : uint8_t { kForeground, kBackground };
 
+  // The niceness added to the I/O thread, which compresses, checksums and writes a save's file
+  // (and runs DEBUG RELOAD's load): where the CPUs are contended, the shard threads serving
+  // clients get them first and the save takes longer; on idle CPUs it runs at full speed.
+  static constexpr int kWriterNice = 10;
+
   SnapshotManager(Config& config, ShardSet& shards, io::EnginePool& pool);
   ~SnapshotManager();
   // Stops and joins the I/O thread (idempotent). main() calls it after the engines stopped

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,6 +23,33 @@ std::string Compress(std::string_view in, size_t out_len) {
   size_t n = LzfCompress(in, out.data(), out.size());
   out.resize(n);
   return out;
+}
+
+// Returns the compressed form with a probe of `probe` bytes (room: input - 4, as
+// AppendRdbString gives), or "" when it did not fit or the probe gave up.
+std::string CompressProbed(std::string_view in, size_t probe) {
+  std::string out(in.size() - 4, '\0');
+  out.resize(LzfCompress(in, out.data(), out.size(), probe));
+  return out;
+}
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// Records of a JSON array, the kind of value an application caches: the keys repeat.
+std::string JsonLike(size_t n) {
+  std::string s = "[";
+  for (int i = 0; s.size() < n; ++i) {
+    s += "{\"id\":" + std::to_string(1000 + i * 37) + ",\"name\":\"user" + std::to_string(i) +
+         "\",\"active\":" + (i % 3 ? "true" : "false") + ",\"score\":" +
+         std::to_string((i * 7919) % 1000) + "},";
+  }
+  s.resize(n);
+  return s;
 }
 
 TEST(LzfTest, DecodesARedisStream) {
@@ -117,6 +145,37 @@ TEST(LzfTest, ManyInputsInARowCompressAsAlone) {
   for (int i = 49; i >= 0; --i) {
     EXPECT_EQ(Compress(pieces[i], pieces[i].size() * 2 + 64), packed[i]) << i;
   }
+}
+
+TEST(LzfTest, ProbeGivesUpWhenTheFirstBytesDoNotShrink) {
+  // A random head, then a run: a whole attempt pays for the head with the run, a probe of the
+  // head's size gives up before it reaches the run.
+  const std::string in = RandomBytes(256, 5) + std::string(768, 'y');
+  EXPECT_NE(CompressProbed(in, 0), "");
+  EXPECT_EQ(CompressProbed(in, 256), "");
+  // Random bytes alone give up either way (the probe only gives up sooner).
+  const std::string random = RandomBytes(1024, 6);
+  EXPECT_EQ(CompressProbed(random, 0), "");
+  EXPECT_EQ(CompressProbed(random, 256), "");
+}
+
+TEST(LzfTest, ProbeKeepsWhatCompressesAsWithout) {
+  for (const std::string& in : {std::string(1000, 'x'), JsonLike(1000), JsonLike(5000),
+                                RandomBytes(200, 7) + std::string(800, 'z')}) {
+    const std::string whole = CompressProbed(in, 0);
+    ASSERT_NE(whole, "") << in.substr(0, 40);
+    EXPECT_EQ(CompressProbed(in, 256), whole) << in.substr(0, 40);
+    EXPECT_EQ(Decompress(whole, in.size()), in);
+  }
+}
+
+TEST(LzfTest, ProbeDoesNotApplyToInputNoLongerThanIt) {
+  // 230 random bytes and 26 a's: the a's pay for the random bytes' control bytes, but only
+  // once the end is reached; a probe as long as the input is never due.
+  const std::string in = RandomBytes(230, 8) + std::string(26, 'a');
+  const std::string whole = CompressProbed(in, 0);
+  ASSERT_NE(whole, "");
+  EXPECT_EQ(CompressProbed(in, in.size()), whole);
 }
 
 }  // namespace

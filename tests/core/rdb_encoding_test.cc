@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 namespace dashkv {
@@ -52,6 +53,32 @@ TEST(RdbEncodingTest, StringFormsMatchRedis) {
   std::string lzf = Str(std::string(40, 'a'));
   EXPECT_EQ(static_cast<uint8_t>(lzf[0]), 0xc3);
   EXPECT_LT(lzf.size(), 20u);
+}
+
+TEST(RdbEncodingTest, ProbedLzfCompressesWhatShrinksAndSkipsRandomHeads) {
+  std::string json = "[";
+  for (int i = 0; json.size() < 1000; ++i) {
+    json += "{\"id\":" + std::to_string(i) + ",\"tag\":\"t" + std::to_string(i % 7) + "\"},";
+  }
+  for (const std::string& s : {std::string(1000, 'x'), json}) {
+    std::string full, probed;
+    AppendRdbString(&full, s, RdbLzf::kFull);
+    AppendRdbString(&probed, s, RdbLzf::kProbe);
+    EXPECT_EQ(static_cast<uint8_t>(probed[0]), 0xc3);  // LZF
+    EXPECT_EQ(probed, full);
+  }
+  std::mt19937 rng(3);
+  std::string head(kRdbLzfProbeBytes, '\0');
+  for (char& c : head) c = static_cast<char>(rng());
+  const std::string random_head = head + std::string(1000, 'y');
+  std::string full, probed;
+  AppendRdbString(&full, random_head, RdbLzf::kFull);
+  AppendRdbString(&probed, random_head, RdbLzf::kProbe);
+  EXPECT_EQ(static_cast<uint8_t>(full[0]), 0xc3);
+  EXPECT_EQ(probed, Str(random_head, false));  // raw, with its length
+  std::string off;
+  AppendRdbString(&off, json, RdbLzf::kOff);
+  EXPECT_EQ(off, Str(json, false));
 }
 
 TEST(RdbEncodingTest, StringsRoundTrip) {

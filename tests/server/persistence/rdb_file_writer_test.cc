@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -112,6 +113,29 @@ TEST_F(RdbFileWriterTest, DeferredStringsAreEncodedBeforeWriting) {
   EXPECT_EQ(ReadDump(), Trailer(expect));
   EXPECT_LT(expect.size(), raw.size());  // the 100 z's were compressed
   EXPECT_EQ(w->in_flight(), 0u);
+}
+
+// The writer probes (RdbLzf::kProbe): a string whose first bytes are random goes raw even when
+// its tail would have paid for a whole attempt; one that compresses is compressed as before.
+TEST_F(RdbFileWriterTest, DeferredStringsWithARandomHeadAreNotCompressed) {
+  auto w = Create(1);
+  w->WriteHeader("H");
+  std::mt19937 rng(11);
+  std::string head(kRdbLzfProbeBytes, '\0');
+  for (char& c : head) c = static_cast<char>(rng());
+  const std::string random_head = head + std::string(1000, 'y');
+  const std::string run(1000, 'x');
+  const std::string raw = random_head + run;
+  w->Append(0, raw, {LzfSpan{0, random_head.size()}, LzfSpan{random_head.size(), run.size()}},
+            true);
+  w->ShardDone(0);
+  done_.WaitForNotification();
+  ASSERT_TRUE(status_.ok()) << status_;
+  std::string expect = "H";
+  AppendRdbString(&expect, random_head, /*compress=*/false);
+  AppendRdbString(&expect, run, /*compress=*/true);
+  EXPECT_EQ(ReadDump(), Trailer(expect));
+  EXPECT_LT(expect.size(), 1 + random_head.size() + 100);  // the run was compressed
 }
 
 TEST_F(RdbFileWriterTest, ChecksumOffWritesZero) {

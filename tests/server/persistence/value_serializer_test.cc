@@ -26,11 +26,12 @@ struct Flushed {
 };
 
 // Serializes `value` through a sink flushing at `threshold`; returns what it flushed, with the
-// deferred strings encoded as a snapshot's writer encodes them (`defer_lzf`).
+// deferred strings encoded as the sink encodes the others (RdbLzf::kFull, the default), so the
+// output equals WriteWhole's (`defer_lzf`).
 Flushed WriteFlushing(const CompactObj& value, size_t threshold, bool defer_lzf = false) {
   Flushed out;
   RdbSink sink(threshold, [&](std::string& bytes, std::vector<LzfSpan>& spans) {
-    EncodeLzfSpans(bytes, spans, &out.bytes);
+    EncodeLzfSpans(bytes, spans, RdbLzf::kFull, &out.bytes);
     out.largest = std::max(out.largest, bytes.size());
     out.deferred += spans.size();
     ++out.calls;
