@@ -5,7 +5,9 @@
 #include <mimalloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <cstdlib>
 #include <new>
 #include <thread>
@@ -211,6 +213,31 @@ bool ReturnFreedMemoryIfDropped(int64_t min_drop) {
   mi_collect(true);
 #endif
   high = now;
+  return true;
+}
+
+bool ReturnFreedMemoryIfResident(int64_t min_gap) {
+  // The collects for one gap come at growing intervals (1, 2, 4 ... 64 calls): pages the
+  // allocator keeps on purpose (fragmentation, its delays) would otherwise be collected at
+  // every call. The gap's return under the threshold starts the intervals over.
+  thread_local int64_t floor = std::numeric_limits<int64_t>::max();
+  thread_local unsigned wait = 0, interval = 1;
+  const int64_t gap = static_cast<int64_t>(ProcessRssBytes()) - UsedMemory();
+  floor = std::min(floor, gap);
+  if (gap - floor < min_gap) {
+    wait = 0;
+    interval = 1;
+    return false;
+  }
+  if (wait > 0) {
+    --wait;
+    return false;
+  }
+  wait = interval - 1;
+  interval = std::min(interval * 2, 64u);
+#ifndef DASHKV_SANITIZER
+  mi_collect(true);
+#endif
   return true;
 }
 

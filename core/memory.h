@@ -82,6 +82,13 @@ int64_t ThreadUsedMemory();
 // idle upkeep (a timer), never a command path: a collect walks the thread's heap. Returns
 // whether it collected.
 bool ReturnFreedMemoryIfDropped(int64_t min_drop);
+// Gives this thread's free pages back to the OS (as above) when the process's resident set
+// exceeds the counted memory (UsedMemory) by at least `min_gap` more than it did at any
+// earlier call on this thread, at growing intervals while it does: memory taken and freed
+// again between two calls is never seen as a drop by ReturnFreedMemoryIfDropped, but its
+// pages stay resident. Reads /proc/self/statm. For idle upkeep, as above. Returns whether it
+// collected.
+bool ReturnFreedMemoryIfResident(int64_t min_gap);
 
 // Returns the resident set size of the process in bytes (from /proc/self/statm), 0 on error.
 size_t ProcessRssBytes();

@@ -38,8 +38,11 @@ void ClientRegistry::Cron(unsigned engine, int64_t now_ms) {
     }
   }
   // mimalloc keeps a thread's freed pages until that thread frees more: an engine that went
-  // idle after many connections closed would hold their memory resident for good.
-  ReturnFreedMemoryIfDropped(kReturnMemoryDrop);
+  // idle after many connections closed would hold their memory resident for good. Once a
+  // second, connections may open and close in between: the resident set tells then.
+  if (!ReturnFreedMemoryIfDropped(kReturnMemoryDrop)) {
+    ReturnFreedMemoryIfResident(kReturnMemoryDrop);
+  }
 }
 
 boost::asio::awaitable<void> ClientRegistry::AcceptPending() {

@@ -219,6 +219,25 @@ TEST(MemoryTest, ReturnsFreedMemoryOnlyAfterABigEnoughDrop) {
   }).join();
 }
 
+// Memory taken and freed between two calls: no drop of the counted memory is seen, but the
+// freed pages stay resident in this thread's heap until a collect.
+TEST(MemoryTest, ReturnsFreedMemoryThatStayedResident) {
+  std::thread([] {
+    constexpr int64_t kGap = 8 << 20;
+    EXPECT_FALSE(ReturnFreedMemoryIfResident(kGap));
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kGap));
+    {
+      std::vector<std::unique_ptr<char[]>> blocks;
+      for (int i = 0; i < 512; ++i) {
+        blocks.emplace_back(new char[64 << 10]);  // 32 MiB, touched
+        std::memset(blocks.back().get(), 1, 64 << 10);
+      }
+    }
+    EXPECT_FALSE(ReturnFreedMemoryIfDropped(kGap));  // no high was seen
+    EXPECT_TRUE(ReturnFreedMemoryIfResident(kGap));
+  }).join();
+}
+
 // Blocks allocated on one thread and freed on another: the allocating thread's heap holds the
 // pages, so its call must see the fall although its own counter did not move.
 TEST(MemoryTest, ReturnFreedMemoryIfDroppedSeesFreesOfOtherThreads) {
