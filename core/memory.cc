@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <thread>
 

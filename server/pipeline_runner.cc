@@ -81,16 +81,14 @@ void PipelineRunner::PrefetchKeys(Shard& shard, unsigned db, std::span<PendingCm
 void PipelineRunner::RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db,
                                      io::ReplyBuilder& rb, int64_t now_ms, bool from_script,
                                      const ConnState* client, const ConnState* script_caller) {
-  RunShardCommandInline(cmd, shard, db, rb, now_ms, from_script, client, script_caller,
-                        /*in_place=*/false);
+  RunShardCommandInline(cmd, shard, db, rb, now_ms, from_script, client, script_caller);
 }
 
 inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& shard,
                                                   unsigned db, io::ReplyBuilder& rb,
                                                   int64_t now_ms, bool from_script,
                                                   const ConnState* client,
-                                                  const ConnState* script_caller,
-                                                  bool in_place) {
+                                                  const ConnState* script_caller) {
   if (shard.evictor().pressure() && cmd.spec->HasFlag(kCmdDenyOom) &&
       !shard.evictor().MakeRoom(now_ms)) [[unlikely]] {
     // Over maxmemory with nothing left to evict (server/storage/evictor.h).
@@ -118,13 +116,13 @@ inline void PipelineRunner::RunShardCommandInline(const PendingCmd& cmd, Shard& 
   {
     // The routed hash of the first key serves the handler's lookups only, and is gone after
     // it on every path (a stale hint would match a later view at the same address). A
-    // pipelined command with one key holds no other entry, so its insert may evict in place;
-    // EXEC's commands run as one, and Redis evicts only before them.
+    // client's command with one key holds no other entry, so its insert may evict in place;
+    // a script's calls and EXEC's commands run as one, and Redis evicts only before them.
+    const bool in_place =
+        cmd.spec->one_key && !from_script && client != nullptr && !client->in_exec;
     DbSlice::KeyHashScope hint(
         ctx.db, cmd.key_hash != 0 ? cmd.args[cmd.spec->first_key] : std::string_view(),
-        cmd.key_hash,
-        in_place && cmd.spec->one_key && client != nullptr && !client->in_exec ? &shard.evictor()
-                                                                                : nullptr);
+        cmd.key_hash, in_place ? &shard.evictor() : nullptr);
     ran = RunShardHandler(cmd, ctx, reply_start);
   }
   if (cmd.no_touch) [[unlikely]] ctx.db.set_no_touch(false);
@@ -237,8 +235,7 @@ size_t PipelineRunner::RunCmds(Shard& shard, unsigned db, std::span<const Pendin
         LocksBlock(shard.locks(), *c.spec, c.args, db)) {
       return i;
     }
-    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr,
-                          /*in_place=*/true);
+    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr);
     if (reply_ends != nullptr) reply_ends[i] = static_cast<uint32_t>(rb.size());
   }
   return to;
@@ -480,8 +477,7 @@ size_t PipelineRunner::RunList(Shard& shard, unsigned db, std::span<const Pendin
     if (check_locks && !shard.locks().empty() && LocksBlock(shard.locks(), *c.spec, c.args, db)) {
       return i;
     }
-    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr,
-                          /*in_place=*/true);
+    RunShardCommandInline(c, shard, db, rb, now_ms, /*from_script=*/false, client, nullptr);
     reply_ends[i] = static_cast<uint32_t>(rb.size());
   }
   return cmds.size();
@@ -573,7 +569,7 @@ bool PipelineRunner::MergeReplies(ConnState& state, io::ReplyBuilder& out, bool 
       return false;
     }
     RunShardCommandInline(c, *here, state.db, out, now_ms, /*from_script=*/false, &state,
-                          nullptr, /*in_place=*/true);
+                          nullptr);
   }
   if (run_sid != UINT_MAX) flush_run();
   g.k = static_cast<uint32_t>(cmds.size());

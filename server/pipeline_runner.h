@@ -196,8 +196,9 @@ class PipelineRunner {
   // call (ShardCmdContext::from_script). `client`: the connection it runs for, read only if the
   // command is slow (the slow log's client fields) and for client-side caching; nullptr for a
   // script's calls, whose caching client is `script_caller` (the connection running the
-  // script, or nullptr). Never evicts in place (DbSlice::in_place_evictor): scripts and EXEC
-  // run several commands as one, as Redis, which evicts only before them.
+  // script, or nullptr). A command with one key, of a client not running EXEC, may evict in
+  // place (DbSlice::in_place_evictor): scripts and EXEC run several commands as one, and
+  // Redis evicts only before them.
   void RunShardCommand(const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb,
                        int64_t now_ms, bool from_script = false,
                        const ConnState* client = nullptr,
@@ -205,12 +206,9 @@ class PipelineRunner {
 
  private:
   // RunShardCommand's body, inlined into the pipeline's loop (the per-command hot path).
-  // `in_place`: a command of a pipeline or of EXEC's groups (not a script's call), which may
-  // evict in place when it has one key and `client` is not running an EXEC.
   [[gnu::always_inline]] inline void RunShardCommandInline(
       const PendingCmd& cmd, Shard& shard, unsigned db, io::ReplyBuilder& rb, int64_t now_ms,
-      bool from_script, const ConnState* client, const ConnState* script_caller,
-      bool in_place);
+      bool from_script, const ConnState* client, const ConnState* script_caller);
   // Runs the commands of `cmds` that `shard` owns, from index `from` up to `to`, until one is
   // blocked by an intent lock; returns its index, or `to` when all ran. cmds[from] runs
   // without a check when `from_granted` (its locks were just granted). Replies go to `rb`; when

@@ -190,8 +190,8 @@ class DbSlice {
     hinted_hash_ = hash;
   }
   void ClearKeyHash() { hinted_size_ = kNoHint; }
-  // Eviction in place: while set, an insert that finds its segment full and a split would take
-  // the process over maxmemory evicts one of the segment's entries the policy allows instead
+  // Eviction in place: while set, an insert that finds its segment full near maxmemory may
+  // evict one of the segment's entries the policy allows instead of splitting it
   // (Evictor::EvictInSegment), so that a table at the limit stays full rather than growing
   // and being thinned out by evictions elsewhere. Set only around a command that holds no
   // entry of this table but the one of its only key (PipelineRunner): the eviction may erase
@@ -200,7 +200,7 @@ class DbSlice {
 
   // Sets the hint (when `hash` is not 0) for its lifetime, cleared also when a lookup throws.
   // `in_place`: the evictor an insert into a full segment may evict with instead of splitting
-  // it (set_evict_in_place), or nullptr.
+  // it (in_place_evictor), or nullptr; also cleared at the end.
   class KeyHashScope {
    public:
     KeyHashScope(DbSlice& db, std::string_view key, uint64_t hash, Evictor* in_place = nullptr)

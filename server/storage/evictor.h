@@ -31,11 +31,12 @@
 //   table would keep splitting and run at a fill between ~0.5 and ~0.96; and once the limit
 //   stops the splits, every insert costs one eviction, so the key count stays where the
 //   segments' bytes left it. So a segment does not split once the table's free slots can take
-//   all the keys the memory left buys (SplitWouldOutgrow): the table fills to ~0.9 and its
-//   spare bytes hold keys. Evicting a little before the limit is the price (a full segment's
-//   insert replaces a key while other segments still have room). The victim is the best of up
-//   to 28 entries rather than of a few samples, found without a random draw. Without a
-//   candidate there (volatile-* among keys without expiry, locked keys) the segment splits.
+//   all the keys the memory left buys (SplitWouldOutgrow): the table fills up to about
+//   kFullFill and its spare bytes hold keys. Evicting a little before the limit is the price
+//   (a full segment's insert replaces a key while other segments still have room). The victim
+//   is the best of up to 28 entries rather than of a few samples, found without a random
+//   draw. Without a candidate there (volatile-* among keys without expiry, locked keys) the
+//   segment splits.
 //   A step is bounded by the time Redis allows (maxmemory-eviction-tenacity: 500 us at the
 //   default 10); a write whose step ran out of time is admitted, as in Redis.
 #pragma once
@@ -84,10 +85,9 @@ class Evictor {
   void Publish();
   // Eviction in place (DbSlice::in_place_evictor): an insert into `db` found its segment full.
   // Under an evicting policy, when a split would outgrow the limit (SplitWouldOutgrow), evicts
-  // the entry the policy likes best among the
-  // insert's home and neighbour buckets (a freed slot there takes the new entry directly), or,
-  // when neither holds a candidate, in the first stash bucket that holds one. Returns the
-  // entries evicted (0 or 1); 0: the segment splits.
+  // the entry the policy likes best among the insert's home and neighbour buckets (a freed
+  // slot there takes the new entry directly), or, when neither holds a candidate, in the first
+  // stash bucket that holds one. Returns the entries evicted (0 or 1); 0: the segment splits.
   unsigned EvictInSegment(DbSlice& db, const PrimeTable::HotBuckets& hot, int64_t now_ms);
 
  private:
