@@ -39,7 +39,7 @@ bool Evictor::MakeRoom(int64_t now_ms) {
   // This shard's share: the shards of one pipelined batch run its writes in parallel, and each
   // freeing the whole overage would evict several times too much.
   bool none = false;
-  Evict(budget_->ShareOf(shard_->index(), over), now_ms, &none);
+  EvictShare(over, now_ms, &none);
   Publish();
   // Out of time or still over: admitted, as Redis; the next write or the cron goes on. Nothing
   // left here: admitted while another shard can still evict, refused when no shard can.
@@ -51,7 +51,7 @@ void Evictor::Cron(int64_t now_ms) {
   const MemoryBudget::OverageView over = budget_->Refresh(shard_->index());
   if (over.total() > 0 && budget_->policy() != MaxmemoryPolicy::kNoEviction) {
     bool none = false;
-    Evict(budget_->ShareOf(shard_->index(), over), now_ms, &none);
+    EvictShare(over, now_ms, &none);
   }
   Publish();
 }
@@ -128,6 +128,15 @@ unsigned Evictor::EvictInSegment(DbSlice& db, const PrimeTable::HotBuckets& hot,
   if (!DbSlice::IsExpired(best, now_ms)) ++shard_->stats().evicted_in_place;
   Remove(db, best, now_ms);
   return 1;
+}
+
+void Evictor::EvictShare(const MemoryBudget::OverageView& over, int64_t now_ms, bool* none) {
+  if (over.generation != evicted_generation_) {
+    evicted_generation_ = over.generation;
+    evicted_since_sample_ = 0;
+  }
+  const int64_t part = budget_->ShareOf(shard_->index(), over, evicted_since_sample_);
+  if (part > 0) evicted_since_sample_ += Evict(part, now_ms, none);
 }
 
 int64_t Evictor::Evict(int64_t target, int64_t now_ms, bool* none) {

@@ -22,8 +22,8 @@
 //   plus the bytes of the slot it empties (MemoryBudget's credit, see there).
 //   Where it runs: before a write command on the shard that runs it (MakeRoom), and on every
 //   shard's cron tick; both evict the shard's share (by evictable keys) of the overage the
-//   budget's samples show plus the shard's own growth since them (MemoryBudget::ShareOf), so
-//   that the shards of a pipelined batch, which run in parallel, do not each free all of it, and
+//   budget's samples show, less what it evicted since them (MemoryBudget::ShareOf), so that
+//   the shards of a pipelined batch, which run in parallel, do not each free all of it, and
 //   shards a write load does not reach still give back their part.
 //   In place: near the limit, an insert into a full segment evicts one entry of the buckets it
 //   would use rather than split the segment (EvictInSegment). At the limit a split adds a
@@ -108,6 +108,9 @@ class Evictor {
   // slots already take as many keys as the shard's share of the memory left buys (at its
   // bytes per key).
   bool SplitWouldOutgrow();
+  // Evicts this shard's part of `over` (MemoryBudget::ShareOf), counting what it frees against
+  // the samples `over` was seen from. Sets *none as Evict does.
+  void EvictShare(const MemoryBudget::OverageView& over, int64_t now_ms, bool* none);
   // Evicts until `target` bytes are freed or the step's time is spent; returns the bytes freed.
   // Sets *none when no candidate was left on this shard.
   int64_t Evict(int64_t target, int64_t now_ms, bool* none);
@@ -144,6 +147,9 @@ class Evictor {
   std::array<Candidate, kPoolSize> pool_;  // [0, pool_size_): ascending score, the best last
   size_t pool_size_ = 0;
   std::vector<uint64_t> cursors_;  // per database: the walk of sparse volatile keys
+  // The bytes this shard evicted (EvictShare) since the budget's samples of that generation.
+  uint64_t evicted_generation_ = 0;
+  int64_t evicted_since_sample_ = 0;
   // Seeded from the clock and this object's address: absl's generators draw their seed from a
   // shared pool, which the shards would initialize concurrently at start-up.
   SplitMix64 gen_{static_cast<uint64_t>(NowUs()) ^ reinterpret_cast<uintptr_t>(this)};

@@ -29,10 +29,11 @@ MemoryBudget::OverageView MemoryBudget::SeenBy(unsigned shard) {
   const UsedMemorySample used = SampledUsedMemory();
   const MaxmemoryPolicy p = policy();
   if (p == MaxmemoryPolicy::kNoEviction) return {used.sum - limit, used.own};
-  const size_t k = slot_gen_.load(std::memory_order_acquire) & 1;
+  const uint64_t gen = slot_gen_.load(std::memory_order_acquire);
+  const size_t k = gen & 1;
   OverageView view{used.sum - sampled_credit_[k].load(std::memory_order_relaxed) -
                        EffectiveLimit(limit, p),
-                   used.own};
+                   used.own, gen};
   if (shard < num_shards_) {
     const Slot& slot = slots_[shard];
     view.own -= slot.credit.load(std::memory_order_relaxed) -
@@ -154,12 +155,10 @@ double MemoryBudget::ShareOf(unsigned shard) const {
   return std::min(1.0, own / static_cast<double>(all));
 }
 
-int64_t MemoryBudget::ShareOf(unsigned shard, const OverageView& over) const {
+int64_t MemoryBudget::ShareOf(unsigned shard, const OverageView& over, int64_t evicted) const {
   const double share = ShareOf(shard);
-  const int64_t part =
-      share >= 1.0 ? over.sampled
-                   : static_cast<int64_t>(std::ceil(static_cast<double>(over.sampled) * share));
-  return part + over.own;
+  if (share >= 1.0) return over.total();
+  return static_cast<int64_t>(std::ceil(static_cast<double>(over.sampled) * share)) - evicted;
 }
 
 }  // namespace dashkv

@@ -37,11 +37,18 @@
 //   generation's parity), corrected by the calling shard's own slot. A check that finds the
 //   samples older than kSamplePeriodUs takes both anew, unless another thread is taking them
 //   (a try-lock; nobody waits): other threads' changes reach a check at most about one period
-//   late (at 1M writes/s per thread, ~100 writes' worth each), its own at once, so an evicting
-//   shard sees what it freed at its next check; it frees its share of the samples' overage plus
-//   its own growth since them (ShareOf), so that the shards' frees add up to the overage
-//   although none sees the others' until the next sample. INFO and MEMORY read the exact
-//   used_memory (UsedMemory), which also renews core/memory.h's sample.
+//   late (at 1M writes/s per thread, ~100 writes' worth each), its own at once. With several
+//   shards, each frees its share (by evictable keys) of the samples' overage less what it
+//   already evicted since them (ShareOf), so that the shards' frees add up to the overage
+//   although none sees the others' until the next sample. Its thread's own change is left out
+//   of that part: a thread's counter also moves by blocks that cross threads (a connection's
+//   batch for another shard is allocated on its thread and freed on the shard's), so the
+//   thread that sends more would evict more, for as long as the load runs, and its shard would
+//   shrink while the other shards' heaps grow into new pages (a 2-thread write flood held
+//   60/40 of the keys and RSS 15% over the limit while used_memory fell under it; the shard's
+//   own inserts since the sample count at the next sample, at most one period late). A single
+//   shard frees the whole overage as it sees it, own change included. INFO and MEMORY read the
+//   exact used_memory (UsedMemory), which also renews core/memory.h's sample.
 //
 //   Segment chunk reserves: each shard keeps up to ChunkReserve::kCapacity 2 MiB chunks faulted
 //   in ahead of its tables' growth (core/chunk_reserve.h). They are resident and counted in
@@ -75,8 +82,10 @@ namespace dashkv {
 class MemoryBudget {
  public:
   // RSS may exceed maxmemory by this share before the limit is lowered (the aim is
-  // 10%; the rest covers the growth between two samples).
-  static constexpr double kRssHeadroom = 0.07;
+  // 10%; the rest covers the growth between two samples and the emptied slots' credit, which
+  // is resident: a 4-thread write flood over 100 MB peaked at RSS +8.4..10.2% with 7%,
+  // +8.6..9.0% with 6%, bench/e2e/eviction_flood.py).
+  static constexpr double kRssHeadroom = 0.06;
   // The lowered limit never goes under this share of maxmemory.
   static constexpr double kMinLimitShare = 0.75;
   // Smaller limits are not lowered: the empty server's own ~12 MB would dominate the gap, and
@@ -106,6 +115,7 @@ class MemoryBudget {
   struct OverageView {
     int64_t sampled = 0;  // from the samples alone
     int64_t own = 0;      // the calling thread's and its shard's change since the samples
+    uint64_t generation = 0;  // the samples' (changes when they are taken anew)
     int64_t total() const { return sampled + own; }
   };
   // Returns the overage as shard `shard`'s thread sees it (kNoShard: a thread with no shard).
@@ -175,12 +185,13 @@ class MemoryBudget {
   // Returns shard `shard`'s share of the evictable keys (1.0 when none anywhere): its own
   // published count over EvictableKeys(shard). Its thread only.
   double ShareOf(unsigned shard) const;
-  // Returns the bytes shard `shard` is to free when it sees `over` (from SeenBy(shard)): its
-  // share (ShareOf) of the samples' overage plus all of its own growth since them. Each shard
-  // then counts its own frees against its own part, and the parts add up to the overage: were
-  // each to free the whole overage it sees, the shards would together free it once per shard
-  // in every sample period. Its thread only.
-  int64_t ShareOf(unsigned shard, const OverageView& over) const;
+  // Returns the bytes shard `shard` is to free when it sees `over` (from SeenBy(shard)) and
+  // has evicted `evicted` bytes since the samples of `over` were taken (Design: Sampled sums):
+  // with several shards its share (ShareOf) of the samples' overage less `evicted`, so that
+  // the parts add up to the overage (were each to free the whole overage it sees, the shards
+  // would together free it once per shard in every sample period); a single shard, the whole
+  // overage as it sees it. Its thread only.
+  int64_t ShareOf(unsigned shard, const OverageView& over, int64_t evicted) const;
   // Takes both samples (Design) now unless another thread is taking them; returns whether it
   // did. Overage does this when they are older than kSamplePeriodUs.
   bool Resample();

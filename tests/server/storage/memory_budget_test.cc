@@ -19,6 +19,11 @@ class MemoryBudgetTest : public ::testing::Test {
  protected:
   void SetUp() override { settings_.policy = MaxmemoryPolicy::kAllKeysLru; }
 
+  // maxmemory (100 MiB) plus the headroom less `gap`: the limit the RSS rule sets.
+  static int64_t LoweredBy(int64_t gap) {
+    return static_cast<int64_t>(100 * kMiB * (1.0 + MemoryBudget::kRssHeadroom)) - gap;
+  }
+
   std::atomic<int64_t> maxmemory_{100 * kMiB};
   EvictionSettings settings_;
   MemoryBudget budget_{1, &maxmemory_, &settings_};
@@ -31,8 +36,8 @@ TEST_F(MemoryBudgetTest, AGapWithinTheHeadroomKeepsMaxmemory) {
 }
 
 TEST_F(MemoryBudgetTest, AGapBeyondTheHeadroomLowersTheLimitByTheExcess) {
-  budget_.SampleRss(110 * kMiB, 90 * kMiB);  // gap 20 MiB, headroom 7 MiB
-  EXPECT_EQ(budget_.EffectiveLimit(), 87 * kMiB);
+  budget_.SampleRss(110 * kMiB, 90 * kMiB);  // gap 20 MiB
+  EXPECT_EQ(budget_.EffectiveLimit(), LoweredBy(20 * kMiB));
 }
 
 TEST_F(MemoryBudgetTest, TheLimitIsNeverLoweredBelowItsFloor) {
@@ -45,7 +50,7 @@ TEST_F(MemoryBudgetTest, EvictionWithoutNewPagesDoesNotWidenTheGap) {
   // Evicting freed 10 MiB that the allocator keeps: RSS unchanged, used lower.
   budget_.SampleRss(110 * kMiB, 80 * kMiB);
   EXPECT_EQ(budget_.rss_gap(), 20 * kMiB);
-  EXPECT_EQ(budget_.EffectiveLimit(), 87 * kMiB);
+  EXPECT_EQ(budget_.EffectiveLimit(), LoweredBy(20 * kMiB));
   // Inserts reuse the freed blocks (RSS still unchanged): the gap may shrink.
   budget_.SampleRss(110 * kMiB, 95 * kMiB);
   EXPECT_EQ(budget_.rss_gap(), 15 * kMiB);
@@ -55,14 +60,14 @@ TEST_F(MemoryBudgetTest, GrowingRssTakesTheGapAnew) {
   budget_.SampleRss(110 * kMiB, 90 * kMiB);
   budget_.SampleRss(112 * kMiB, 85 * kMiB);  // new pages while used fell: fragmentation
   EXPECT_EQ(budget_.rss_gap(), 27 * kMiB);
-  EXPECT_EQ(budget_.EffectiveLimit(), 80 * kMiB);
+  EXPECT_EQ(budget_.EffectiveLimit(), LoweredBy(27 * kMiB));
 }
 
 TEST_F(MemoryBudgetTest, ReturnedPagesNarrowTheGap) {
   budget_.SampleRss(110 * kMiB, 90 * kMiB);
   budget_.SampleRss(40 * kMiB, 30 * kMiB);  // FLUSHALL, pages given back
   EXPECT_EQ(budget_.rss_gap(), 10 * kMiB);
-  EXPECT_EQ(budget_.EffectiveLimit(), 97 * kMiB);
+  EXPECT_EQ(budget_.EffectiveLimit(), LoweredBy(10 * kMiB));
 }
 
 TEST_F(MemoryBudgetTest, ASmallLimitIgnoresTheGap) {
@@ -175,7 +180,9 @@ TEST_F(SampledMemoryBudgetTest, AShardSeesItsOwnFiguresAtOnceAndOthersAtTheNextS
   EXPECT_EQ(budget2_.EvictableKeys(0), 10);
   EXPECT_EQ(budget2_.EvictableKeys(1), 30);
   EXPECT_EQ(budget2_.ShareOf(0), 1.0);
+  const uint64_t generation = budget2_.SeenBy(0).generation;
   EXPECT_TRUE(budget2_.Resample());
+  EXPECT_NE(budget2_.SeenBy(0).generation, generation);
   EXPECT_EQ(budget2_.Overage(0), base - 1300);
   EXPECT_EQ(budget2_.Overage(1), base - 1300);
   EXPECT_EQ(budget2_.Overage(), base - 1300);
@@ -191,23 +198,36 @@ TEST_F(SampledMemoryBudgetTest, AShardSeesItsOwnFiguresAtOnceAndOthersAtTheNextS
   EXPECT_EQ(budget2_.Overage(1), base - 1800);
 }
 
-TEST_F(SampledMemoryBudgetTest, EachShardFreesItsShareOfTheSampleAndItsOwnGrowth) {
+TEST_F(SampledMemoryBudgetTest, EachShardFreesItsShareOfTheSampleLessWhatItEvicted) {
   maxmemory_ = int64_t{1} << 40;
   budget2_.Publish(0, 0, 10);
   budget2_.Publish(1, 0, 30);
   ASSERT_TRUE(budget2_.Resample());
+  // The thread's own change (200: say a batch it allocated for the other shard) is left out.
   const MemoryBudget::OverageView over{1000, 200};
-  EXPECT_EQ(budget2_.ShareOf(0, over), 250 + 200);
-  EXPECT_EQ(budget2_.ShareOf(1, over), 750 + 200);
+  EXPECT_EQ(budget2_.ShareOf(0, over, 0), 250);
+  EXPECT_EQ(budget2_.ShareOf(1, over, 0), 750);
+  EXPECT_EQ(budget2_.ShareOf(1, over, 700), 50);
+  EXPECT_EQ(budget2_.ShareOf(1, over, 800), -50);
   // Shard 0 evicted its 10 keys: none of the sampled overage is its own any more; shard 1 takes
   // all of it from the next sample on.
   budget2_.Publish(0, 0, 0);
-  EXPECT_EQ(budget2_.ShareOf(0, over), 200);
-  EXPECT_EQ(budget2_.ShareOf(1, over), 950);  // shard 0's change not seen yet
+  EXPECT_EQ(budget2_.ShareOf(0, over, 0), 0);
+  EXPECT_EQ(budget2_.ShareOf(1, over, 0), 750);  // shard 0's change not seen yet
   ASSERT_TRUE(budget2_.Resample());
-  EXPECT_EQ(budget2_.ShareOf(1, over), 1200);
-  // Within the limit, a shard's share of the room left offsets its own growth.
-  EXPECT_EQ(budget2_.ShareOf(1, {-1000, 200}), -800);
+  // Holding every evictable key, it frees the whole overage as it sees it, as a single shard.
+  EXPECT_EQ(budget2_.ShareOf(1, over, 0), 1200);
+  // Within the limit nothing is to be freed.
+  EXPECT_LT(budget2_.ShareOf(1, {-1000, 200}, 0), 0);
+}
+
+TEST_F(SampledMemoryBudgetTest, ASingleShardFreesTheWholeOverageItSees) {
+  maxmemory_ = int64_t{1} << 40;
+  MemoryBudget budget1{1, &maxmemory_, &settings_, kHourUs};
+  budget1.Publish(0, 0, 10);
+  ASSERT_TRUE(budget1.Resample());
+  EXPECT_EQ(budget1.ShareOf(0, {1000, 200}, 0), 1200);
+  EXPECT_EQ(budget1.ShareOf(0, {1000, -300}, 0), 700);
 }
 
 TEST_F(SampledMemoryBudgetTest, OwnAllocationsCountAtOnce) {
