@@ -59,7 +59,8 @@ RdbFileWriter::RdbFileWriter(io::Engine* io, Options options, DoneFn done, int f
                              std::string temp_path)
     : io_(io), options_(std::move(options)), done_(std::move(done)), fd_(fd),
       temp_path_(std::move(temp_path)),
-      in_flight_(new std::atomic<size_t>[options_.num_shards + 1]) {
+      in_flight_(new std::atomic<size_t>[options_.num_shards + 1]),
+      spares_(new Spares[options_.num_shards]) {
   for (unsigned i = 0; i <= options_.num_shards; ++i) in_flight_[i].store(0);
 }
 
@@ -138,7 +139,30 @@ void RdbFileWriter::Drain() {
     }
     Written(chunk.sid, chunk.bytes.size());
     floor_ = chunk.entry_end ? -1 : int(chunk.sid);
+    KeepSpare(chunk.sid, std::move(chunk.bytes), std::move(chunk.lzf));
   }
+}
+
+void RdbFileWriter::KeepSpare(unsigned sid, std::string bytes, std::vector<LzfSpan> lzf) {
+  if (bytes.capacity() > kMaxSpareBytes) return;  // a big value's piece: not kept
+  bytes.clear();
+  lzf.clear();
+  Spares& s = spares_[sid];
+  std::lock_guard lock(s.mu);
+  if (s.bytes.size() >= kSparesPerShard) return;
+  s.bytes.push_back(std::move(bytes));
+  s.lzf.push_back(std::move(lzf));
+}
+
+bool RdbFileWriter::TakeSpare(unsigned sid, std::string* bytes, std::vector<LzfSpan>* lzf) {
+  Spares& s = spares_[sid];
+  std::lock_guard lock(s.mu);
+  if (s.bytes.empty()) return false;
+  *bytes = std::move(s.bytes.back());
+  *lzf = std::move(s.lzf.back());
+  s.bytes.pop_back();
+  s.lzf.pop_back();
+  return true;
 }
 
 void RdbFileWriter::WriteBytes(const std::string& bytes) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ class Engine;
 //   slows down above a limit of its own (ShardSnapshot). Per shard, not in total: the shard that
 //   holds the floor has its chunks written at once, so waiting for its own bytes always ends;
 //   waiting for a total that includes chunks queued behind its own floor would never end.
+//   Spent buffers. A written chunk's buffers go back to the shard that filled them
+//   (TakeSpare), emptied with their capacity kept: a shard filling a fresh 128 KiB string per
+//   chunk grew it by doubling and faulted its pages in anew each time (the freed block went
+//   back to the allocator from the writer's thread), which under a SET load took a third of
+//   the shard thread's page faults. Each shard's spares sit behind a mutex of their own, taken
+//   once per chunk on each side.
 class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
  public:
   struct Options {
@@ -72,6 +79,10 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   // Stops the save: further chunks are dropped, the temporary file is removed, and done() gets
   // `why`.
   void Abort(absl::Status why);
+
+  // Moves a spent chunk buffer of shard `sid` (see Design) into `bytes` and `lzf`, emptied,
+  // when the writer has one; returns whether it did. `bytes` and `lzf` must be empty.
+  bool TakeSpare(unsigned sid, std::string* bytes, std::vector<LzfSpan>* lzf);
 
   // Bytes of shard `sid` queued and not yet written; in_flight() sums every shard's.
   size_t in_flight(unsigned sid) const {
@@ -107,6 +118,8 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   void Written(unsigned sid, size_t bytes) {
     in_flight_[sid].fetch_sub(bytes, std::memory_order_relaxed);
   }
+  // Keeps a written chunk's buffers for shard `sid` (TakeSpare), unless it has enough.
+  void KeepSpare(unsigned sid, std::string bytes, std::vector<LzfSpan> lzf);
   void MaybeFinish();
   absl::Status Finish();
   void Fail(absl::Status why);
@@ -118,6 +131,15 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   std::string temp_path_;
 
   std::unique_ptr<std::atomic<size_t>[]> in_flight_;  // by shard; the header's at num_shards
+  // Spent buffers by shard (Design): at most kSparesPerShard each, none over kMaxSpareBytes.
+  static constexpr size_t kSparesPerShard = 2;
+  static constexpr size_t kMaxSpareBytes = size_t{1} << 20;
+  struct Spares {
+    std::mutex mu;
+    std::vector<std::string> bytes;
+    std::vector<std::vector<LzfSpan>> lzf;
+  };
+  std::unique_ptr<Spares[]> spares_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> written_{0};
 

@@ -40,6 +40,9 @@ ShardSnapshot::ShardSnapshot(Shard* shard, io::Engine* engine)
       sink_(kChunkBytes, [this](std::string& bytes, std::vector<LzfSpan>& spans) {
         // A piece of an entry, or the chunk MaybeFlushChunk closes at an entry boundary.
         writer_->Append(shard_->index(), std::move(bytes), std::move(spans), !in_entry_);
+        bytes.clear();
+        spans.clear();
+        writer_->TakeSpare(shard_->index(), &bytes, &spans);
         if (in_entry_) {
           flushed_in_entry_ = true;
         } else {
@@ -210,6 +213,7 @@ void ShardSnapshot::WriteEntry(unsigned cut_db, PrimeIterator it) {
                     /*entry_end=*/true);
     buf->clear();
     sink_.spans()->clear();
+    writer_->TakeSpare(shard_->index(), buf, sink_.spans());
     chunk_db_ = -1;
   }
 }

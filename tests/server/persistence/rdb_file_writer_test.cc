@@ -93,6 +93,28 @@ TEST_F(RdbFileWriterTest, EntriesStayContiguousAcrossShards) {
   EXPECT_EQ(w->in_flight(), 0u);
 }
 
+TEST_F(RdbFileWriterTest, WrittenChunksGoBackToTheirShardAsSpares) {
+  auto w = Create(2);
+  std::string bytes, none;
+  std::vector<LzfSpan> lzf;
+  EXPECT_FALSE(w->TakeSpare(0, &bytes, &lzf));
+  std::string chunk(100'000, 'a');
+  const char* const storage = chunk.data();
+  w->WriteHeader("HDR");
+  w->Append(0, std::move(chunk), {}, true);
+  w->Append(0, std::string(3 << 20, 'b'), {}, true);  // too big to keep
+  w->ShardDone(0);
+  w->ShardDone(1);
+  done_.WaitForNotification();
+  ASSERT_TRUE(status_.ok()) << status_;
+  EXPECT_FALSE(w->TakeSpare(1, &none, &lzf));  // shard 1 sent nothing
+  ASSERT_TRUE(w->TakeSpare(0, &bytes, &lzf));
+  EXPECT_TRUE(bytes.empty());
+  EXPECT_EQ(bytes.data(), storage);  // the same block, not a copy
+  EXPECT_GE(bytes.capacity(), 100'000u);
+  EXPECT_FALSE(w->TakeSpare(0, &none, &lzf));
+}
+
 // A snapshot under load hands strings over raw with their spans; the writer encodes each one
 // as AppendRdbString would (LZF where it pays) before the bytes reach the file.
 TEST_F(RdbFileWriterTest, DeferredStringsAreEncodedBeforeWriting) {
