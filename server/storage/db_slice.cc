@@ -21,11 +21,15 @@ struct InsertHooks {
 
   unsigned GarbageCollect(const PrimeTable::HotBuckets& hot, PrimeTable*) {
     unsigned freed = 0;
-    for (PrimeIterator it : hot.buckets) {
-      for (; !it.is_done(); ++it) {
-        if (DbSlice::IsExpired(it, now_ms)) {
-          db->Erase(it, RemoveReason::kExpired);
-          ++freed;
+    // Without a key with an expiry none can have expired: no walk of the buckets (a full table,
+    // as eviction in place keeps it at the limit, meets a full segment at most inserts).
+    if (db->expires() > 0) {
+      for (PrimeIterator it : hot.buckets) {
+        for (; !it.is_done(); ++it) {
+          if (DbSlice::IsExpired(it, now_ms)) {
+            db->Erase(it, RemoveReason::kExpired);
+            ++freed;
+          }
         }
       }
     }
