@@ -46,8 +46,8 @@ class Engine;
 //   Spent buffers. A written chunk's buffers go back to the shard that filled them
 //   (TakeSpare), emptied with their capacity kept: a shard filling a fresh 128 KiB string per
 //   chunk grew it by doubling and faulted its pages in anew each time (the freed block went
-//   back to the allocator from the writer's thread), which under a SET load took a third of
-//   the shard thread's page faults. Each shard's spares sit behind a mutex of their own, taken
+//   back to the allocator from the writer's thread): two thirds of the shard thread's page
+//   faults during a BGSAVE under a SET load. Each shard's spares sit behind a mutex of their own, taken
 //   once per chunk on each side.
 class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
  public:

@@ -41,12 +41,13 @@
 //   shards, each frees its share (by evictable keys) of the samples' overage less what it
 //   already evicted since them (ShareOf), so that the shards' frees add up to the overage
 //   although none sees the others' until the next sample. Its thread's own change is left out
-//   of that part: a thread's counter also moves by blocks that cross threads (a connection's
-//   batch for another shard is allocated on its thread and freed on the shard's), so the
-//   thread that sends more would evict more, for as long as the load runs, and its shard would
-//   shrink while the other shards' heaps grow into new pages (a 2-thread write flood held
-//   60/40 of the keys and RSS 15% over the limit while used_memory fell under it; the shard's
-//   own inserts since the sample count at the next sample, at most one period late). A single
+//   of that part: a thread's counter also moves with what its connections allocate and free
+//   again (read buffers, batches, replies), and a shard that evicted for such a rise gets
+//   nothing back when it falls, so the thread whose buffers swing more would evict more for as
+//   long as the load runs, and its shard would shrink while the other shards' heaps grow into
+//   new pages (a 2-thread write flood held 60/40 of the keys and RSS 15% over the limit while
+//   used_memory fell under it). The shard's own inserts since the sample count at the next
+//   sample, at most one period late. A single
 //   shard frees the whole overage as it sees it, own change included. INFO and MEMORY read the
 //   exact used_memory (UsedMemory), which also renews core/memory.h's sample.
 //
