@@ -60,7 +60,7 @@ RdbFileWriter::RdbFileWriter(io::Engine* io, Options options, DoneFn done, int f
     : io_(io), options_(std::move(options)), done_(std::move(done)), fd_(fd),
       temp_path_(std::move(temp_path)),
       in_flight_(new std::atomic<size_t>[options_.num_shards + 1]),
-      spares_(new Spares[options_.num_shards]) {
+      spares_(new Spare[options_.num_shards * kSparesPerShard]) {
   for (unsigned i = 0; i <= options_.num_shards; ++i) in_flight_[i].store(0);
 }
 
@@ -145,24 +145,28 @@ void RdbFileWriter::Drain() {
 
 void RdbFileWriter::KeepSpare(unsigned sid, std::string bytes, std::vector<LzfSpan> lzf) {
   if (bytes.capacity() > kMaxSpareBytes) return;  // a big value's piece: not kept
-  bytes.clear();
-  lzf.clear();
-  Spares& s = spares_[sid];
-  std::lock_guard lock(s.mu);
-  if (s.bytes.size() >= kSparesPerShard) return;
-  s.bytes.push_back(std::move(bytes));
-  s.lzf.push_back(std::move(lzf));
+  for (size_t i = 0; i < kSparesPerShard; ++i) {
+    Spare& s = spares_[sid * kSparesPerShard + i];
+    if (s.full.load(std::memory_order_acquire)) continue;
+    bytes.clear();
+    lzf.clear();
+    s.bytes = std::move(bytes);
+    s.lzf = std::move(lzf);
+    s.full.store(true, std::memory_order_release);
+    return;
+  }
 }
 
 bool RdbFileWriter::TakeSpare(unsigned sid, std::string* bytes, std::vector<LzfSpan>* lzf) {
-  Spares& s = spares_[sid];
-  std::lock_guard lock(s.mu);
-  if (s.bytes.empty()) return false;
-  *bytes = std::move(s.bytes.back());
-  *lzf = std::move(s.lzf.back());
-  s.bytes.pop_back();
-  s.lzf.pop_back();
-  return true;
+  for (size_t i = 0; i < kSparesPerShard; ++i) {
+    Spare& s = spares_[sid * kSparesPerShard + i];
+    if (!s.full.load(std::memory_order_acquire)) continue;
+    *bytes = std::move(s.bytes);
+    *lzf = std::move(s.lzf);
+    s.full.store(false, std::memory_order_release);
+    return true;
+  }
+  return false;
 }
 
 void RdbFileWriter::WriteBytes(const std::string& bytes) {

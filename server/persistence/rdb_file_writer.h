@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,8 +46,9 @@ class Engine;
 //   (TakeSpare), emptied with their capacity kept: a shard filling a fresh 128 KiB string per
 //   chunk grew it by doubling and faulted its pages in anew each time (the freed block went
 //   back to the allocator from the writer's thread): two thirds of the shard thread's page
-//   faults during a BGSAVE under a SET load. Each shard's spares sit behind a mutex of their own, taken
-//   once per chunk on each side.
+//   faults during a BGSAVE under a SET load. Each shard has kSparesPerShard slots, each filled
+//   only by the writer's thread and emptied only by the shard's (a flag hands it over), so
+//   neither side takes a lock.
 class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
  public:
   struct Options {
@@ -81,7 +81,7 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   void Abort(absl::Status why);
 
   // Moves a spent chunk buffer of shard `sid` (see Design) into `bytes` and `lzf`, emptied,
-  // when the writer has one; returns whether it did. `bytes` and `lzf` must be empty.
+  // when the writer has one; returns whether it did. Shard `sid`'s thread only.
   bool TakeSpare(unsigned sid, std::string* bytes, std::vector<LzfSpan>* lzf);
 
   // Bytes of shard `sid` queued and not yet written; in_flight() sums every shard's.
@@ -131,15 +131,16 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   std::string temp_path_;
 
   std::unique_ptr<std::atomic<size_t>[]> in_flight_;  // by shard; the header's at num_shards
-  // Spent buffers by shard (Design): at most kSparesPerShard each, none over kMaxSpareBytes.
+  // Spent buffers (Design): kSparesPerShard slots per shard, shard sid's from
+  // sid * kSparesPerShard; none kept over kMaxSpareBytes.
   static constexpr size_t kSparesPerShard = 2;
   static constexpr size_t kMaxSpareBytes = size_t{1} << 20;
-  struct Spares {
-    std::mutex mu;
-    std::vector<std::string> bytes;
-    std::vector<std::vector<LzfSpan>> lzf;
+  struct Spare {
+    std::atomic<bool> full{false};  // set by the writer's thread, cleared by the shard's
+    std::string bytes;
+    std::vector<LzfSpan> lzf;
   };
-  std::unique_ptr<Spares[]> spares_;
+  std::unique_ptr<Spare[]> spares_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> written_{0};
 
