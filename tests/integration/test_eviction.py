@@ -165,13 +165,18 @@ def test_after_a_policy_change_no_shard_admits_a_write_on_keys_it_no_longer_coun
     r.config_set("maxmemory", 0)
 
 
-def shard_metric(server, name):
-    """The sum over the shards of the /metrics counter `name`."""
+def shard_values(server, name):
+    """The per-shard values of the /metrics series `name`, in shard order."""
     url = "http://%s:%d/metrics" % (server.host, server.port)
     with urllib.request.urlopen(url, timeout=20) as resp:
         text = resp.read().decode()
-    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
-               if line.split("{", 1)[0] == name)
+    return [int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+            if line.split("{", 1)[0] == name]
+
+
+def shard_metric(server, name):
+    """The sum over the shards of the /metrics counter `name`."""
+    return sum(shard_values(server, name))
 
 
 def in_place(server):
@@ -235,15 +240,6 @@ def test_at_the_limit_one_key_writes_evict_in_their_full_segment(server, r, limi
         assert in_place(server) == before, how
 
 
-def shard_keys(server):
-    """Each shard's key count (/metrics dashkv_shard_keys), in shard order."""
-    url = "http://%s:%d/metrics" % (server.host, server.port)
-    with urllib.request.urlopen(url, timeout=20) as resp:
-        text = resp.read().decode()
-    return [int(float(v)) for v in
-            re.findall(r'^dashkv_shard_keys\{thread="\d+"\} (\S+)$', text, re.M)]
-
-
 def test_a_write_flood_leaves_the_shards_even(server, r, limited):
     # Each shard evicts its share (by keys) of the overage the budget's samples show: the
     # shards of a uniform key space keep like shares of the keys, whichever thread the clients
@@ -261,7 +257,7 @@ def test_a_write_flood_leaves_the_shards_even(server, r, limited):
                     "-n", "2500000", "-r", "1000000000", "-d", "100", "-P", "30", "-c", "20",
                     "-q"], check=True, stdout=subprocess.DEVNULL, timeout=300)
     assert info(r, "stats", "evicted_keys") > 1_000_000
-    counts = shard_keys(server)
+    counts = shard_values(server, "dashkv_shard_keys")
     assert len(counts) == server.threads
     # More threads than CPUs (4 on a 2-CPU machine) take turns, and who runs when moves the
     # shares by up to ~20% either way.
