@@ -11,10 +11,12 @@
 #include <absl/status/statusor.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/persistence/rdb_sink.h"
@@ -42,6 +44,15 @@ class Engine;
 //   slows down above a limit of its own (ShardSnapshot). Per shard, not in total: the shard that
 //   holds the floor has its chunks written at once, so waiting for its own bytes always ends;
 //   waiting for a total that includes chunks queued behind its own floor would never end.
+//   Direct I/O. The file is opened with O_DIRECT where the file system takes it: the bytes
+//   gather in an aligned staging buffer (kDirectBufferBytes) that goes to the device in one
+//   write, without the kernel copying it into the page cache first. That copy, and the
+//   writeback of the dirty pages after it, cost about 1.8 CPU-seconds per GB on this project's
+//   machine (ext4 on a virtio disk), against 0.08 with O_DIRECT: during a BGSAVE that CPU comes
+//   out of the shards' and the clients' share. The last block is padded to the alignment and
+//   the file truncated to its length before the final fsync. Where O_DIRECT is refused (at
+//   open, or a write gets EINVAL) the writer goes on through the page cache, fsyncing every
+//   kAutoSyncBytes with incremental fsync (direct writes leave no dirty pages to sync).
 //   Spent buffers. A written chunk's buffers go back to the shard that filled them
 //   (TakeSpare), emptied with their capacity kept: a shard filling a fresh 128 KiB string per
 //   chunk grew it by doubling and faulted its pages in anew each time (the freed block went
@@ -57,11 +68,16 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
     unsigned num_shards = 1;
     bool checksum = true;           // rdbchecksum: false writes a checksum of 0
     bool incremental_fsync = true;  // rdb-save-incremental-fsync
+    bool direct_io = true;          // O_DIRECT where the file system takes it (see Design)
   };
   // Runs once, on the I/O thread, with the outcome of the whole file.
   using DoneFn = absl::AnyInvocable<void(absl::Status) &&>;
 
   static constexpr uint64_t kAutoSyncBytes = 32 << 20;
+  // Direct I/O: the staging buffer's size, and the alignment of its address, of every write's
+  // length and of the file offsets (a multiple of every common logical block size).
+  static constexpr size_t kDirectBufferBytes = size_t{1} << 20;
+  static constexpr size_t kDirectAlign = 4096;
 
   // Creates the temporary file. Runs on the calling thread (one open(2)).
   static absl::StatusOr<std::shared_ptr<RdbFileWriter>> Create(io::Engine* io, Options options,
@@ -94,6 +110,8 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   // Bytes written to the file so far.
   uint64_t bytes_written() const { return written_.load(std::memory_order_relaxed); }
   const std::string& temp_path() const { return temp_path_; }
+  // Whether the file is being written with O_DIRECT (see Design).
+  bool direct() const { return direct_.load(std::memory_order_relaxed); }
 
   // Removes `temp-<pid>-<n>.rdb` files in `dir` whose process is gone. Returns how many.
   static unsigned RemoveStaleTempFiles(const std::string& dir);
@@ -105,7 +123,8 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
     std::string bytes;
     std::vector<LzfSpan> lzf;
   };
-  RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd, std::string temp_path);
+  RdbFileWriter(io::Engine* io, Options options, DoneFn done, int fd, bool direct,
+                std::string temp_path);
 
   // On the I/O thread.
   void OnHeader(std::string bytes);
@@ -114,7 +133,13 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   void OnAbort(absl::Status why);
   // Writes the waiting chunks that may go now (see Design: the floor).
   void Drain();
-  void WriteBytes(const std::string& bytes);
+  void WriteBytes(std::string_view bytes);
+  // write(2)s all of `bytes` at the file's position; false (after Fail) on an error.
+  bool WriteAll(const char* p, size_t n);
+  // Direct I/O: writes the staging buffer, padded to kDirectAlign, and empties it.
+  void FlushStaged();
+  // Leaves direct I/O: the file takes buffered writes from its current position on.
+  void StopDirect();
   void Written(unsigned sid, size_t bytes) {
     in_flight_[sid].fetch_sub(bytes, std::memory_order_relaxed);
   }
@@ -142,6 +167,7 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   };
   std::unique_ptr<Spare[]> spares_;
   std::atomic<bool> failed_{false};
+  std::atomic<bool> direct_;
   std::atomic<uint64_t> written_{0};
 
   // I/O thread only.
@@ -152,6 +178,12 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   unsigned shards_done_ = 0;
   uint64_t crc_ = 0;
   uint64_t unsynced_ = 0;
+  struct FreeAligned {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, FreeAligned> staged_;  // direct I/O's buffer (kDirectBufferBytes)
+  size_t staged_len_ = 0;
+  uint64_t file_len_ = 0;  // bytes of the file's content so far, staged ones included
   bool finished_ = false;  // done_ has run
   absl::Status status_;
 };
