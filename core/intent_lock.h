@@ -10,8 +10,8 @@
 //   Conflicts: exclusive vs anything, shared vs exclusive; the whole-shard lock in mode M
 //   conflicts as if it held every key in mode M.
 //
-//   The queue is ordered by transaction id (LockRequest::txid, from one global counter for the
-//   whole server, server/tx/transaction.h): every shard orders the transactions that wait on it
+//   The queue is ordered by transaction id (LockRequest::txid, unique across the server and
+//   growing with time, server/tx/transaction.h): every shard orders the transactions that wait on it
 //   the same way, oldest first, whatever order their messages arrived in. A transient waiter
 //   (a fast-path command blocked by a transaction: it has no id) is ordered after every waiter
 //   this table has seen so far, FIFO among transients. A request conflicts not only with
@@ -88,6 +88,8 @@ class IntentLockTable {
 
   size_t num_waiters() const { return waiters_.size(); }
   size_t num_locked_keys() const { return locks_.size(); }
+  // The highest transaction id a request to this table has carried.
+  uint64_t max_txid() const { return max_txid_; }
 
  private:
   struct KeyState {

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "core/base/logging.h"
+#include "io/engine.h"
 
 namespace dashkv {
 
@@ -14,8 +15,11 @@ namespace asio = boost::asio;
 namespace {
 constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table and shard seeds
 
-// The transaction ids of the whole server. Only multi-shard operations take one.
-std::atomic<uint64_t> next_txid{1};
+// Transaction ids (Design): (clock << kTxIdEngineBits) | (engine index + 1) on an engine's
+// thread; threads without an engine (in-process tests) share one counter and tag 0.
+constexpr unsigned kTxIdEngineBits = 16;
+thread_local uint64_t tls_txid_clock = 0;
+std::atomic<uint64_t> shared_txid_clock{1};
 
 // Releases `req` on `shard` and serves the clients whose keys the transaction made ready
 // (blocking.h). The lock waiters the release grants run there and then, as commands of their
@@ -26,6 +30,19 @@ void ReleaseOnShard(Shard& shard, const LockRequest& req) {
   shard.blocking().ServeReady();
 }
 }  // namespace
+
+uint64_t NextTxId() {
+  const io::Engine* engine = io::Engine::Current();
+  if (engine == nullptr || engine->index() + 1 >= (1u << kTxIdEngineBits)) {
+    return shared_txid_clock.fetch_add(1, std::memory_order_relaxed) << kTxIdEngineBits;
+  }
+  uint64_t clock = tls_txid_clock + 1;
+  if (Shard* shard = Shard::Current(); shard != nullptr) {
+    clock = std::max(clock, (shard->locks().max_txid() >> kTxIdEngineBits) + 1);
+  }
+  tls_txid_clock = clock;
+  return (clock << kTxIdEngineBits) | (engine->index() + 1);
+}
 
 std::string LockKeyOf(unsigned db, std::string_view key) {
   std::string out;
@@ -117,7 +134,7 @@ asio::awaitable<void> KeyLocks::AcquireOne(unsigned sid) {
 }
 
 void KeyLocks::TakeTxId() {
-  const uint64_t txid = next_txid.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t txid = NextTxId();
   for (unsigned sid : shards_) requests_[sid].txid = txid;
 }
 

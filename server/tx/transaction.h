@@ -49,11 +49,17 @@
 //   transaction's effects are seen all together or not at all: strict two-phase locking over
 //   everything that touches its keys, which makes it serializable.
 //
-//   Transaction ids: a multi-shard operation takes an id from one global counter when it starts
-//   acquiring (single-shard commands never touch it). Every shard's queue is ordered by id, so
-//   the transactions that wait on several shards are granted in the same order everywhere,
-//   oldest first, whatever order their messages arrived in; the uncontended case (step 2's
-//   single hop) runs out of order, as soon as its keys are free.
+//   Transaction ids: a multi-shard operation takes an id when it starts acquiring (single-shard
+//   commands never do). Every shard's queue is ordered by id, so the transactions that wait on
+//   several shards are granted in the same order everywhere, oldest first, whatever order their
+//   messages arrived in; the uncontended case (step 2's single hop) runs out of order, as soon
+//   as its keys are free. An id needs only to be unique and to grow with time, so each engine
+//   thread numbers its own (NextTxId: a clock in the high bits, the engine in the low ones)
+//   rather than all of them taking turns on one shared counter, whose cache line would travel
+//   between the cores on every transaction (bench/e2e/SCALING_MODEL.md). The clock is a
+//   Lamport clock: before it numbers a transaction it moves past the highest id its own shard's
+//   lock table has seen, so an engine that seldom coordinates does not hand out ids older than
+//   the ones already waiting there.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange
@@ -76,6 +82,8 @@ namespace dashkv {
 std::string LockKeyOf(unsigned db, std::string_view key);
 // Returns the intent lock fingerprint of `key` in database `db`.
 uint64_t LockHashOf(unsigned db, std::string_view key);
+// Returns a new transaction id (Design: Transaction ids), never 0.
+uint64_t NextTxId();
 
 // The intent locks one coordinator asks for, per shard. Add keys, Acquire, run, Release.
 // Thread: engine-local (the coordinator's connection thread).
