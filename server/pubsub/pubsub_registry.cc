@@ -1,15 +1,18 @@
 #include "server/pubsub/pubsub_registry.h"
 
-#include <mutex>
-#include <shared_mutex>
-
 #include "core/base/logging.h"
 #include "core/glob.h"
+#include "io/engine.h"
 
 namespace dashkv {
 
+unsigned PubSubRegistry::ReaderSlot() const {
+  const io::Engine* engine = io::Engine::Current();
+  return engine != nullptr && engine->index() < engines_ ? engine->index() : engines_;
+}
+
 void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine) {
-  std::unique_lock lock(mu_);
+  ReadMostlyLock::WriteGuard lock(mu_);
   Entry& e = maps_[size_t(kind)][name];
   if (e.per_engine.empty()) e.per_engine.resize(engines_);
   ++e.subscribers;
@@ -17,7 +20,7 @@ void PubSubRegistry::Add(PubSubKind kind, std::string_view name, unsigned engine
 }
 
 void PubSubRegistry::Remove(PubSubKind kind, std::string_view name, unsigned engine) {
-  std::unique_lock lock(mu_);
+  ReadMostlyLock::WriteGuard lock(mu_);
   Map& map = maps_[size_t(kind)];
   auto it = map.find(name);
   CHECK(it != map.end() && it->second.per_engine[engine] > 0);
@@ -36,7 +39,7 @@ int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
     }
   };
   {
-    std::shared_lock lock(mu_);
+    ReadMostlyLock::ReadGuard lock(mu_, ReaderSlot());
     const Map& channels = maps_[size_t(kind)];
     if (auto it = channels.find(channel); it != channels.end()) mark(it->second);
     if (kind == PubSubKind::kChannel) {
@@ -56,7 +59,7 @@ int64_t PubSubRegistry::Targets(PubSubKind kind, std::string_view channel,
 std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
                                                std::optional<std::string_view> pattern) const {
   std::vector<std::string> out;
-  std::shared_lock lock(mu_);
+  ReadMostlyLock::ReadGuard lock(mu_, ReaderSlot());
   for (const auto& [name, e] : maps_[size_t(kind)]) {
     if (!pattern || GlobMatch(*pattern, name)) out.push_back(name);
   }
@@ -64,14 +67,14 @@ std::vector<std::string> PubSubRegistry::Names(PubSubKind kind,
 }
 
 int64_t PubSubRegistry::Subscribers(PubSubKind kind, std::string_view name) const {
-  std::shared_lock lock(mu_);
+  ReadMostlyLock::ReadGuard lock(mu_, ReaderSlot());
   const Map& map = maps_[size_t(kind)];
   auto it = map.find(name);
   return it == map.end() ? 0 : it->second.subscribers;
 }
 
 size_t PubSubRegistry::Size(PubSubKind kind) const {
-  std::shared_lock lock(mu_);
+  ReadMostlyLock::ReadGuard lock(mu_, ReaderSlot());
   return maps_[size_t(kind)].size();
 }
 

@@ -1,10 +1,12 @@
 // PubSubRegistry: the server-wide map of which engines have subscribers for each channel,
 // pattern and shard channel, so that PUBLISH hops only to engines with receivers, and PUBSUB
 // and INFO answer without any hop.
-// Thread-safe: one std::shared_mutex (a pthread rwlock, which ThreadSanitizer sees, unlike
-// Debian's uninstrumented absl::Mutex); PUBLISH takes it shared for one lookup plus a scan
-// of the patterns; (un)subscribing takes it exclusively. No other lock is taken under it, and
-// it is never held across a suspension or a hop.
+// Thread-safe: one ReadMostlyLock (core/base/read_mostly_lock.h) with a reader slot per
+// engine and one for other threads; PUBLISH locks its engine's slot for one lookup plus a scan
+// of the patterns, so publishers on different engines share no written cache line;
+// (un)subscribing locks every slot. Its mutexes are std::mutex (pthread), which
+// ThreadSanitizer sees, unlike Debian's uninstrumented absl::Mutex. No other lock is taken
+// under it, and it is never held across a suspension or a hop.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -12,11 +14,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/base/read_mostly_lock.h"
 #include "server/pubsub/client_subscriptions.h"
 
 namespace dashkv {
@@ -31,7 +33,7 @@ using EngineList = absl::InlinedVector<unsigned, 8>;
 //  O(1) for the channel plus O(patterns x match) for the patterns; patterns are usually few.
 class PubSubRegistry {
  public:
-  explicit PubSubRegistry(unsigned engines) : engines_(engines) {}
+  explicit PubSubRegistry(unsigned engines) : engines_(engines), mu_(engines + 1) {}
 
   // Counts one more subscriber of `name` on `engine`.
   void Add(PubSubKind kind, std::string_view name, unsigned engine);
@@ -56,8 +58,11 @@ class PubSubRegistry {
   };
   using Map = PubSubNameMap<Entry>;
 
+  // The calling thread's reader slot of mu_: its engine's index, or engines_ off the engines.
+  unsigned ReaderSlot() const;
+
   const unsigned engines_;
-  mutable std::shared_mutex mu_;
+  ReadMostlyLock mu_;
   Map maps_[kPubSubKinds];  // guarded by mu_
 };
 
