@@ -3,7 +3,9 @@
 // `keymiss`, and `expired` / `evicted` for keys removed for those reasons) are published on
 // `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>` (message: the
 // key) to subscribers on every thread, in the order the shard made the changes (PubSub keeps
-// one publisher's messages in order).
+// one publisher's messages in order). An event's two messages go out as one run (one post per
+// target engine), so a client subscribed to both channels sees the events of a multi-shard
+// command in the same order on each: two shards' pairs do not interleave.
 // Thread: owned by its shard's thread.
 #pragma once
 
@@ -39,7 +41,7 @@ class KeyspaceNotifier : public ChangeListener {
   io::EnginePool* pool_;
   unsigned engine_;
   const std::atomic<uint32_t>* flags_;
-  std::string channel_;  // scratch
+  std::string keyspace_channel_, keyevent_channel_;  // scratch
 };
 
 }  // namespace dashkv
