@@ -70,17 +70,11 @@ RdbFileWriter::RdbFileWriter(io::Engine* io, Options options, DoneFn done, int f
       in_flight_(new std::atomic<size_t>[options_.num_shards + 1]),
       spares_(new Spare[options_.num_shards * kSparesPerShard]) {
   for (unsigned i = 0; i <= options_.num_shards; ++i) in_flight_[i].store(0);
+  direct_.store(direct, std::memory_order_relaxed);
   if (direct) {
     staged_.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, kDirectBufferBytes)));
-    if (staged_ == nullptr) {
-      direct = false;
-      int fl = fcntl(fd_, F_GETFL);
-      if (fl < 0 || fcntl(fd_, F_SETFL, fl & ~O_DIRECT) != 0) {
-        Fail(ErrnoStatus("Failed leaving O_DIRECT on", temp_path_));
-      }
-    }
+    if (staged_ == nullptr) StopDirect("no memory for its aligned buffer");
   }
-  direct_.store(direct, std::memory_order_relaxed);
 }
 
 size_t RdbFileWriter::in_flight() const {
@@ -217,8 +211,9 @@ void RdbFileWriter::WriteBytes(std::string_view bytes) {
 bool RdbFileWriter::WriteAll(const char* p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd_, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
+    if (w <= 0) {
+      if (w < 0 && errno == EINTR) continue;
+      if (w == 0) errno = ENOSPC;  // no progress: as a full disk
       Fail(ErrnoStatus("Write error saving DB on disk:", temp_path_));
       return false;
     }
@@ -236,14 +231,15 @@ void RdbFileWriter::FlushStaged() {
   size_t done = 0;
   while (done < len) {
     ssize_t w = write(fd_, staged_.get() + done, len - done);
-    if (w >= 0) {
+    if (w > 0) {
       done += size_t(w);
       continue;
     }
-    if (errno == EINTR) continue;
+    if (w < 0 && errno == EINTR) continue;
+    if (w == 0) errno = ENOSPC;  // no progress: as a full disk
     if (errno == EINVAL && done == 0) {
       // The file system took O_DIRECT at open but refuses these writes: buffered from here.
-      StopDirect();
+      StopDirect("refuses O_DIRECT writes");
       if (status_.ok()) WriteAll(staged_.get(), staged_len_);
       unsynced_ += staged_len_;
       staged_len_ = 0;
@@ -255,13 +251,13 @@ void RdbFileWriter::FlushStaged() {
   staged_len_ = 0;
 }
 
-void RdbFileWriter::StopDirect() {
+void RdbFileWriter::StopDirect(std::string_view why) {
   int fl = fcntl(fd_, F_GETFL);
   if (fl < 0 || fcntl(fd_, F_SETFL, fl & ~O_DIRECT) != 0) {
     return Fail(ErrnoStatus("Failed leaving O_DIRECT on", temp_path_));
   }
   direct_.store(false, std::memory_order_relaxed);
-  LOG(INFO) << "snapshot: " << temp_path_ << " refuses O_DIRECT writes, writing it buffered";
+  LOG(INFO) << "snapshot: " << temp_path_ << ": " << why << ", writing it buffered";
 }
 
 void RdbFileWriter::OnShardDone() {

@@ -138,8 +138,9 @@ class RdbFileWriter : public std::enable_shared_from_this<RdbFileWriter> {
   bool WriteAll(const char* p, size_t n);
   // Direct I/O: writes the staging buffer, padded to kDirectAlign, and empties it.
   void FlushStaged();
-  // Leaves direct I/O: the file takes buffered writes from its current position on.
-  void StopDirect();
+  // Leaves direct I/O (`why`, for the log): the file takes buffered writes from its current
+  // position on.
+  void StopDirect(std::string_view why);
   void Written(unsigned sid, size_t bytes) {
     in_flight_[sid].fetch_sub(bytes, std::memory_order_relaxed);
   }
