@@ -44,16 +44,20 @@ TEST(ReadMostlyLockTest, AWriterWaitsForAReaderOfAnySlot) {
   }
 }
 
-// Readers on every slot check an invariant a writer breaks only while it holds the lock.
+// Readers on every slot check an invariant a writer breaks only while it holds the lock. The
+// writer starts once every reader runs and goes on until they have read many times meanwhile.
 TEST(ReadMostlyLockTest, ReadersNeverSeeAWriteHalfDone) {
   constexpr unsigned kReaders = 4;
+  constexpr uint64_t kMinWrites = 20000, kMinReads = 20000;
   ReadMostlyLock lock(kReaders);
   uint64_t a = 0, b = 0;  // a == b outside the writer's guard
   std::atomic<bool> stop{false};
+  std::atomic<unsigned> started{0};
   std::atomic<uint64_t> torn{0}, reads{0};
   std::vector<std::thread> readers;
   for (unsigned i = 0; i < kReaders; ++i) {
     readers.emplace_back([&, i] {
+      started.fetch_add(1);
       while (!stop.load(std::memory_order_relaxed)) {
         ReadMostlyLock::ReadGuard g(lock, i);
         if (a != b) torn.fetch_add(1, std::memory_order_relaxed);
@@ -61,18 +65,21 @@ TEST(ReadMostlyLockTest, ReadersNeverSeeAWriteHalfDone) {
       }
     });
   }
-  for (int n = 0; n < 20000; ++n) {
+  while (started.load() < kReaders) std::this_thread::yield();
+  const uint64_t reads_before = reads.load();
+  uint64_t writes = 0;
+  while (writes < kMinWrites || reads.load(std::memory_order_relaxed) < reads_before + kMinReads) {
     ReadMostlyLock::WriteGuard w(lock);
     ++a;
     for (int spin = 0; spin < 50; ++spin) std::atomic_signal_fence(std::memory_order_seq_cst);
     ++b;
+    ++writes;
   }
   stop = true;
   for (auto& t : readers) t.join();
   EXPECT_EQ(torn.load(), 0u);
-  EXPECT_GT(reads.load(), 0u);
-  EXPECT_EQ(a, 20000u);
-  EXPECT_EQ(b, 20000u);
+  EXPECT_EQ(a, writes);
+  EXPECT_EQ(b, writes);
 }
 
 }  // namespace
