@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "core/base/logging.h"
 #include "io/engine.h"
@@ -16,10 +17,18 @@ namespace {
 constexpr uint64_t kLockSeed = 0x9e3779b97f4a7c15ULL;  // unrelated to the table and shard seeds
 
 // Transaction ids (Design): (clock << kTxIdEngineBits) | (engine index + 1) on an engine's
-// thread; threads without an engine (in-process tests) share one counter and tag 0.
+// thread; threads without an engine (in-process tests) share one counter and tag 0. The clock
+// counts microseconds of the monotonic clock since the process started (48 bits: 8.9 years).
 constexpr unsigned kTxIdEngineBits = 16;
 thread_local uint64_t tls_txid_clock = 0;
 std::atomic<uint64_t> shared_txid_clock{1};
+const std::chrono::steady_clock::time_point txid_epoch = std::chrono::steady_clock::now();
+
+uint64_t TxIdTimeUs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - txid_epoch)
+                      .count());
+}
 
 // Releases `req` on `shard` and serves the clients whose keys the transaction made ready
 // (blocking.h). The lock waiters the release grants run there and then, as commands of their
@@ -36,7 +45,7 @@ uint64_t NextTxId() {
   if (engine == nullptr || engine->index() + 1 >= (1u << kTxIdEngineBits)) {
     return shared_txid_clock.fetch_add(1, std::memory_order_relaxed) << kTxIdEngineBits;
   }
-  uint64_t clock = tls_txid_clock + 1;
+  uint64_t clock = std::max(tls_txid_clock + 1, TxIdTimeUs());
   if (Shard* shard = Shard::Current(); shard != nullptr) {
     clock = std::max(clock, (shard->locks().max_txid() >> kTxIdEngineBits) + 1);
   }

@@ -56,10 +56,12 @@
 //   as its keys are free. An id needs only to be unique and to grow with time, so each engine
 //   thread numbers its own (NextTxId: a clock in the high bits, the engine in the low ones)
 //   rather than all of them taking turns on one shared counter, whose cache line would travel
-//   between the cores on every transaction (bench/e2e/SCALING_MODEL.md). The clock is a
-//   Lamport clock: before it numbers a transaction it moves past the highest id its own shard's
-//   lock table has seen, so an engine that seldom coordinates does not hand out ids older than
-//   the ones already waiting there.
+//   between the cores on every transaction (bench/e2e/SCALING_MODEL.md). The clock is a hybrid
+//   logical clock: it is at least the monotonic time in microseconds, one more than the
+//   engine's last id, and past the highest id the engine's own shard's lock table has seen. So
+//   ids of different engines follow the time their transactions started (within how far an
+//   engine handing out more than one id per microsecond runs ahead), and an engine that was
+//   idle does not hand out ids older than the ones already waiting.
 #pragma once
 
 #include <utility>  // before asio: awaitable.hpp uses std::exchange

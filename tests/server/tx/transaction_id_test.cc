@@ -1,12 +1,14 @@
 // Transaction ids: each engine thread numbers its own, unique across the server and growing
-// with time; an engine moves past the ids its shard's lock table has seen; threads without an
-// engine share one counter.
+// with time; an engine moves past the ids its shard's lock table has seen and follows the
+// clock; threads without an engine share one counter.
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "server/tx/transaction.h"
@@ -41,12 +43,16 @@ TEST(TransactionIdTest, EachEngineNumbersUniqueGrowingIds) {
   EXPECT_EQ(all.size(), 600u);  // no id given twice, on one engine or across them
 }
 
-// An engine that seldom coordinates a transaction does not hand out an id older than one its
-// shard has already queued or granted (the Lamport clock).
+// An engine does not hand out an id older than one its shard has already queued or granted,
+// even one far ahead of the time (the Lamport step).
 TEST(TransactionIdTest, AnEngineMovesPastTheIdsItsShardHasSeen) {
   TestServer srv{2};
-  const uint64_t seen = (uint64_t{5000} << 16) | 2;  // an id of engine 1, far ahead
   std::array<uint64_t, 2> next{};
+  srv.server().shard_set().RunOnAllBlocking([&](Shard& shard) {
+    if (shard.index() == 1) next[1] = NextTxId();
+  });
+  // An id of engine 1 a thousand seconds ahead of its clock.
+  const uint64_t seen = (((next[1] >> 16) + 1'000'000'000) << 16) | 2;
   srv.server().shard_set().RunOnAllBlocking([&](Shard& shard) {
     if (shard.index() != 0) return;
     LockRequest req;
@@ -61,7 +67,23 @@ TEST(TransactionIdTest, AnEngineMovesPastTheIdsItsShardHasSeen) {
   });
   EXPECT_GT(next[0], seen);
   EXPECT_EQ(next[0] & kEngineMask, 1u);
-  EXPECT_LT(next[1], seen);  // engine 1's own shard never saw it: its clock is its own
+  EXPECT_LT(next[1], seen);  // engine 1's own shard never saw it
+}
+
+// An engine that was idle while another handed out ids starts past them: the clock follows
+// the time, so a burst of one engine's ids runs ahead of it by at most one microsecond each.
+TEST(TransactionIdTest, AnIdleEngineStartsPastTheIdsOfTheBusyOnes) {
+  TestServer srv{2};
+  uint64_t busy_last = 0, idle_first = 0;
+  srv.server().shard_set().RunOnAllBlocking([&](Shard& shard) {
+    if (shard.index() != 0) return;
+    for (int i = 0; i < 1000; ++i) busy_last = NextTxId();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // > 1000 ids' lead of 1 us
+  srv.server().shard_set().RunOnAllBlocking([&](Shard& shard) {
+    if (shard.index() == 1) idle_first = NextTxId();
+  });
+  EXPECT_GT(idle_first, busy_last);
 }
 
 TEST(TransactionIdTest, ThreadsWithoutAnEngineShareOneCounter) {
