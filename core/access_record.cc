@@ -18,12 +18,6 @@ uint32_t FromLossy(uint8_t lossy, AccessMode mode, int64_t now_ms) {
 
 }  // namespace
 
-uint64_t LruIdleMs(uint32_t record, int64_t now_ms) {
-  const uint64_t clock = LruClock(now_ms);
-  if (clock >= record) return (clock - record) * 1000;
-  return (clock + (kLruClockMax - record)) * 1000;
-}
-
 uint32_t RestoredRecord(AccessMode mode, int64_t now_ms, int64_t idle_s, int freq) {
   if (mode == AccessMode::kLfu && freq >= 0) {
     return (LfuMinutes(now_ms) << 8) | static_cast<uint32_t>(std::min(freq, 255));
@@ -54,9 +48,8 @@ uint8_t LfuLogIncr(uint8_t counter, int64_t log_factor, double r) {
   return r < p ? counter + 1 : counter;
 }
 
-uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mode,
-                   int64_t now_ms) {
-  if (key.HasAuxRoom()) [[likely]] return key.aux();
+uint32_t GetRecordSlow(const CompactObj& key, const CompactObj& value, AccessMode mode,
+                       int64_t now_ms) {
   if (value.HasAuxRoom() && value.aux() != 0) return value.aux();
   const uint8_t lossy =
       static_cast<uint8_t>((key.user_flags() << 2) | (value.user_flags() & 0x3));

@@ -48,7 +48,11 @@ inline uint32_t LfuMinutes(int64_t now_ms) {
   return static_cast<uint32_t>(now_ms / 60000) & 0xffff;
 }
 // Returns the idle time in ms of an LRU record, as Redis's estimateObjectIdleTime.
-uint64_t LruIdleMs(uint32_t record, int64_t now_ms);
+inline uint64_t LruIdleMs(uint32_t record, int64_t now_ms) {
+  const uint64_t clock = LruClock(now_ms);
+  if (clock >= record) return (clock - record) * 1000;
+  return (clock + (kLruClockMax - record)) * 1000;
+}
 // Returns the LFU counter of `record` after the decay due at `now_ms` (Redis's LFUDecrAndReturn:
 // one step per `decay_time` minutes since the last decrement; 0: never decays).
 uint8_t LfuDecayed(uint32_t record, int64_t now_ms, int64_t decay_time);
@@ -66,8 +70,11 @@ inline uint32_t NewRecord(AccessMode mode, int64_t now_ms) {
 }
 
 // Returns the record of the entry (key, value); `mode` and `now_ms` decode the lossy form.
-uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mode,
-                   int64_t now_ms);
+inline uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mode,
+                          int64_t now_ms);
+// Returns the record of an entry whose key has no room for it (Design, 2 and 3).
+uint32_t GetRecordSlow(const CompactObj& key, const CompactObj& value, AccessMode mode,
+                       int64_t now_ms);
 // Stores `record` in the entry (key, value) (see Design for where).
 inline void SetRecord(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode);
 // Stores `record` where the key has no room (Design, 2 and 3).
@@ -76,6 +83,12 @@ void SetRecordSlow(CompactObj& key, CompactObj& value, uint32_t record, AccessMo
 inline uint8_t LossyRecord(uint32_t record, AccessMode mode) {
   if (mode == AccessMode::kLfu) return static_cast<uint8_t>(std::min(record & 0xffu, 15u));
   return static_cast<uint8_t>((record >> 9) & 15u);  // 512 s steps
+}
+
+inline uint32_t GetRecord(const CompactObj& key, const CompactObj& value, AccessMode mode,
+                          int64_t now_ms) {
+  if (key.HasAuxRoom()) [[likely]] return key.aux();
+  return GetRecordSlow(key, value, mode, now_ms);
 }
 
 inline void SetRecord(CompactObj& key, CompactObj& value, uint32_t record, AccessMode mode) {

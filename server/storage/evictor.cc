@@ -31,6 +31,20 @@ uint64_t Evictor::StepLimitUs() const {
   return std::numeric_limits<uint64_t>::max();
 }
 
+// Inline: it runs for every sample (Offer) and for every entry of an in-place eviction.
+inline uint64_t Evictor::Score(const PrimeIterator& it, MaxmemoryPolicy policy,
+                               int64_t now_ms) const {
+  if (policy == MaxmemoryPolicy::kVolatileTtl) {
+    return std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(it->first.ExpireTimeMs());
+  }
+  if (!IsLfuPolicy(policy)) [[likely]] {
+    return LruIdleMs(GetRecord(it->first, it->second, AccessMode::kLru, now_ms), now_ms);
+  }
+  const uint32_t record = GetRecord(it->first, it->second, AccessMode::kLfu, now_ms);
+  const int64_t decay = budget_->settings().lfu_decay_time.load(std::memory_order_relaxed);
+  return 255 - LfuDecayed(record, now_ms, decay);
+}
+
 bool Evictor::MakeRoom(int64_t now_ms) {
   if (budget_ == nullptr) return true;
   const MemoryBudget::OverageView over = budget_->Refresh(shard_->index());
@@ -234,25 +248,35 @@ void Evictor::Offer(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy
   const uint64_t score = Score(it, policy, now_ms);
   if (pool_size_ == kPoolSize && score <= pool_[0].score) return;
   const PrimeTable::Place place = it.place();
-  // From the best down to the first that scores no more: the new one goes there. An entry
-  // pooled already scores the same (in the same clock tick) and is not pooled twice; one that
-  // scored differently when pooled may stay twice, which costs a pool slot, and the second
-  // copy finds its place empty or the entry there no better (Design: Pool).
-  size_t pos = pool_size_;
-  for (; pos > 0 && pool_[pos - 1].score >= score; --pos) {
-    const Candidate& c = pool_[pos - 1];
-    if (c.score == score && c.place.seg_idx == place.seg_idx && c.place.bucket == place.bucket &&
+  // The new candidate goes before the first that scores at least as much (the pool ascends;
+  // among equal scores the newer goes below, so the older, sampled first, is evicted first).
+  size_t lo = 0, hi = pool_size_;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (pool_[mid].score < score) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  size_t pos = lo;
+  // An entry pooled already scores the same (in the same clock tick) and is not pooled twice;
+  // one that scored differently when pooled may stay twice, which costs a pool slot, and the
+  // second copy finds its place empty or the entry there no better (Design: Pool).
+  for (size_t i = pos; i < pool_size_ && pool_[i].score == score; ++i) {
+    const Candidate& c = pool_[i];
+    if (c.place.seg_idx == place.seg_idx && c.place.bucket == place.bucket &&
         c.place.slot == place.slot && c.db == db) {
       return;
     }
   }
-  // Among equal scores the newer goes below: the older (sampled first) is evicted first.
   if (pool_size_ == kPoolSize) {
     // Full: the worst (first) goes, the ones below the new candidate move down.
-    for (size_t i = 1; i < pos; ++i) pool_[i - 1] = pool_[i];
+    std::copy(pool_.begin() + 1, pool_.begin() + pos, pool_.begin());
     --pos;
   } else {
-    for (size_t i = pool_size_; i > pos; --i) pool_[i] = pool_[i - 1];
+    std::copy_backward(pool_.begin() + pos, pool_.begin() + pool_size_,
+                       pool_.begin() + pool_size_ + 1);
     ++pool_size_;
   }
   pool_[pos] = Candidate{score, place, db};
@@ -263,19 +287,6 @@ bool Evictor::AnyLocked() const { return !shard_->locks().empty(); }
 bool Evictor::KeyLocked(const PrimeIterator& it, unsigned db) const {
   std::string key = it->first.ToString();
   return shard_->locks().Conflicts(LockHashOf(db, key), LockMode::kExclusive);
-}
-
-uint64_t Evictor::Score(const PrimeIterator& it, MaxmemoryPolicy policy, int64_t now_ms) const {
-  if (policy == MaxmemoryPolicy::kVolatileTtl) {
-    return std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(it->first.ExpireTimeMs());
-  }
-  const AccessMode mode = IsLfuPolicy(policy) ? AccessMode::kLfu : AccessMode::kLru;
-  const uint32_t record = GetRecord(it->first, it->second, mode, now_ms);
-  if (mode == AccessMode::kLfu) {
-    const int64_t decay = budget_->settings().lfu_decay_time.load(std::memory_order_relaxed);
-    return 255 - LfuDecayed(record, now_ms, decay);
-  }
-  return LruIdleMs(record, now_ms);
 }
 
 int64_t Evictor::Remove(DbSlice& db, PrimeIterator it, int64_t now_ms) {
