@@ -214,6 +214,8 @@ void RegisterAllCommands(CommandRegistry* registry) {
   RegisterInfoCommand(registry);
   RegisterSlowlogCommands(registry);
   RegisterLatencyCommands(registry);
+  RegisterReplicationCommands(registry);
+  RegisterModuleCommands(registry);
   RegisterMonitorCommand(registry);
   RegisterStringCommands(registry);
   RegisterLcsCommand(registry);

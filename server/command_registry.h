@@ -400,6 +400,8 @@ void RegisterBitmapCommands(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterSlowlogCommands(CommandRegistry* registry);  // SLOWLOG
 void RegisterLatencyCommands(CommandRegistry* registry);  // LATENCY
+void RegisterReplicationCommands(CommandRegistry* registry);  // ROLE, REPLICAOF, SLAVEOF
+void RegisterModuleCommands(CommandRegistry* registry);  // MODULE
 void RegisterMonitorCommand(CommandRegistry* registry);  // MONITOR
 void RegisterLcsCommand(CommandRegistry* registry);
 void RegisterSwapDbCommand(CommandRegistry* registry);
