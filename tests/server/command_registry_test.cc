@@ -246,7 +246,7 @@ TEST_F(CommandTableTest, ContainersAndTheirSubcommands) {
   // DEBUG is one command in Redis 7.0's COMMAND output, so it has no public table.
   EXPECT_THAT(containers, UnorderedElementsAre("client", "config", "command", "memory", "pubsub",
                                                "object", "script", "function", "xinfo",
-                                               "xgroup", "slowlog", "latency", "acl"));
+                                               "xgroup", "slowlog", "latency", "acl", "module"));
   EXPECT_THAT(SubcommandNames("client"),
               UnorderedElementsAre("client|id", "client|getname", "client|setname",
                                    "client|setinfo", "client|info", "client|list", "client|kill",
