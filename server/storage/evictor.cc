@@ -250,16 +250,9 @@ void Evictor::Offer(const PrimeIterator& it, unsigned db, MaxmemoryPolicy policy
   const PrimeTable::Place place = it.place();
   // The new candidate goes before the first that scores at least as much (the pool ascends;
   // among equal scores the newer goes below, so the older, sampled first, is evicted first).
-  size_t lo = 0, hi = pool_size_;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (pool_[mid].score < score) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  size_t pos = lo;
+  size_t pos = std::lower_bound(pool_.begin(), pool_.begin() + pool_size_, score,
+                                [](const Candidate& c, uint64_t s) { return c.score < s; }) -
+               pool_.begin();
   // An entry pooled already scores the same (in the same clock tick) and is not pooled twice;
   // one that scored differently when pooled may stay twice, which costs a pool slot, and the
   // second copy finds its place empty or the entry there no better (Design: Pool).
