@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Sends fuzzer inputs (restore_payload_fuzz's: a DUMP payload whose CRC is recomputed) as
+RESTORE to a running dashkv and a running redis-server 7.0 and prints each one's verdict, to
+check that both accept and refuse the same payloads.
+
+Usage: restore_compare.py [--dashkv PORT] [--redis PORT] FILE...  (defaults 6420 and 6421)
+"""
+import argparse, struct, sys
+
+import redis
+
+# CRC-64/Jones (reflected, poly 0xad93d23594c935a9), as Redis's crc64.
+_POLY = 0x95AC9329AC4BC9B5  # reflected form
+_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ _POLY if _c & 1 else _c >> 1
+    _TABLE.append(_c)
+
+
+def crc64(data):
+    crc = 0
+    for b in data:
+        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def fix_crc(payload):
+    body = payload[:-8]
+    return body + struct.pack("<Q", crc64(body))
+
+
+def verdict(client, payload):
+    try:
+        client.restore("fuzzkey", 0, payload, replace=True)
+        return "OK"
+    except redis.ResponseError as e:
+        return "ERR " + str(e)
+    finally:
+        client.delete("fuzzkey")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dashkv", type=int, default=6420)
+    ap.add_argument("--redis", type=int, default=6421)
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    dk, rd = redis.Redis(port=args.dashkv), redis.Redis(port=args.redis)
+    differ = 0
+    for name in args.files:
+        payload = open(name, "rb").read()
+        if len(payload) < 10:
+            continue
+        payload = fix_crc(payload)
+        a, b = verdict(dk, payload), verdict(rd, payload)
+        same = a.split()[0] == b.split()[0]
+        differ += not same
+        print("%-5s %s\n      dashkv: %s\n      redis:  %s" % ("same" if same else "DIFF", name, a, b))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
