@@ -7,25 +7,12 @@ whose listpacks are damaged).
 
 Usage: restore_compare.py [--dashkv PORT] [--redis PORT] FILE...  (defaults 6420 and 6421)
 """
-import argparse, struct, sys
+import argparse, os, struct, sys
 
 import redis
 
-# CRC-64/Jones (reflected, poly 0xad93d23594c935a9), as Redis's crc64.
-_POLY = 0x95AC9329AC4BC9B5  # reflected form
-_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ _POLY if _c & 1 else _c >> 1
-    _TABLE.append(_c)
-
-
-def crc64(data):
-    crc = 0
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from crc64 import crc64  # noqa: E402  (CRC-64/Jones, as Redis)
 
 
 def fix_crc(payload):

@@ -16,22 +16,7 @@ import pytest
 import redis
 
 from conftest import Server
-
-# CRC-64/Jones as Redis uses it (reflected, init 0): to re-sign damaged payloads.
-_POLY = 0x95AC9329AC4BC9B5
-_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ _POLY if _c & 1 else _c >> 1
-    _TABLE.append(_c)
-
-
-def crc64(data):
-    crc = 0
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xff] ^ (crc >> 8)
-    return crc
+from crc64 import crc64
 
 
 def sign(body, version=10):
